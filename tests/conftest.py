@@ -1,0 +1,28 @@
+"""Test setup: hypothesis profiles, graph verification on, device under test."""
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+import tracejit as tj
+
+# "ci" keeps the whole suite under ~10 minutes on 2 cores; "thorough" runs many more examples.
+settings.register_profile(
+    "ci", max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile("dev", max_examples=25, deadline=None)
+settings.register_profile(
+    "thorough", max_examples=300, deadline=None, suppress_health_check=list(HealthCheck)
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+tj.config.verify_graphs = True
+
+# TRACEJIT_TEST_DEVICE=cuda runs the device-parametrized tests on the GPU.
+TEST_DEVICE = os.environ.get("TRACEJIT_TEST_DEVICE", "cpu")
+
+
+@pytest.fixture
+def device():
+    return TEST_DEVICE

@@ -1,0 +1,41 @@
+"""tracejit: a tracing JIT for NumPy code, with its own compiler.
+
+>>> import numpy as np, tracejit as tj
+>>> @tj.jit
+... def f(x):
+...     return np.tanh(x) + 1.0
+>>> f(np.zeros(2, np.float32))
+array([1., 1.], dtype=float32)
+"""
+
+from tracejit import (
+    errors,
+    numpy,
+)
+from tracejit import numpy as tnp  # noqa: F401
+from tracejit.config import config
+from tracejit.tracer.jit import jit, make_ir
+from tracejit.tracer.pytree import (
+    register_pytree_node,
+    tree_flatten,
+    tree_leaves,
+    tree_map,
+    tree_structure,
+    tree_unflatten,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "config",
+    "errors",
+    "jit",
+    "make_ir",
+    "numpy",
+    "register_pytree_node",
+    "tree_flatten",
+    "tree_leaves",
+    "tree_map",
+    "tree_structure",
+    "tree_unflatten",
+]

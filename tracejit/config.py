@@ -1,0 +1,76 @@
+"""`tj.config`: every setting of tracejit in one object, each with a TRACEJIT_* env default.
+
+| setting              | env var                        | default                  |
+|----------------------|--------------------------------|--------------------------|
+| cache_dir            | TRACEJIT_CACHE_DIR             | the user cache dir       |
+| default_device       | TRACEJIT_DEFAULT_DEVICE        | "cpu"                    |
+| memory_budget        | TRACEJIT_MEMORY_BUDGET         | 1.0                      |
+| explain_cache_misses | TRACEJIT_EXPLAIN_CACHE_MISSES  | False                    |
+| log_compiles         | TRACEJIT_LOG_COMPILES          | False                    |
+| debug_dir            | TRACEJIT_DEBUG_DIR             | None (no dumps)          |
+| debug_nans           | TRACEJIT_DEBUG_NANS            | False                    |
+| verify_graphs        | TRACEJIT_VERIFY_GRAPHS         | False (tests turn it on) |
+
+>>> import tracejit as tj
+>>> tj.config.explain_cache_misses = True
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+
+
+def _env_bool(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _env_str(name: str, default: str | None) -> str | None:
+    value = os.environ.get(name)
+    return value if value else default
+
+
+def _default_cache_dir() -> str:
+    env = os.environ.get("TRACEJIT_CACHE_DIR")
+    if env:
+        return env
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "tracejit")
+
+
+DEVICES = ("cpu", "cuda", "numpy")
+
+
+@dataclass
+class Config:
+    cache_dir: str = field(default_factory=_default_cache_dir)
+    default_device: str = field(
+        default_factory=lambda: _env_str("TRACEJIT_DEFAULT_DEVICE", "cpu") or "cpu"
+    )
+    memory_budget: float = field(
+        default_factory=lambda: float(os.environ.get("TRACEJIT_MEMORY_BUDGET", "1.0"))
+    )
+    explain_cache_misses: bool = field(
+        default_factory=lambda: _env_bool("TRACEJIT_EXPLAIN_CACHE_MISSES")
+    )
+    log_compiles: bool = field(default_factory=lambda: _env_bool("TRACEJIT_LOG_COMPILES"))
+    debug_dir: str | None = field(default_factory=lambda: _env_str("TRACEJIT_DEBUG_DIR", None))
+    debug_nans: bool = field(default_factory=lambda: _env_bool("TRACEJIT_DEBUG_NANS"))
+    # run the IR verifier after tracing and after every transformation and pass
+    verify_graphs: bool = field(default_factory=lambda: _env_bool("TRACEJIT_VERIFY_GRAPHS"))
+
+    def __setattr__(self, name: str, value) -> None:
+        if name not in {f.name for f in fields(Config)}:
+            raise AttributeError(f"tj.config has no setting {name!r}")
+        if name == "default_device" and value not in DEVICES:
+            raise ValueError(f"default_device must be one of {DEVICES}, got {value!r}")
+        if name == "memory_budget" and not 0.0 <= float(value) <= 1.0:
+            raise ValueError(f"memory_budget must be in [0, 1], got {value!r}")
+        object.__setattr__(self, name, value)
+
+    def __repr__(self) -> str:
+        items = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self))
+        return f"Config({items})"
+
+
+config = Config()

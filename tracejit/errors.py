@@ -1,0 +1,51 @@
+"""The exceptions tracejit raises. Every one derives from `TracejitError`.
+
+Messages name the user's argument and source line where they come from traced code, and say
+what to do instead.
+"""
+
+from __future__ import annotations
+
+
+class TracejitError(Exception):
+    """Base class of every error tracejit raises on purpose."""
+
+
+class ConcretizationError(TracejitError):
+    """A traced value was used where Python needs a concrete value (bool, int, index...)."""
+
+
+class TracerLeakError(TracejitError):
+    """A tracer escaped the function being traced and was used after its trace ended."""
+
+
+class ShapeError(TracejitError, ValueError):
+    """Operand shapes do not fit the operation."""
+
+
+class UnsupportedError(TracejitError, NotImplementedError):
+    """An operation, argument or NumPy function tracejit does not support."""
+
+
+class CompileError(TracejitError):
+    """The backend compiler failed; the message holds its output and the kept source path."""
+
+
+class DeviceError(TracejitError):
+    """A device is unavailable or arrays from different devices were mixed."""
+
+
+class CacheError(TracejitError):
+    """The persistent compile cache could not be used."""
+
+
+__all__ = [
+    "CacheError",
+    "CompileError",
+    "ConcretizationError",
+    "DeviceError",
+    "ShapeError",
+    "TracejitError",
+    "TracerLeakError",
+    "UnsupportedError",
+]

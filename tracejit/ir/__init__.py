@@ -1,0 +1,9 @@
+"""The IR: graphs, the primitive registry, the reference interpreter and transformations.
+
+`ir` imports no tracer and no backend: dependencies point down the pipeline.
+"""
+
+from tracejit.ir import primitives, structural  # noqa: F401  (registers every primitive)
+from tracejit.ir.graph import ConstValue, Graph, Node, Value, format_graph, verify
+
+__all__ = ["ConstValue", "Graph", "Node", "Value", "format_graph", "primitives", "verify"]

@@ -1,0 +1,195 @@
+"""Shared machinery of tracejit.numpy: promotion, broadcasting, axis normalization.
+
+Every function here accepts tracers, NumPy arrays, NumPy scalars and Python scalars.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from tracejit.errors import ShapeError, UnsupportedError
+from tracejit.ir import dtypes
+from tracejit.ir.graph import ConstValue
+from tracejit.tracer.core import Trace, Tracer, bind, user_frame
+
+ArrayLike = object  # Tracer | np.ndarray | np.generic | bool | int | float
+
+
+def is_python_scalar(x) -> bool:
+    return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
+
+
+def innermost_trace(xs) -> Trace | None:
+    traces = [x._trace for x in xs if isinstance(x, Tracer)]
+    return max(traces, key=lambda t: t.level) if traces else None
+
+
+def aval_of(x) -> tuple[np.dtype, bool]:
+    """(dtype, weak) of an operand."""
+    if isinstance(x, Tracer):
+        return x.dtype, x.weak
+    if is_python_scalar(x):
+        return dtypes.python_scalar_dtype(x), True
+    if isinstance(x, complex) or isinstance(x, numbers.Complex) and not isinstance(x, numbers.Real):
+        raise UnsupportedError("complex numbers are not supported")
+    arr = np.asarray(x)
+    if arr.dtype == object:
+        raise UnsupportedError(f"cannot use a value of type {type(x).__name__} as an array")
+    return dtypes.canonical(_demote(arr.dtype)), False
+
+
+def _demote(dt: np.dtype) -> np.dtype:
+    """Map NumPy dtypes we do not support exactly onto supported ones where lossless."""
+    dt = np.dtype(dt)
+    if dt.kind in "iu" and dt.itemsize < 4:
+        return np.dtype(np.int32)
+    if dt == np.float16:
+        return np.dtype(np.float32)
+    return dt
+
+
+def constant(x, dtype, weak: bool, trace: Trace | None):
+    """`x` as an array of `dtype`: a NumPy array when eager, a const node when tracing."""
+    arr = np.asarray(x, dtype=dtype)
+    if trace is None:
+        return arr
+    attrs = {"value": ConstValue(arr)}
+    if weak:
+        attrs["weak"] = True
+    (v,) = trace.record(bind_prim("const"), [], attrs, source=None)
+    return Tracer(trace, v, None)
+
+
+def bind_prim(name):
+    from tracejit.ir.primitives import get
+
+    return get(name)
+
+
+def asarray(x, dtype=None):
+    """A tracer or NumPy array for `x`, cast to `dtype` if given."""
+    if isinstance(x, Tracer):
+        return x if dtype is None else cast(x, dtype)
+    if isinstance(x, (list, tuple)) and any(isinstance(e, Tracer) for e in _flat(x)):
+        from tracejit.numpy._shape import stack
+
+        return stack([asarray(e, dtype) for e in x])
+    dt, _ = aval_of(x)
+    return np.asarray(x, dtype=dtypes.canonical(dtype) if dtype is not None else dt)
+
+
+def _flat(xs):
+    for e in xs:
+        if isinstance(e, (list, tuple)):
+            yield from _flat(e)
+        else:
+            yield e
+
+
+def cast(x, dtype, weak: bool = False):
+    dt = dtypes.canonical(dtype)
+    if isinstance(x, Tracer):
+        if x.dtype == dt and x.weak == weak:
+            return x
+        attrs = {"dtype": dt}
+        if weak:
+            attrs["weak"] = True
+        return bind("convert", x, **attrs)
+    arr = np.asarray(x)
+    return arr if arr.dtype == dt else arr.astype(dt)
+
+
+def promote(*xs, to_float: bool = False):
+    """Operands cast to their NumPy 2 result dtype (float64 for ints when `to_float`)."""
+    dt, weak = dtypes.result_type(*[aval_of(x) for x in xs])
+    if to_float and not dtypes.is_float(dt):
+        dt = np.dtype(np.float64)  # NumPy: float64 for int and bool inputs of float functions
+    return unify(xs, dt, weak)
+
+
+def unify(xs, dt, weak):
+    trace = innermost_trace(xs)
+    out = []
+    for x in xs:
+        if isinstance(x, Tracer):
+            out.append(cast(x, dt, weak))
+        elif is_python_scalar(x):
+            out.append(constant(x, dt, weak, trace))
+        else:
+            out.append(cast(np.asarray(x), dt))
+    return out
+
+
+def shape_of(x) -> tuple[int, ...]:
+    return x.shape if isinstance(x, Tracer) else np.shape(x)
+
+
+def broadcast_shapes(*shapes, op: str = "broadcast") -> tuple[int, ...]:
+    ndim = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(ndim):
+        dims = {s[i - ndim + len(s)] for s in shapes if i - ndim + len(s) >= 0} - {1}
+        if len(dims) > 1:
+            shown = " and ".join(str(tuple(s)) for s in shapes)
+            raise ShapeError(f"{op}: shapes {shown} cannot be broadcast together" + _at())
+        out.append(dims.pop() if dims else 1)
+    return tuple(out)
+
+
+def _at() -> str:
+    where = user_frame()
+    return f"\n  at {where}" if where else ""
+
+
+def broadcast_to(x, shape):
+    shape = tuple(int(d) for d in shape)
+    xs = shape_of(x)
+    if tuple(xs) == shape:
+        return x
+    if len(xs) > len(shape):
+        raise ShapeError(f"cannot broadcast shape {tuple(xs)} to {shape}" + _at())
+    dims = tuple(range(len(shape) - len(xs), len(shape)))
+    if any(s not in (1, shape[d]) for s, d in zip(xs, dims)):
+        raise ShapeError(f"cannot broadcast shape {tuple(xs)} to {shape}" + _at())
+    if not isinstance(x, Tracer):
+        return np.broadcast_to(x, shape)
+    return bind("broadcast_in_dim", x, shape=shape, dims=dims)
+
+
+def broadcast_all(xs, op: str):
+    shape = broadcast_shapes(*[shape_of(x) for x in xs], op=op)
+    return [broadcast_to(x, shape) for x in xs]
+
+
+def elementwise(prim: str, *xs, to_float: bool = False, op: str | None = None):
+    """Promote, broadcast and bind an elementwise primitive, NumPy-style."""
+    xs = promote(*xs, to_float=to_float)
+    xs = broadcast_all(xs, op or prim)
+    return bind(prim, *xs)
+
+
+def normalize_axis(axis: int, ndim: int, op: str = "") -> int:
+    axis = _static_int(axis, "axis")
+    if not -ndim <= axis < max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
+        raise ShapeError(f"{op}: axis {axis} is out of bounds for an array of rank {ndim}" + _at())
+    return axis % ndim if ndim else 0
+
+
+def normalize_axes(axis, ndim: int, op: str = "") -> tuple[int, ...]:
+    """Sorted non-negative axes; None means all axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        axes = tuple(normalize_axis(a, ndim, op) for a in axis)
+        if len(set(axes)) != len(axes):
+            raise ShapeError(f"{op}: repeated axis in {tuple(axis)}" + _at())
+        return tuple(sorted(axes))
+    return (normalize_axis(axis, ndim, op),)
+
+
+def _static_int(x, what: str) -> int:
+    if isinstance(x, Tracer):
+        raise x._concretization_error(f"Using as {what}")
+    return int(x)

@@ -1,0 +1,1 @@
+"""Tracing: Tracer, Trace/bind, pytrees, jit, and the NumPy array protocols."""

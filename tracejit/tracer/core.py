@@ -1,0 +1,256 @@
+"""Tracing: `Trace` records primitives into a `Graph`; `Tracer` is the array users touch.
+
+`bind(prim, *args, **attrs)` is the one entry point every `tracejit.numpy` function uses:
+with no tracer among the arguments it runs the primitive's NumPy implementation at once
+(eager mode); otherwise it records a node in the innermost trace the tracers belong to.
+Tracers of an enclosing trace are lifted into the inner one as captured inputs, so inner
+transformations (grad inside jit) treat them as constants.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+from typing import Any
+
+import numpy as np
+
+from tracejit.errors import (
+    ConcretizationError,
+    ShapeError,
+    TracejitError,
+    TracerLeakError,
+    UnsupportedError,
+)
+from tracejit.ir import dtypes
+from tracejit.ir.graph import ConstValue, Graph, Node, Value
+from tracejit.ir.interpret import apply_primitive
+from tracejit.ir.primitives import Primitive, get
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_NUMPY_DIR = os.path.dirname(np.__file__)
+_levels = itertools.count()
+
+
+def user_frame() -> str | None:
+    """`file:line (function)` of the innermost frame outside tracejit and NumPy."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not (filename.startswith((_PACKAGE_DIR, _NUMPY_DIR))):
+            return f"{filename}:{frame.f_lineno} ({frame.f_code.co_name})"
+        frame = frame.f_back
+    return None
+
+
+class Trace:
+    """Records nodes into one graph. Active from creation until `finish`."""
+
+    def __init__(self, name: str = "function"):
+        self.level = next(_levels)
+        self.name = name
+        self.graph = Graph()
+        self.active = True
+        self.input_names: dict[Value, str] = {}
+        self.captured: list[tuple[Tracer, Value]] = []  # (outer tracer, inner input)
+        self._captured_ids: dict[int, Value] = {}
+        self._consts: dict[int, tuple[Any, Value]] = {}
+
+    def new_input(self, shape, dtype, weak: bool = False, name: str = "") -> Tracer:
+        v = Value(shape, dtype, weak)
+        self.graph.inputs.append(v)
+        self.input_names[v] = name
+        return Tracer(self, v, None)
+
+    def to_value(self, x) -> Value:
+        """The Value standing for `x` in this trace: own tracer, lifted outer tracer or const."""
+        if isinstance(x, Tracer):
+            if x._trace is self:
+                return x._value
+            if not x._trace.active:
+                raise _leak_error(x)
+            key = id(x)
+            if key not in self._captured_ids:
+                v = Value(x.shape, x.dtype, x.weak)
+                self._captured_ids[key] = v
+                self.captured.append((x, v))
+                self.input_names[v] = f"a value captured from the enclosing {x._trace.name}"
+            return self._captured_ids[key]
+        key = id(x)
+        if key in self._consts:
+            return self._consts[key][1]
+        arr = np.asarray(x)
+        dtypes.canonical(arr.dtype)
+        (out,) = self.record(get("const"), [], {"value": ConstValue(arr)}, source=None)
+        self._consts[key] = (x, out)  # keep x alive so its id stays unique
+        return out
+
+    def record(self, prim: Primitive, inputs: list[Value], attrs: dict, source) -> list[Value]:
+        avals = [(v.shape, v.dtype, v.weak) for v in inputs]
+        outs = [Value(*aval) for aval in prim.abstract_eval(avals, attrs)]
+        self.graph.nodes.append(Node(prim, inputs, attrs, outs, source))
+        return outs
+
+    def finish(self, outputs: list) -> Graph:
+        """End the trace; `outputs` may hold tracers or concrete values (made constants)."""
+        self.graph.outputs = [self.to_value(o) for o in outputs]
+        self.graph.inputs = self.graph.inputs + [v for _, v in self.captured]
+        self.active = False
+        return self.graph
+
+    def depends_on(self, value: Value) -> list[str]:
+        """Names of the inputs `value` depends on (computed only when an error is raised)."""
+        producers = self.graph.producers()
+        seen, stack, names = set(), [value], []
+        while stack:
+            v = stack.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            if v in self.input_names:
+                names.append(self.input_names[v])
+            elif v in producers:
+                stack.extend(producers[v].inputs)
+        return sorted(n for n in names if n)
+
+
+def _leak_error(t: Tracer) -> TracerLeakError:
+    where = f" It was created at {t._origin}." if t._origin else ""
+    return TracerLeakError(
+        f"A traced value {t._value.type_str} from {t._trace.name} was used after its trace "
+        f"ended.{where} Tracers must not escape the traced function (through a global, a "
+        "closure or an attribute): return the value from the function instead."
+    )
+
+
+def _with_source(err: Exception, source: str | None) -> Exception:
+    if source is None:
+        return err
+    return type(err)(f"{err}\n  at {source}")
+
+
+def bind(prim: Primitive | str, *args, **attrs):
+    """Apply a primitive to arrays or tracers; returns one result or a list (multi-output)."""
+    if isinstance(prim, str):
+        prim = get(prim)
+    tracers = [a for a in args if isinstance(a, Tracer)]
+    if not tracers:
+        try:
+            outs = apply_primitive(prim, [np.asarray(a) for a in args], attrs)
+        except (ShapeError, UnsupportedError) as err:
+            raise _with_source(err, user_frame()) from None
+        return outs if prim.multiple_results else outs[0]
+    for t in tracers:
+        if not t._trace.active:
+            raise _leak_error(t)
+    trace = max((t._trace for t in tracers), key=lambda tr: tr.level)
+    inputs = [trace.to_value(a) for a in args]
+    source = user_frame()
+    try:
+        outs = trace.record(prim, inputs, attrs, source)
+    except (ShapeError, UnsupportedError) as err:
+        raise _with_source(err, source) from None
+    result = [Tracer(trace, v, source) for v in outs]
+    return result if prim.multiple_results else result[0]
+
+
+def _lazy_tnp():
+    from tracejit import numpy as tnp
+
+    return tnp
+
+
+class Tracer:
+    """A traced array: knows its shape and dtype, records every operation applied to it."""
+
+    __slots__ = ("_origin", "_trace", "_value")
+    __array_priority__ = 1000  # NumPy defers binary operators with arrays to us
+
+    def __init__(self, trace: Trace, value: Value, origin: str | None):
+        self._trace = trace
+        self._value = value
+        self._origin = origin
+
+    shape = property(lambda self: self._value.shape)
+    dtype = property(lambda self: self._value.dtype)
+    weak = property(lambda self: self._value.weak)
+    ndim = property(lambda self: self._value.ndim)
+    size = property(lambda self: self._value.size)
+    nbytes = property(lambda self: self._value.nbytes)
+    itemsize = property(lambda self: self._value.dtype.itemsize)
+
+    @property
+    def T(self):
+        return _lazy_tnp().transpose(self)
+
+    @property
+    def mT(self):
+        return _lazy_tnp().matrix_transpose(self)
+
+    def __repr__(self) -> str:
+        return f"Tracer<{self._value.type_str}>"
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d traced array")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d traced array")
+        return (self[i] for i in range(self.shape[0]))
+
+    # -- concretization: Python needs a value the trace does not have
+    def _concretization_error(self, what: str) -> ConcretizationError:
+        names = self._trace.depends_on(self._value) if self._trace.active else []
+        dep = f" that depends on {', '.join(repr(n) for n in names)}" if names else ""
+        where = user_frame()
+        at = f" at {where}" if where else ""
+        return ConcretizationError(
+            f"{what} of a traced value {self._value.type_str}{dep}{at}: its value is not known "
+            "while tracing. Use tnp.where(cond, a, b) for a data-dependent choice, or mark the "
+            "argument static with static_argnums/static_argnames."
+        )
+
+    def __bool__(self):
+        raise self._concretization_error("bool()")
+
+    def __int__(self):
+        raise self._concretization_error("int()")
+
+    def __float__(self):
+        raise self._concretization_error("float()")
+
+    def __complex__(self):
+        raise self._concretization_error("complex()")
+
+    def __index__(self):
+        raise self._concretization_error("Using as an index (__index__)")
+
+    def __array__(self, dtype=None, copy=None):
+        raise self._concretization_error("Converting to a NumPy array (np.asarray)")
+
+    def tolist(self):
+        raise self._concretization_error("tolist()")
+
+    def item(self, *args):
+        raise self._concretization_error("item()")
+
+    # -- NumPy protocols: np.exp(t), np.sum(t, axis=1) trace like tnp
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from tracejit.tracer.protocols import array_ufunc
+
+        return array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from tracejit.tracer.protocols import array_function
+
+        return array_function(func, args, kwargs)
+
+
+def is_tracer(x) -> bool:
+    return isinstance(x, Tracer)
+
+
+__all__ = ["Trace", "TracejitError", "Tracer", "bind", "user_frame"]

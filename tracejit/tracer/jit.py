@@ -1,0 +1,295 @@
+"""`tj.jit` and `tj.make_ir`: trace a function once per abstract signature and run it compiled.
+
+The signature of a call is (argument tree structure, shape/dtype/weak of each leaf, static
+argument values, device). Python scalars are traced as weak 0-d values, so `f(x, 0.1)` and
+`f(x, 0.2)` share one trace.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tracejit.backends import check_device, compile_graph
+from tracejit.config import config
+from tracejit.errors import UnsupportedError
+from tracejit.ir import dtypes
+from tracejit.ir.graph import Graph, verify
+from tracejit.ir.interpret import eval_graph
+from tracejit.ir.passes import optimize
+from tracejit.tracer.core import Trace, Tracer, bind
+from tracejit.tracer.pytree import PyTreeDef, keystr_paths, tree_flatten, tree_unflatten
+
+log = logging.getLogger("tracejit")
+
+
+def abstractify(x, name: str) -> tuple[tuple[int, ...], np.dtype, bool]:
+    """(shape, dtype, weak) of one argument leaf, or a clear error for a non-array."""
+    if isinstance(x, Tracer):
+        return x.shape, x.dtype, x.weak
+    if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+        return (), dtypes.python_scalar_dtype(x), True
+    if isinstance(x, (np.ndarray, np.generic)):
+        return x.shape, dtypes.canonical(x.dtype), False
+    if hasattr(x, "__cuda_array_interface__"):
+        return tuple(x.shape), dtypes.canonical(x.dtype), False
+    raise TypeError(
+        f"argument {name} of type {type(x).__name__} is not an array or a Python scalar; "
+        "pass arrays, or mark the argument static with static_argnums/static_argnames"
+    )
+
+
+@dataclass
+class Traced:
+    graph: Graph
+    out_tree: PyTreeDef
+    captured: list  # outer tracers the graph reads after its explicit inputs
+
+
+def trace_flat(fun: Callable, rebuild: Callable, treedef: PyTreeDef, avals, names, label: str):
+    """Call `fun` on tracers standing for the leaves; returns the traced graph."""
+    trace = Trace(label)
+    try:
+        tracers = [trace.new_input(s, d, w, n) for (s, d, w), n in zip(avals, names)]
+        args, kwargs = rebuild(tree_unflatten(treedef, tracers))
+        out = fun(*args, **kwargs)
+        out_leaves, out_tree = tree_flatten(out)
+        for i, leaf in enumerate(out_leaves):
+            if not isinstance(leaf, Tracer):
+                abstractify(leaf, f"output {i}")
+        graph = trace.finish(out_leaves)
+        if config.verify_graphs:
+            verify(graph)
+    finally:
+        trace.active = False
+    return Traced(graph, out_tree, [t for t, _ in trace.captured])
+
+
+def _as_tuple(x) -> tuple:
+    if x is None:
+        return ()
+    return (x,) if isinstance(x, (int, str)) else tuple(x)
+
+
+class Jitted:
+    """A function compiled per abstract signature. See `jit`."""
+
+    def __init__(self, fun, static_argnums=(), static_argnames=(), device=None):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.device = check_device(device) if device is not None else None
+        self.static_argnums = set(_as_tuple(static_argnums))
+        self.static_argnames = set(_as_tuple(static_argnames))
+        try:
+            self._params = list(inspect.signature(fun).parameters)
+        except (TypeError, ValueError):
+            self._params = []
+        for name in list(self.static_argnames):  # a static name passed positionally
+            if name in self._params:
+                self.static_argnums.add(self._params.index(name))
+        self._executables: dict[Any, Any] = {}
+        self._traces: dict[Any, Traced] = {}
+
+    # -- argument handling
+    def _split(self, args, kwargs):
+        static = tuple((i, args[i]) for i in sorted(self.static_argnums) if i < len(args))
+        static += tuple(sorted((k, v) for k, v in kwargs.items() if k in self.static_argnames))
+        dyn_args = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
+        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
+        for _, v in static:
+            try:
+                hash(v)
+            except TypeError:
+                raise TypeError(
+                    f"static argument of type {type(v).__name__} must be hashable "
+                    "(use a tuple instead of a list)"
+                ) from None
+        n_args = len(args)
+
+        def rebuild(tree):
+            dyn_a, dyn_k = tree
+            it = iter(dyn_a)
+            full = [args[i] if i in self.static_argnums else next(it) for i in range(n_args)]
+            return full, {**dict(s for s in static if isinstance(s[0], str)), **dyn_k}
+
+        return (dyn_args, dyn_kwargs), static, rebuild
+
+    def _leaf_names(self, dyn_args, dyn_kwargs, n_args) -> list[str]:
+        positions = [i for i in range(n_args) if i not in self.static_argnums]
+        names = []
+        for pos, a in zip(positions, dyn_args):
+            base = self._params[pos] if pos < len(self._params) else f"args[{pos}]"
+            names += keystr_paths(tree_flatten(a)[1], base)
+        for k in sorted(dyn_kwargs):
+            names += keystr_paths(tree_flatten(dyn_kwargs[k])[1], k)
+        return names
+
+    def _get_trace(self, args, kwargs) -> tuple[Traced, list]:
+        dyn, static, rebuild = self._split(args, kwargs)
+        leaves, treedef = tree_flatten(dyn)
+        names = self._leaf_names(*dyn, len(args))
+        avals = tuple(abstractify(x, n) for x, n in zip(leaves, names))
+        key = (treedef, avals, static)
+        traced = self._traces.get(key)
+        if traced is None:
+            traced = trace_flat(self.fun, rebuild, treedef, avals, names, self._label())
+            if not traced.captured:  # a graph reading outer tracers is valid for this call only
+                self._traces[key] = traced
+        return traced, leaves
+
+    def _label(self) -> str:
+        return f"jit({getattr(self.fun, '__name__', 'function')})"
+
+    # -- calls
+    def __call__(self, *args, **kwargs):
+        dyn, static, _rebuild = self._split(args, kwargs)
+        leaves, treedef = tree_flatten(dyn)
+        if any(isinstance(x, Tracer) for x in leaves):
+            return self._inline(args, kwargs)
+        avals = tuple(_fast_aval(x) for x in leaves)
+        device = self.device or config.default_device
+        key = (treedef, avals, static, device)
+        entry = self._executables.get(key)
+        if entry is None:
+            entry = self._compile(key, args, kwargs)
+        executable, out_tree = entry
+        arrays = [np.asarray(x, dtype=a[1]) for x, a in zip(leaves, avals)]
+        return tree_unflatten(out_tree, executable(arrays))
+
+    def _inline(self, args, kwargs):
+        """Called inside another trace: replay our graph into it (grad(jit(f)) etc.)."""
+        traced, leaves = self._get_trace(args, kwargs)
+        outs = eval_graph(
+            traced.graph,
+            list(leaves) + traced.captured,
+            lambda node, xs: _rebind(node, xs),
+        )
+        return tree_unflatten(traced.out_tree, outs)
+
+    def _compile(self, key, args, kwargs):
+        if config.explain_cache_misses:
+            self._explain_miss(key, args, kwargs)
+        traced, _ = self._get_trace(args, kwargs)
+        graph = optimize(traced.graph, config.verify_graphs)
+        executable = compile_graph(graph, key[3], self._label())
+        entry = (executable, traced.out_tree)
+        self._executables[key] = entry
+        return entry
+
+    def _explain_miss(self, key, args, kwargs):
+        dyn, _, _ = self._split(args, kwargs)
+        names = self._leaf_names(*dyn, len(args))
+        if not self._executables:
+            log.warning("%s: tracing for the first time", self._label())
+            return
+        reasons = []
+        for old in self._executables:
+            if old[0] != key[0]:
+                reasons.append(f"argument structure changed: {old[0]} -> {key[0]}")
+            elif old[2] != key[2]:
+                reasons.append(f"static arguments changed: {old[2]} -> {key[2]}")
+            elif old[3] != key[3]:
+                reasons.append(f"device changed: {old[3]} -> {key[3]}")
+            else:
+                for name, a, b in zip(names, old[1], key[1]):
+                    if a != b:
+                        reasons.append(f"argument {name!r} changed: {_fmt(a)} -> {_fmt(b)}")
+        log.warning("%s: cache miss, retracing: %s", self._label(), "; ".join(reasons))
+
+    def lower(self, *args, **kwargs) -> Lowered:
+        traced, _ = self._get_trace(args, kwargs)
+        device = self.device or config.default_device
+        return Lowered(optimize(traced.graph, config.verify_graphs), device, self._label())
+
+
+def _fmt(aval) -> str:
+    shape, dtype, weak = aval
+    return f"{dtypes.short_name(dtype)}[{','.join(map(str, shape))}]{' (weak)' if weak else ''}"
+
+
+def _fast_aval(x):
+    if isinstance(x, np.ndarray):
+        return x.shape, dtypes.canonical(x.dtype), False
+    return abstractify(x, "argument")
+
+
+def _rebind(node, xs):
+    if node.prim.name == "const":
+        return [node.attrs["value"].array]
+    out = bind(node.prim, *xs, **node.attrs)
+    return out if node.prim.multiple_results else [out]
+
+
+class Lowered:
+    """A traced and optimized function for one signature: `as_text()`, `compile()`."""
+
+    def __init__(self, graph: Graph, device: str, name: str):
+        self.graph = graph
+        self.device = device
+        self.name = name
+
+    def as_text(self) -> str:
+        return str(self.graph)
+
+    def compile(self) -> Compiled:
+        return Compiled(compile_graph(self.graph, self.device, self.name))
+
+
+class Compiled:
+    def __init__(self, executable):
+        self.executable = executable
+
+    def source(self) -> str:
+        return self.executable.source()
+
+    def kernels(self) -> list[str]:
+        return self.executable.kernels()
+
+    def __call__(self, *arrays: Sequence[np.ndarray]):
+        return self.executable([np.asarray(a) for a in arrays])
+
+
+def jit(fun=None, *, static_argnums=(), static_argnames=(), device=None):
+    """Compile `fun` per argument signature; use as `@jit` or `@jit(static_argnums=1)`.
+
+    >>> import numpy as np, tracejit as tj
+    >>> f = tj.jit(lambda x: np.tanh(x) * 2.0)
+    >>> f(np.zeros(3, np.float32))
+    array([0., 0., 0.], dtype=float32)
+    """
+    if fun is None:
+        return functools.partial(
+            jit, static_argnums=static_argnums, static_argnames=static_argnames, device=device
+        )
+    if not callable(fun):
+        raise TypeError(f"jit expects a function, got {type(fun).__name__}")
+    return Jitted(fun, static_argnums, static_argnames, device)
+
+
+def make_ir(fun, static_argnums=(), static_argnames=()):
+    """A function returning the traced `Graph` of `fun` for the given arguments.
+
+    >>> import numpy as np, tracejit as tj
+    >>> print(tj.make_ir(lambda x: x * 2.0)(np.ones(3, np.float32)))
+    { lambda a:f32[3] . let
+        b:f32[] = const[value=2.0]
+        c:f32[3] = broadcast_in_dim[dims=(), shape=(3,)] b
+        d:f32[3] = mul a c
+      in (d,) }
+    """
+    jitted = Jitted(fun, static_argnums, static_argnames)
+
+    def make(*args, **kwargs) -> Graph:
+        traced, _ = jitted._get_trace(args, kwargs)
+        return traced.graph
+
+    return make
+
+
+__all__ = ["Compiled", "Jitted", "Lowered", "UnsupportedError", "jit", "make_ir"]

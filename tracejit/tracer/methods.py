@@ -1,0 +1,95 @@
+"""Operators and array methods of `Tracer`, each forwarding to `tracejit.numpy`.
+
+Imported by `tracejit.numpy` once its functions exist; lookups happen at call time.
+"""
+
+from __future__ import annotations
+
+import tracejit.numpy as tnp
+from tracejit.errors import UnsupportedError
+from tracejit.tracer.core import Tracer
+
+
+def _binary(name: str, reflected: bool = False):
+    if reflected:
+        return lambda self, other: getattr(tnp, name)(other, self)
+    return lambda self, other: getattr(tnp, name)(self, other)
+
+
+def _unary(name: str):
+    return lambda self: getattr(tnp, name)(self)
+
+
+def _method(name: str):
+    def method(self, *args, **kwargs):
+        return getattr(tnp, name)(self, *args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+_BINARY = {
+    "add": "add",
+    "sub": "subtract",
+    "mul": "multiply",
+    "truediv": "divide",
+    "floordiv": "floor_divide",
+    "mod": "remainder",
+    "pow": "power",
+    "matmul": "matmul",
+    "and": "bitwise_and",
+    "or": "bitwise_or",
+    "xor": "bitwise_xor",
+    "lshift": "left_shift",
+    "rshift": "right_shift",
+}
+for _op, _fn in _BINARY.items():
+    setattr(Tracer, f"__{_op}__", _binary(_fn))
+    setattr(Tracer, f"__r{_op}__", _binary(_fn, reflected=True))
+
+for _op, _fn in {
+    "lt": "less",
+    "le": "less_equal",
+    "gt": "greater",
+    "ge": "greater_equal",
+    "eq": "equal",
+    "ne": "not_equal",
+}.items():
+    setattr(Tracer, f"__{_op}__", _binary(_fn))
+
+for _op, _fn in {
+    "neg": "negative",
+    "pos": "positive",
+    "abs": "absolute",
+    "invert": "invert",
+}.items():
+    setattr(Tracer, f"__{_op}__", _unary(_fn))
+
+_METHODS = (
+    "sum prod mean var std max min argmax argmin all any cumsum reshape transpose ravel "
+    "squeeze swapaxes clip round take repeat dot"
+)
+for _name in _METHODS.split():
+    setattr(Tracer, _name, _method(_name))
+
+
+def _astype(self, dtype, copy=True):
+    return tnp.astype(self, dtype)
+
+
+def _getitem(self, index):
+    return tnp.getitem(self, index)
+
+
+def _setitem(self, index, value):
+    raise UnsupportedError(
+        "traced arrays are immutable: x[i] = v cannot be recorded. Build a new array instead, "
+        "e.g. tnp.where(mask, v, x) or tnp.concatenate"
+    )
+
+
+Tracer.astype = _astype
+Tracer.flatten = _method("ravel")
+Tracer.__getitem__ = _getitem
+Tracer.__setitem__ = _setitem
+Tracer.__hash__ = None

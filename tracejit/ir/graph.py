@@ -91,6 +91,7 @@ class Node:
     attrs: dict[str, Any]
     outputs: list[Value]
     source: str | None = None  # the user's source line, "file.py:12 (fn)"
+    phase: str = "forward"  # "backward" for nodes autodiff adds (for debug_nans reports)
 
     def attrs_key(self) -> tuple:
         return tuple(sorted(self.attrs.items()))

@@ -9,9 +9,7 @@ import pytest
 
 from tracejit import errors
 
-_core = pytest.importorskip(
-    "tracejit._core", reason="the C++ module is not built: run `pip install -e .` first"
-)
+from tracejit import _core  # built by `pip install -e .`; a missing build is a failure
 
 TRACEJIT_KINDS = {
     "shape": errors.ShapeError,

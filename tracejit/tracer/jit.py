@@ -152,7 +152,12 @@ class Jitted:
         leaves, treedef = tree_flatten(dyn)
         if any(isinstance(x, Tracer) for x in leaves):
             return self._inline(args, kwargs)
-        avals = tuple(_fast_aval(x) for x in leaves)
+        try:
+            avals = tuple(_fast_aval(x) for x in leaves)
+        except TypeError:  # name the offending argument (off the hot path)
+            for x, name in zip(leaves, self._leaf_names(*dyn, len(args))):
+                abstractify(x, name)
+            raise
         device = self.device or config.default_device
         key = (treedef, avals, static, device)
         entry = self._executables.get(key)
@@ -186,7 +191,7 @@ class Jitted:
         dyn, _, _ = self._split(args, kwargs)
         names = self._leaf_names(*dyn, len(args))
         if not self._executables:
-            log.warning("%s: tracing for the first time", self._label())
+            log.info("%s: tracing for the first time", self._label())
             return
         reasons = []
         for old in self._executables:

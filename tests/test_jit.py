@@ -149,7 +149,7 @@ def test_explain_cache_misses_names_the_changed_argument(caplog):
 
 def test_outputs_may_be_constants_and_scalars():
     f = tj.jit(lambda x: (x, 3, np.float32(2)))
-    a, b, c = f(np.ones(2))
+    _, b, c = f(np.ones(2))
     assert b.shape == () and int(b) == 3
     assert c.dtype == np.float32
 

@@ -57,7 +57,7 @@ class ConstValue:
     __slots__ = ("_hash", "array")
 
     def __init__(self, array):
-        arr = np.asarray(array)
+        arr = np.array(array, copy=True)  # a snapshot: never freeze or alias the user's array
         arr.setflags(write=False)
         self.array = arr
         self._hash = hash((arr.shape, arr.dtype.str, arr.tobytes()))

@@ -13,6 +13,7 @@ from tracejit import (
     numpy,
 )
 from tracejit import numpy as tnp  # noqa: F401
+from tracejit.cache import cache_info
 from tracejit.config import config
 from tracejit.tracer.jit import jit, make_ir
 from tracejit.tracer.pytree import (
@@ -27,6 +28,7 @@ from tracejit.tracer.pytree import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "cache_info",
     "config",
     "errors",
     "jit",

@@ -34,8 +34,9 @@ def _default_cache_dir() -> str:
     env = os.environ.get("TRACEJIT_CACHE_DIR")
     if env:
         return env
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "tracejit")
+    import platformdirs  # deferred: only needed when TRACEJIT_CACHE_DIR is unset
+
+    return platformdirs.user_cache_dir("tracejit", appauthor=False)
 
 
 DEVICES = ("cpu", "cuda", "numpy")

@@ -15,6 +15,7 @@ from tracejit import (
 from tracejit import numpy as tnp  # noqa: F401
 from tracejit.cache import cache_info
 from tracejit.config import config
+from tracejit.devices import device_get, device_put
 from tracejit.tracer.jit import jit, make_ir
 from tracejit.tracer.pytree import (
     register_pytree_node,
@@ -30,6 +31,8 @@ __version__ = "0.1.0"
 __all__ = [
     "cache_info",
     "config",
+    "device_get",
+    "device_put",
     "errors",
     "jit",
     "make_ir",

@@ -60,6 +60,7 @@ def compile_graph(graph: Graph, device: str, name: str = "function") -> Executab
         return ReferenceExecutable(graph, name)
     if device == "cpu":
         return ReferenceExecutable(graph, name)
-    raise DeviceError(
-        "device='cuda' is not available: the CUDA backend is not built yet in this version"
-    )
+    from tracejit.devices import cupy_or_error
+
+    cupy_or_error()
+    raise DeviceError("device='cuda': the CUDA backend is not part of this version yet")

@@ -1,0 +1,75 @@
+"""Devices: "cpu" (default), "cuda" and "numpy" (the reference interpreter).
+
+`device_put` / `device_get` move pytrees of arrays explicitly; tracejit never mixes devices
+silently.
+
+>>> import numpy as np, tracejit as tj
+>>> tj.device_get(tj.device_put(np.ones(2), "cpu"))
+array([1., 1.])
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from tracejit.config import DEVICES
+from tracejit.errors import DeviceError
+from tracejit.tracer.pytree import tree_map
+
+
+@functools.lru_cache(maxsize=1)
+def _cupy_status() -> tuple[object | None, str]:
+    """(cupy module or None, reason it cannot be used)."""
+    try:
+        import cupy
+    except Exception as err:  # ImportError, or a broken CUDA runtime raising at import
+        return None, (
+            f"CuPy is not importable ({err.__class__.__name__}: {err}); install it with "
+            "pip install 'tracejit[cuda]'"
+        )
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as err:
+        return None, f"CuPy is installed but found no usable CUDA GPU ({err})"
+    if count == 0:
+        return None, "CuPy is installed but found no CUDA GPU"
+    return cupy, ""
+
+
+def cupy_or_error():
+    """The cupy module, or DeviceError saying whether CuPy or the GPU is missing."""
+    cupy, reason = _cupy_status()
+    if cupy is None:
+        raise DeviceError(f"device='cuda' is unavailable: {reason}")
+    return cupy
+
+
+def cuda_available() -> bool:
+    return _cupy_status()[0] is not None
+
+
+def is_cuda_array(x) -> bool:
+    return hasattr(x, "__cuda_array_interface__")
+
+
+def _to_numpy(x):
+    if is_cuda_array(x):
+        return x.get()
+    return np.asarray(x)
+
+
+def device_put(x, device: str = "cpu"):
+    """Copy every array leaf of `x` to `device` ("cpu"/"numpy": NumPy, "cuda": CuPy)."""
+    if device not in DEVICES:
+        raise DeviceError(f"unknown device {device!r}; use one of {DEVICES}")
+    if device == "cuda":
+        cupy = cupy_or_error()
+        return tree_map(lambda a: cupy.asarray(a), x)
+    return tree_map(_to_numpy, x)
+
+
+def device_get(x):
+    """Every array leaf of `x` as a NumPy array (copied from the GPU if needed)."""
+    return tree_map(_to_numpy, x)

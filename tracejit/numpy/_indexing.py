@@ -1,3 +1,369 @@
-"""(being written)"""
+"""Indexing for tracejit.numpy: `x[index]` (basic and advanced), `take`, `take_along_axis`.
 
-__all__: list[str] = []
+`getitem` follows NumPy's rules. Basic entries (ints, slices with any step, None, Ellipsis)
+become one `slice`, one `rev` and one `reshape`. Integer arrays (concrete or traced) become a
+`take`: one index array gathers along its axis; several are combined into one linear index
+over their axes. As in NumPy, when the advanced entries (integer arrays and, with them, ints)
+are not next to each other, their broadcast dimensions come first in the result.
+
+Concrete indices are checked (an out-of-range index raises IndexError, as in NumPy). Traced
+indices cannot be checked while tracing, so they are clamped into range, as in JAX.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tracejit.errors import ConcretizationError, ShapeError, UnsupportedError
+from tracejit.ir import dtypes
+from tracejit.numpy._core import (
+    _at,
+    _static_int,
+    asarray,
+    broadcast_shapes,
+    cast,
+    normalize_axis,
+    shape_of,
+)
+from tracejit.numpy._shape import broadcast_to, ravel, reshape, transpose
+from tracejit.tracer.core import Tracer, bind
+
+ArrayLike = object  # Tracer | np.ndarray | scalar | nested sequence
+
+_VALID = (
+    "only integers, slices (`:`), ellipsis (`...`), None (`np.newaxis`) and integer or "
+    "boolean arrays are valid indices"
+)
+
+
+@dataclass
+class _Entry:
+    """One entry of an expanded index: what it does and which input axis it consumes."""
+
+    kind: str  # "new" (None), "slice", "int" or "array"
+    value: object  # slice, normalized int, or index array (NumPy, normalized, or Tracer)
+    axis: int | None  # the input axis it consumes; None for "new"
+
+
+# ---------------------------------------------------------------- parsing
+
+
+def _classify(item, op: str):
+    """(kind, value) of one index item; masks are ("mask", bool array)."""
+    if item is None:
+        return "new", None
+    if item is Ellipsis:
+        return "ellipsis", None
+    if isinstance(item, slice):
+        parts = (item.start, item.stop, item.step)
+        return "slice", slice(
+            *[None if p is None else _static_int(p, "a slice bound") for p in parts]
+        )
+    if isinstance(item, (bool, np.bool_)):
+        raise UnsupportedError(f"{op}: a scalar boolean index (x[True]) is not supported" + _at())
+    if isinstance(item, (int, np.integer)):
+        return "int", int(item)
+    if isinstance(item, (list, tuple, Tracer)):
+        item = asarray(item)  # a list holding tracers becomes a traced array
+    if isinstance(item, Tracer):
+        if item.dtype == np.bool_:
+            raise _traced_mask_error(item)
+        if not dtypes.is_int(item.dtype):
+            raise IndexError(f"{_VALID}; got a traced array of dtype {item.dtype}" + _at())
+        return "array", item
+    arr = np.asarray(item)
+    if arr.dtype == np.bool_:
+        return "mask", arr
+    if arr.size == 0 and arr.dtype.kind == "f":
+        arr = arr.astype(np.int64)  # an empty list is an empty integer index, as in NumPy
+    if arr.dtype.kind not in "iu":
+        raise IndexError(f"{_VALID}; got {type(item).__name__} of dtype {arr.dtype}")
+    if arr.ndim == 0:
+        return "int", int(arr)
+    return "array", arr.astype(np.int64)
+
+
+def _traced_mask_error(mask: Tracer) -> ConcretizationError:
+    return ConcretizationError(
+        f"boolean mask indexing x[mask] with a traced mask {mask._value.type_str}: the result's "
+        "shape depends on the mask's values, which are not known while tracing" + _at() + "\n"
+        "Keep the shape with tnp.where(mask, x, 0) (and reduce over it), or pass the mask as "
+        "a concrete NumPy array (a closure constant or a static argument)."
+    )
+
+
+def _out_of_range(index: int, axis: int, size: int) -> IndexError:
+    return IndexError(f"index {index} is out of bounds for axis {axis} with size {size}" + _at())
+
+
+def _parse(index, shape: tuple[int, ...], op: str) -> list[_Entry]:
+    items = list(index) if isinstance(index, tuple) else [index]
+    classified = [_classify(item, op) for item in items]
+    if sum(kind == "ellipsis" for kind, _ in classified) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    consuming = [(k, v) for k, v in classified if k not in ("new", "ellipsis")]
+    used = sum(np.ndim(v) if k == "mask" else 1 for k, v in consuming)
+    if used > len(shape):
+        raise IndexError(
+            f"too many indices for array: array is {len(shape)}-dimensional, but {used} were "
+            "indexed" + _at()
+        )
+    if not any(kind == "ellipsis" for kind, _ in classified):
+        classified.append(("ellipsis", None))
+    entries: list[_Entry] = []
+    axis = 0
+    for kind, value in classified:
+        if kind == "new":
+            entries.append(_Entry("new", None, None))
+        elif kind == "ellipsis":
+            for _ in range(len(shape) - used):
+                entries.append(_Entry("slice", slice(None), axis))
+                axis += 1
+        elif kind == "mask":
+            entries += _mask_entries(value, shape, axis)
+            axis += value.ndim
+        else:
+            entries.append(_Entry(kind, _checked(kind, value, axis, shape[axis]), axis))
+            axis += 1
+    return entries
+
+
+def _checked(kind: str, value, axis: int, size: int):
+    """Bounds-check and normalize a concrete int or index array (traced ones pass through)."""
+    if kind == "int":
+        if not -size <= value < size:
+            raise _out_of_range(value, axis, size)
+        return value % size
+    if kind == "array" and isinstance(value, np.ndarray):
+        bad = (value < -size) | (value >= size)
+        if bad.any():
+            raise _out_of_range(int(value[bad].flat[0]), axis, size)
+        return np.where(value < 0, value + size, value)
+    return value
+
+
+def _mask_entries(mask: np.ndarray, shape, axis: int) -> list[_Entry]:
+    if mask.ndim == 0:
+        raise UnsupportedError("a 0-d boolean index is not supported" + _at())
+    for k, (m, n) in enumerate(zip(mask.shape, shape[axis:])):
+        if m != n:
+            raise IndexError(
+                f"boolean index did not match indexed array along axis {axis + k}; size of "
+                f"axis is {n} but size of corresponding boolean axis is {m}" + _at()
+            )
+    return [_Entry("array", idx, axis + k) for k, idx in enumerate(np.nonzero(mask))]
+
+
+# ---------------------------------------------------------------- basic indexing
+
+
+def _slice_bounds(s: slice, size: int) -> tuple[int, int, int, bool]:
+    """(start, stop, positive step, reversed) selecting what `s` selects, in forward order."""
+    start, stop, step = s.indices(size)
+    count = len(range(start, stop, step))
+    if count == 0:
+        return 0, 0, 1, False
+    if step > 0:
+        return start, start + (count - 1) * step + 1, step, False
+    last = start + (count - 1) * step
+    return last, start + 1, -step, True
+
+
+def _apply_slices(x, entries: list[_Entry]):
+    """Apply every slice entry (ints become length-1 slices) with one slice and one rev."""
+    shape = tuple(shape_of(x))
+    starts, stops, steps = [0] * len(shape), list(shape), [1] * len(shape)
+    rev = []
+    for e in entries:
+        if e.kind == "slice":
+            a, b, s, flipped = _slice_bounds(e.value, shape[e.axis])
+            starts[e.axis], stops[e.axis], steps[e.axis] = a, b, s
+            if flipped:
+                rev.append(e.axis)
+        elif e.kind == "int":
+            starts[e.axis], stops[e.axis] = e.value, e.value + 1
+    if (starts, stops, steps) != ([0] * len(shape), list(shape), [1] * len(shape)):
+        x = bind("slice", x, starts=tuple(starts), stops=tuple(stops), steps=tuple(steps))
+    if rev:
+        x = bind("rev", x, axes=tuple(rev))
+    return x
+
+
+def getitem(x: ArrayLike, index):
+    """`x[index]` with NumPy's basic and advanced (integer array, concrete mask) indexing.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> x = np.arange(12).reshape(3, 4)
+    >>> tnp.getitem(x, (slice(None, None, -2), [0, 3]))
+    array([[ 8, 11],
+           [ 0,  3]])
+    """
+    x = asarray(x)
+    entries = _parse(index, tuple(shape_of(x)), "indexing")
+    advanced = any(e.kind == "array" for e in entries)
+    if advanced:
+        entries = [
+            _Entry("array", np.asarray(e.value, np.int64), e.axis) if e.kind == "int" else e
+            for e in entries
+        ]
+    y = _apply_slices(x, entries)
+    if advanced:
+        return _gather(y, entries)
+    kept = [e for e in entries if e.kind != "int"]
+    out = tuple(1 if e.kind == "new" else shape_of(y)[e.axis] for e in kept)
+    if out == tuple(shape_of(y)):
+        return y
+    return bind("reshape", y, shape=out)
+
+
+# ---------------------------------------------------------------- advanced indexing
+
+
+def _gather(y, entries: list[_Entry]):
+    """Gather the advanced entries of `y` (already sliced) and lay the result out NumPy's way."""
+    adv = [e for e in entries if e.kind == "array"]
+    try:
+        bshape = broadcast_shapes(*[shape_of(e.value) for e in adv], op="indexing")
+    except ShapeError:
+        shapes = " ".join(str(tuple(shape_of(e.value))) for e in adv)
+        raise IndexError(
+            f"shape mismatch: indexing arrays could not be broadcast together with shapes {shapes}"
+        ) from None
+    bdims = [("B", k) for k in range(len(bshape))]
+    basic = [e for e in entries if e.kind == "slice"]
+    if len(adv) == 1:
+        (e,) = adv
+        y = bind("take", y, e.value, axis=e.axis)
+        layout = [("S", b.axis) for b in basic if b.axis < e.axis] + bdims
+        layout += [("S", b.axis) for b in basic if b.axis > e.axis]
+    else:
+        y = _gather_linear(y, adv, bshape, basic)
+        layout = bdims + [("S", b.axis) for b in basic]
+    positions = [i for i, e in enumerate(entries) if e.kind == "array"]
+    together = positions == list(range(positions[0], positions[-1] + 1))
+    target = []
+    for i, e in enumerate(entries):
+        if together and i == positions[0]:
+            target += bdims
+        if e.kind == "slice":
+            target.append(("S", e.axis))
+    if not together:
+        target = bdims + target
+    perm = [layout.index(t) for t in target]
+    y = transpose(y, perm)
+    sizes = iter(shape_of(y))
+    out = []
+    for i, e in enumerate(entries):
+        if together and i == positions[0] or not together and i == 0:
+            out += [next(sizes) for _ in bshape]
+        if e.kind == "slice":
+            out.append(next(sizes))
+        elif e.kind == "new":
+            out.append(1)
+    return reshape(y, tuple(out))
+
+
+def _gather_linear(y, adv: list[_Entry], bshape, basic: list[_Entry]):
+    """Several index arrays: move their axes first, flatten them, take one linear index."""
+    from tracejit.numpy._elementwise import add, multiply
+
+    shape = tuple(shape_of(y))
+    perm = [e.axis for e in adv] + [b.axis for b in basic]
+    y = transpose(y, perm)
+    sizes = [shape[e.axis] for e in adv]
+    y = reshape(y, (int(np.prod(sizes, dtype=np.int64)),) + tuple(shape[b.axis] for b in basic))
+    linear = None
+    stride = 1
+    for e, n in reversed(list(zip(adv, sizes))):
+        term = multiply(_clamped(e.value, n), stride)
+        linear = term if linear is None else add(linear, term)
+        stride *= n
+    return bind("take", y, broadcast_to(linear, bshape), axis=0)
+
+
+def _clamped(idx, n: int):
+    """A traced index wrapped once if negative and clamped into [0, n), as int64."""
+    from tracejit.numpy._elementwise import clip, less, where
+
+    if not isinstance(idx, Tracer):
+        return idx  # concrete: already checked and normalized
+    idx = cast(idx, np.int64)
+    return clip(where(less(idx, 0), idx + n, idx), 0, max(n - 1, 0))
+
+
+# ---------------------------------------------------------------- take
+
+
+def _index_array(indices, op: str):
+    idx = asarray(indices) if isinstance(indices, (Tracer, list, tuple)) else np.asarray(indices)
+    if not dtypes.is_int(idx.dtype):
+        raise TypeError(f"{op}: indices must be integers, got dtype {idx.dtype}" + _at())
+    return idx
+
+
+def take(a: ArrayLike, indices, axis: int | None = None, out=None, mode: str | None = None):
+    """`np.take`; `axis=None` takes from the flattened array.
+
+    Out-of-range indices are clamped into range (negative ones wrap once first), as in JAX,
+    where NumPy raises (mode='raise'): compiled code cannot raise on data. `mode='wrap'`
+    wraps every index modulo the axis size, as in NumPy.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.take(np.arange(5) * 10, [0, -1, 7])
+    array([ 0, 40, 40])
+    """
+    if out is not None:
+        raise UnsupportedError("take(..., out=...) writes in place; use the result")
+    if mode not in (None, "raise", "clip", "wrap"):
+        raise ValueError(f"take: mode must be 'raise', 'clip' or 'wrap', got {mode!r}")
+    x = asarray(a)
+    if axis is None:
+        x, axis = ravel(x), 0
+    axis = normalize_axis(axis, len(shape_of(x)), "take")
+    idx = _index_array(indices, "take")
+    n = shape_of(x)[axis]
+    if mode == "wrap" and n:
+        from tracejit.numpy._elementwise import remainder
+
+        idx = remainder(idx, n)
+    elif mode == "clip":
+        from tracejit.numpy._elementwise import maximum
+
+        idx = maximum(idx, 0)  # NumPy's 'clip' clamps negatives to 0 instead of wrapping
+    return bind("take", x, idx, axis=axis)
+
+
+def take_along_axis(arr: ArrayLike, indices, axis: int | None = -1):
+    """`np.take_along_axis`: indices broadcast against `arr` on every axis but `axis`.
+
+    Out-of-range indices are clamped (after wrapping negatives once), as in `take`.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> x = np.array([[10, 30, 20]])
+    >>> tnp.take_along_axis(x, np.argsort(x, axis=1), axis=1)
+    array([[10, 20, 30]])
+    """
+    x = asarray(arr)
+    idx = _index_array(indices, "take_along_axis")
+    if axis is None:
+        if len(shape_of(idx)) != 1:
+            raise ShapeError("take_along_axis: with axis=None, indices must be 1-D" + _at())
+        x, axis = ravel(x), 0
+    xs, ishape = tuple(shape_of(x)), tuple(shape_of(idx))
+    if len(xs) != len(ishape):
+        raise ShapeError(
+            f"take_along_axis: `indices` {ishape} and `arr` {xs} must have the same number of "
+            "dimensions" + _at()
+        )
+    axis = normalize_axis(axis, len(xs), "take_along_axis")
+    rest = broadcast_shapes(
+        xs[:axis] + xs[axis + 1 :], ishape[:axis] + ishape[axis + 1 :], op="take_along_axis"
+    )
+    x = broadcast_to(x, rest[:axis] + (xs[axis],) + rest[axis:])
+    idx = broadcast_to(idx, rest[:axis] + (ishape[axis],) + rest[axis:])
+    return bind("take_along_axis", x, idx, axis=axis)
+
+
+__all__ = ["getitem", "take", "take_along_axis"]

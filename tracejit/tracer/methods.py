@@ -88,7 +88,17 @@ def _setitem(self, index, value):
     )
 
 
+def _reshape(self, *shape, order="C"):
+    return tnp.reshape(self, shape[0] if len(shape) == 1 else shape, order=order)
+
+
+def _transpose(self, *axes):
+    return tnp.transpose(self, axes[0] if len(axes) == 1 else (axes or None))
+
+
 Tracer.astype = _astype
+Tracer.reshape = _reshape  # x.reshape(2, 3) as well as x.reshape((2, 3))
+Tracer.transpose = _transpose  # x.transpose(1, 0) as well as x.transpose((1, 0))
 Tracer.flatten = _method("ravel")
 Tracer.__getitem__ = _getitem
 Tracer.__setitem__ = _setitem

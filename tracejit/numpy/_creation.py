@@ -1,3 +1,387 @@
-"""(being written)"""
+"""Array creation (`zeros`, `arange`, `eye`, `asarray`, ...) and dtype helpers (`astype`).
 
-__all__: list[str] = []
+With no tracer among the arguments these return NumPy arrays, exactly as NumPy would; inside
+`jit` such an array becomes a constant node when it meets a traced value. Arguments that are
+traced (`zeros_like(t)`, `full(shape, t)`, `asarray([t, 1.0])`) give traced results.
+Shapes and `arange` bounds must be static Python numbers: a traced one raises
+ConcretizationError naming the line.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tracejit.errors import ShapeError, UnsupportedError
+from tracejit.ir import dtypes
+from tracejit.numpy._core import (
+    _at,
+    aval_of,
+    broadcast_to,
+    cast,
+    constant,
+    innermost_trace,
+    promote,
+    shape_of,
+)
+from tracejit.tracer.core import Tracer, bind
+
+_FLOAT64 = np.dtype(np.float64)
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _static(x, what: str):
+    """A Python number for `x`; a tracer raises ConcretizationError naming `what`."""
+    if isinstance(x, Tracer):
+        raise x._concretization_error(f"Using as {what}")
+    return x
+
+
+def _shape(shape, what: str = "a shape") -> tuple[int, ...]:
+    if isinstance(shape, Tracer):
+        raise shape._concretization_error(f"Using as {what}")
+    dims = (shape,) if np.ndim(shape) == 0 else tuple(shape)
+    out = tuple(int(_static(d, what)) for d in dims)
+    if any(d < 0 for d in out):
+        raise ShapeError(f"negative dimensions are not allowed: {out}" + _at())
+    return out
+
+
+def _dtype(dtype, default) -> np.dtype:
+    return dtypes.canonical(default if dtype is None else dtype)
+
+
+def _filled(shape, value, dtype, trace):
+    """`value` broadcast to `shape`: NumPy when `trace` is None, else a const in `trace`."""
+    if trace is None:
+        return np.full(shape, value, dtype=dtype)
+    return broadcast_to(constant(value, dtype, weak=False, trace=trace), shape)
+
+
+def iota(shape, dtype, axis: int, trace=None):
+    """`0, 1, 2, ...` along `axis`, broadcast to `shape`; a node in `trace` when given.
+
+    Used instead of NumPy constants (eye, masks) so the graph holds no large arrays.
+
+    >>> import numpy as np
+    >>> iota((2, 3), np.int64, axis=1)
+    array([[0, 1, 2],
+           [0, 1, 2]])
+    """
+    attrs = {"shape": tuple(int(d) for d in shape), "dtype": dtypes.canonical(dtype), "axis": axis}
+    if trace is None:
+        return bind("iota", **attrs)
+    from tracejit.ir.primitives import get
+
+    (v,) = trace.record(get("iota"), [], attrs, source=None)
+    return Tracer(trace, v, None)
+
+
+def tri_mask(n: int, m: int, k: int, trace=None):
+    """Boolean (n, m) mask of `col - row <= k`, built from `iota` (no constant array)."""
+    rows = iota((n, m), np.int64, 0, trace)
+    cols = iota((n, m), np.int64, 1, trace)
+    shifted = bind("add", rows, _filled((n, m), k, np.int64, trace))
+    return bind("le", cols, shifted)
+
+
+def diag_mask(n: int, m: int, k: int, trace=None):
+    """Boolean (n, m) mask of `col - row == k`, built from `iota`."""
+    rows = iota((n, m), np.int64, 0, trace)
+    cols = iota((n, m), np.int64, 1, trace)
+    shifted = bind("add", rows, _filled((n, m), k, np.int64, trace))
+    return bind("eq", cols, shifted)
+
+
+# ---------------------------------------------------------------- filled arrays
+
+
+def zeros(shape, dtype=None) -> np.ndarray:
+    """`np.zeros` (float64 by default).
+
+    >>> import tracejit.numpy as tnp
+    >>> tnp.zeros((2,), dtype="int32")
+    array([0, 0], dtype=int32)
+    """
+    return np.zeros(_shape(shape), dtype=_dtype(dtype, _FLOAT64))
+
+
+def ones(shape, dtype=None) -> np.ndarray:
+    """`np.ones` (float64 by default).
+
+    >>> import tracejit.numpy as tnp
+    >>> tnp.ones(2)
+    array([1., 1.])
+    """
+    return np.ones(_shape(shape), dtype=_dtype(dtype, _FLOAT64))
+
+
+empty = zeros  # compiled code has no uninitialized memory worth exposing
+
+
+def full(shape, fill_value, dtype=None):
+    """`np.full`; a traced `fill_value` (of any broadcastable shape) gives a traced result.
+
+    >>> import tracejit.numpy as tnp
+    >>> tnp.full((2,), 7)
+    array([7, 7])
+    """
+    shape = _shape(shape)
+    if isinstance(fill_value, Tracer):
+        value = cast(fill_value, dtype) if dtype is not None else cast(fill_value, fill_value.dtype)
+        return broadcast_to(value, shape)
+    dt = _dtype(dtype, aval_of(fill_value)[0])
+    return np.full(shape, fill_value, dtype=dt)
+
+
+def _like(a, value, dtype, shape):
+    dt = _dtype(dtype, aval_of(a)[0])
+    shape = _shape(shape_of(a) if shape is None else shape)
+    if isinstance(value, Tracer):
+        return broadcast_to(cast(value, dt), shape)
+    return _filled(shape, value, dt, innermost_trace([a]))
+
+
+def zeros_like(a, dtype=None, shape=None):
+    """`np.zeros_like`; traced when `a` is traced (a broadcast scalar, not a big constant).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.zeros_like(np.ones(2, np.float32))
+    array([0., 0.], dtype=float32)
+    """
+    return _like(a, 0, dtype, shape)
+
+
+def ones_like(a, dtype=None, shape=None):
+    """`np.ones_like`; traced when `a` is traced.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.ones_like(np.zeros(2, np.int32))
+    array([1, 1], dtype=int32)
+    """
+    return _like(a, 1, dtype, shape)
+
+
+def full_like(a, fill_value, dtype=None, shape=None):
+    """`np.full_like`; traced when `a` or `fill_value` is traced.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.full_like(np.zeros(2), 0.5)
+    array([0.5, 0.5])
+    """
+    return _like(a, fill_value, dtype, shape)
+
+
+empty_like = zeros_like
+
+
+# ---------------------------------------------------------------- ranges
+
+
+def arange(start, stop=None, step=None, dtype=None) -> np.ndarray:
+    """`np.arange` over static Python numbers (int64 for ints, float64 for floats).
+
+    >>> import tracejit.numpy as tnp
+    >>> tnp.arange(1, 7, 2)
+    array([1, 3, 5])
+    """
+    start, stop, step = (_static(b, "an arange bound") for b in (start, stop, step))
+    if step is not None and not step:
+        raise ValueError("arange: step must not be zero")
+    out = np.arange(start, stop, step, dtype=None if dtype is None else dtypes.canonical(dtype))
+    return out.astype(dtypes.canonical(aval_of(out)[0]), copy=False)
+
+
+def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False,
+             dtype=None, axis: int = 0):  # fmt: skip
+    """`np.linspace`; traced `start`/`stop` give a traced result (built from `iota`).
+
+    >>> import tracejit.numpy as tnp
+    >>> tnp.linspace(0.0, 1.0, 5)
+    array([0.  , 0.25, 0.5 , 0.75, 1.  ])
+    """
+    num = int(_static(num, "the number of linspace samples"))
+    if num < 0:
+        raise ValueError(f"linspace: num must be non-negative, got {num}")
+    if not isinstance(start, Tracer) and not isinstance(stop, Tracer):
+        dt = None if dtype is None else dtypes.canonical(dtype)
+        out = np.linspace(start, stop, num, endpoint=endpoint, retstep=retstep, dtype=dt, axis=axis)
+        return out
+    return _traced_linspace(start, stop, num, endpoint, retstep, dtype, axis)
+
+
+def _traced_linspace(start, stop, num, endpoint, retstep, dtype, axis):
+    from tracejit.numpy import _elementwise as ew
+
+    start, stop = promote(start, stop, float(num), to_float=True)[:2]
+    start, stop = cast(start, start.dtype), cast(stop, stop.dtype)  # strong, like NumPy
+    dt = start.dtype
+    div = (num - 1) if endpoint else num
+    bshape = np.broadcast_shapes(shape_of(start), shape_of(stop))
+    out_shape = (num, *bshape)
+    trace = innermost_trace([start, stop])
+    delta = ew.subtract(stop, start)
+    ramp = cast(iota(out_shape, np.int64, 0, trace), dt)
+    step = ew.divide(delta, div) if div > 0 else ew.multiply(delta, np.nan)
+    y = ew.add(ew.multiply(ramp, step if div > 0 else delta), start)
+    if endpoint and num > 1:
+        is_last = bind(
+            "eq", iota(out_shape, np.int64, 0, trace), _filled(out_shape, num - 1, np.int64, trace)
+        )
+        y = ew.where(is_last, broadcast_to(stop, out_shape), y)
+    if dtype is not None:
+        target = dtypes.canonical(dtype)
+        y = cast(ew.floor(y) if not dtypes.is_float(target) else y, target)
+    if axis != 0:
+        y = _move_first_axis(y, axis)
+    return (y, step) if retstep else y
+
+
+def _move_first_axis(y, axis: int):
+    ndim = len(shape_of(y))
+    axis = axis % ndim
+    perm = list(range(1, ndim))
+    perm.insert(axis, 0)
+    return bind("transpose", y, perm=tuple(perm))
+
+
+# ---------------------------------------------------------------- matrices
+
+
+def eye(N: int, M: int | None = None, k: int = 0, dtype=None) -> np.ndarray:
+    """`np.eye`: ones on the `k`-th diagonal of an N x M matrix (float64 by default).
+
+    >>> import tracejit.numpy as tnp
+    >>> tnp.eye(2, dtype="int32")
+    array([[1, 0],
+           [0, 1]], dtype=int32)
+    """
+    n = int(_static(N, "the size of eye"))
+    m = n if M is None else int(_static(M, "the size of eye"))
+    mask = diag_mask(n, m, int(_static(k, "the diagonal of eye")))
+    return cast(mask, _dtype(dtype, _FLOAT64))
+
+
+def identity(n: int, dtype=None) -> np.ndarray:
+    """`np.identity`: the n x n identity matrix.
+
+    >>> import tracejit.numpy as tnp
+    >>> tnp.identity(2)
+    array([[1., 0.],
+           [0., 1.]])
+    """
+    return eye(n, dtype=dtype)
+
+
+def tri(N: int, M: int | None = None, k: int = 0, dtype=None) -> np.ndarray:
+    """`np.tri`: ones at and below the `k`-th diagonal.
+
+    >>> import tracejit.numpy as tnp
+    >>> tnp.tri(2, dtype="int64")
+    array([[1, 0],
+           [1, 1]])
+    """
+    n = int(_static(N, "the size of tri"))
+    m = n if M is None else int(_static(M, "the size of tri"))
+    mask = tri_mask(n, m, int(_static(k, "the diagonal of tri")))
+    return cast(mask, _dtype(dtype, _FLOAT64))
+
+
+# ---------------------------------------------------------------- conversion
+
+
+def asarray(a, dtype=None):
+    """`np.asarray`; nested lists holding tracers are stacked into one traced array.
+
+    >>> import tracejit.numpy as tnp
+    >>> tnp.asarray([1, 2], dtype="float32")
+    array([1., 2.], dtype=float32)
+    """
+    if isinstance(a, Tracer):
+        return a if dtype is None else cast(a, dtype)
+    if isinstance(a, (list, tuple)) and _has_tracer(a):
+        out = _stack_nested(a)
+        return out if dtype is None else cast(out, dtype)
+    dt = aval_of(a)[0] if dtype is None else dtypes.canonical(dtype)
+    return np.asarray(a, dtype=dt)
+
+
+def array(object, dtype=None, copy: bool = True, ndmin: int = 0):
+    """`np.array`: like `asarray`, and a copy for NumPy input.
+
+    >>> import tracejit.numpy as tnp
+    >>> tnp.array([[1.0, 2.0]], ndmin=3).shape
+    (1, 1, 2)
+    """
+    out = asarray(object, dtype)
+    if not isinstance(out, Tracer) and copy:
+        out = np.array(out, copy=True)
+    extra = ndmin - len(shape_of(out))
+    if extra > 0:
+        out = bind("reshape", out, shape=(1,) * extra + tuple(shape_of(out)))
+    return out
+
+
+def _has_tracer(xs) -> bool:
+    return any(
+        isinstance(e, Tracer) or (isinstance(e, (list, tuple)) and _has_tracer(e)) for e in xs
+    )
+
+
+def _stack_nested(xs):
+    """Stack a (nested) list of tracers, arrays and scalars along a new first axis."""
+    if not xs:
+        raise UnsupportedError("asarray: an empty list mixed with traced values")
+    items = [_stack_nested(e) if isinstance(e, (list, tuple)) else e for e in xs]
+    items = promote(*items)
+    shapes = {tuple(shape_of(e)) for e in items}
+    if len(shapes) > 1:
+        raise ShapeError(
+            f"asarray: the elements have different shapes {sorted(shapes)}; a nested list must "
+            "be rectangular" + _at()
+        )
+    (shape,) = shapes
+    rows = [bind("reshape", e, shape=(1, *shape)) for e in items]
+    return bind("concatenate", *rows, axis=0)
+
+
+def astype(x, dtype, /, *, copy: bool = True):
+    """Array-API `astype`: `x` converted to `dtype` (float -> int truncates toward zero).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.astype(np.array([1.7, -1.7]), "int32")
+    array([ 1, -1], dtype=int32)
+    """
+    if not isinstance(x, Tracer):
+        x = np.asarray(x, dtype=aval_of(x)[0])
+    out = cast(x, dtype)
+    if copy and not isinstance(out, Tracer) and out is x:
+        out = np.array(out, copy=True)
+    return out
+
+
+def isdtype(dtype, kind) -> bool:
+    """Array-API `isdtype` (delegates to `np.isdtype`); accepts dtype names like "float32".
+
+    >>> import tracejit.numpy as tnp
+    >>> tnp.isdtype("float32", "real floating")
+    True
+    """
+    return bool(np.isdtype(np.dtype(dtype), _kind(kind)))
+
+
+def _kind(kind):
+    if isinstance(kind, tuple):
+        return tuple(_kind(k) for k in kind)
+    return kind if isinstance(kind, str) else np.dtype(kind)
+
+
+__all__ = [
+    n
+    for n, v in list(globals().items())
+    if callable(v)
+    and getattr(v, "__module__", None) == __name__
+    and not n.startswith("_")
+    and n not in ("iota", "tri_mask", "diag_mask")
+]

@@ -1,3 +1,461 @@
-"""(being written)"""
+"""Products (`matmul`, `dot`, `tensordot`, `einsum`, ...) over the one `matmul` primitive.
 
-__all__: list[str] = []
+Every product is brought to the primitive's form `(..., m, k) @ (..., k, n)` with equal
+batch dimensions by `transpose`, `reshape` and `broadcast_in_dim`; no new primitive is needed.
+Bool products are computed in int64 and compared with zero, as NumPy's logical
+`or`-of-`and`s gives the same answer.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import types
+
+import numpy as np
+
+from tracejit.errors import ShapeError, UnsupportedError
+from tracejit.numpy._core import _at, broadcast_to, cast, innermost_trace, promote, shape_of
+from tracejit.numpy._creation import _filled, diag_mask
+from tracejit.tracer.core import bind
+
+_INT64 = np.dtype(np.int64)
+
+
+# ---------------------------------------------------------------- layout helpers
+
+
+def _reshape(x, shape):
+    shape = tuple(int(d) for d in shape)
+    return x if tuple(shape_of(x)) == shape else bind("reshape", x, shape=shape)
+
+
+def _transpose(x, perm):
+    perm = tuple(perm)
+    return x if perm == tuple(range(len(perm))) else bind("transpose", x, perm=perm)
+
+
+def _mm(a, b):
+    """The matmul primitive on same-dtype operands of equal batch dims (bool via int64)."""
+    if a.dtype == np.bool_:
+        prod = bind("matmul", cast(a, _INT64), cast(b, _INT64))
+        zero = _filled(shape_of(prod), 0, _INT64, innermost_trace([prod]))
+        return bind("ne", prod, zero)
+    return bind("matmul", a, b)
+
+
+def _sum(x, axes):
+    """Sum over `axes` keeping the dtype (bool sums are logical or, as in `einsum`)."""
+    axes = tuple(sorted(axes))
+    if not axes:
+        return x
+    if x.dtype == np.bool_:
+        if any(shape_of(x)[a] == 0 for a in axes):
+            shape = tuple(d for i, d in enumerate(shape_of(x)) if i not in axes)
+            return _filled(shape, False, np.bool_, innermost_trace([x]))
+        return bind("reduce_max", x, axes=axes)
+    return bind("reduce_sum", x, axes=axes)
+
+
+# ---------------------------------------------------------------- matmul
+
+
+def matmul(a, b):
+    """`np.matmul` (`a @ b`): 1-d operands are vectors, leading dims broadcast.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.matmul(np.ones((2, 3)), np.ones(3))
+    array([3., 3.])
+    """
+    a, b = promote(a, b)
+    sa, sb = tuple(shape_of(a)), tuple(shape_of(b))
+    if not sa or not sb:
+        raise ShapeError(
+            f"matmul: shapes {sa} and {sb}: operands must have at least one dimension; "
+            "use multiply (*) for scalars" + _at()
+        )
+    a2 = _reshape(a, (1, *sa)) if len(sa) == 1 else a
+    b2 = _reshape(b, (*sb, 1)) if len(sb) == 1 else b
+    (*ba, m, k), (*bb, k2, n) = shape_of(a2), shape_of(b2)
+    if k != k2:
+        raise ShapeError(
+            f"matmul: shapes {sa} and {sb} do not fit: the last axis of the first ({k}) must "
+            f"equal the {'only' if len(sb) == 1 else 'second-to-last'} axis of the second "
+            f"({k2})" + _at()
+        )
+    batch = _batch_shape(tuple(ba), tuple(bb), sa, sb)
+    if not bb and ba:  # (..., m, k) @ (k, n): one 2-d product, no copies of b
+        out = _reshape(_mm(_reshape(a2, (math.prod(batch) * m, k)), b2), (*batch, m, n))
+    else:
+        out = _mm(broadcast_to(a2, (*batch, m, k)), broadcast_to(b2, (*batch, k, n)))
+    if len(sa) == 1:
+        out = _reshape(out, (*batch, n))
+    if len(sb) == 1:
+        out = _reshape(out, tuple(shape_of(out))[:-1])
+    return out
+
+
+def _batch_shape(ba, bb, sa, sb) -> tuple[int, ...]:
+    ndim = max(len(ba), len(bb))
+    pa, pb = (1,) * (ndim - len(ba)) + ba, (1,) * (ndim - len(bb)) + bb
+    out = []
+    for x, y in zip(pa, pb):
+        if x != y and 1 not in (x, y):
+            raise ShapeError(
+                f"matmul: shapes {sa} and {sb} do not fit: batch dimensions {ba} and {bb} "
+                "cannot be broadcast together" + _at()
+            )
+        out.append(y if x == 1 else x)
+    return tuple(out)
+
+
+def matrix_transpose(x):
+    """Array-API `matrix_transpose` (`x.mT`): swap the last two axes.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.matrix_transpose(np.zeros((4, 2, 3))).shape
+    (4, 3, 2)
+    """
+    (x,) = promote(x)
+    nd = len(shape_of(x))
+    if nd < 2:
+        raise ShapeError(
+            f"matrix_transpose: needs at least 2 dimensions, got shape {tuple(shape_of(x))}" + _at()
+        )
+    return _transpose(x, (*range(nd - 2), nd - 1, nd - 2))
+
+
+# ---------------------------------------------------------------- tensordot and friends
+
+
+def tensordot(a, b, axes=2):
+    """`np.tensordot`: sum products over `axes` (an int n: last n of a, first n of b).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.tensordot(np.ones((2, 3, 4)), np.ones((3, 4, 5)), axes=2).shape
+    (2, 5)
+    """
+    a, b = promote(a, b)
+    sa, sb = tuple(shape_of(a)), tuple(shape_of(b))
+    ax_a, ax_b = _tensordot_axes(axes, sa, sb)
+    for i, j in zip(ax_a, ax_b):
+        if sa[i] != sb[j]:
+            raise ShapeError(
+                f"tensordot: shapes {sa} and {sb} do not fit: axis {i} of the first has size "
+                f"{sa[i]} but axis {j} of the second has size {sb[j]}" + _at()
+            )
+    free_a = [i for i in range(len(sa)) if i not in ax_a]
+    free_b = [j for j in range(len(sb)) if j not in ax_b]
+    ksize = math.prod(sa[i] for i in ax_a)
+    m_shape, n_shape = [sa[i] for i in free_a], [sb[j] for j in free_b]
+    a2 = _reshape(_transpose(a, free_a + ax_a), (math.prod(m_shape), ksize))
+    b2 = _reshape(_transpose(b, ax_b + free_b), (ksize, math.prod(n_shape)))
+    return _reshape(_mm(a2, b2), m_shape + n_shape)
+
+
+def _tensordot_axes(axes, sa, sb) -> tuple[list[int], list[int]]:
+    if isinstance(axes, (int, np.integer)):
+        n = int(axes)
+        if n < 0 or n > min(len(sa), len(sb)):
+            raise ShapeError(f"tensordot: axes={n} does not fit shapes {sa} and {sb}" + _at())
+        return list(range(len(sa) - n, len(sa))), list(range(n))
+    try:
+        xa, xb = axes
+    except (TypeError, ValueError):
+        raise TypeError("tensordot: axes must be an int or a pair of axis sequences") from None
+    xa = [xa] if isinstance(xa, (int, np.integer)) else list(xa)
+    xb = [xb] if isinstance(xb, (int, np.integer)) else list(xb)
+    if len(xa) != len(xb):
+        raise ShapeError(f"tensordot: axes {axes} pair {len(xa)} with {len(xb)} axes" + _at())
+    return _norm_axes(xa, len(sa), sa), _norm_axes(xb, len(sb), sb)
+
+
+def _norm_axes(axes, nd, shape) -> list[int]:
+    out = []
+    for a in axes:
+        if not -nd <= a < nd:
+            raise ShapeError(
+                f"tensordot: axis {a} is out of bounds for shape {shape} (rank {nd})" + _at()
+            )
+        out.append(int(a) % nd)
+    if len(set(out)) != len(out):
+        raise ShapeError(f"tensordot: repeated axis in {tuple(axes)}" + _at())
+    return out
+
+
+def _multiply(a, b):
+    from tracejit.numpy._elementwise import multiply
+
+    return multiply(a, b)
+
+
+def dot(a, b):
+    """`np.dot`: scalars multiply; otherwise contract a's last axis with b's second-to-last.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.dot(np.array([1.0, 2.0]), np.array([3.0, 4.0]))
+    array(11.)
+    """
+    a, b = promote(a, b)
+    sa, sb = tuple(shape_of(a)), tuple(shape_of(b))
+    if not sa or not sb:
+        return _multiply(a, b)
+    if len(sb) <= 2:  # matmul agrees with dot here and avoids a transpose of b
+        if sa[-1] != sb[0 if len(sb) == 1 else -2]:
+            raise ShapeError(f"dot: shapes {sa} and {sb} are not aligned" + _at())
+        return matmul(a, b)
+    return tensordot(a, b, ([len(sa) - 1], [len(sb) - 2]))
+
+
+def vdot(a, b):
+    """`np.vdot`: the dot product of the flattened operands.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.vdot(np.ones((2, 2)), np.ones(4))
+    array(4.)
+    """
+    a, b = promote(a, b)
+    na, nb = math.prod(shape_of(a)), math.prod(shape_of(b))
+    if na != nb:
+        raise ShapeError(
+            f"vdot: shapes {tuple(shape_of(a))} and {tuple(shape_of(b))} have different sizes"
+            + _at()
+        )
+    return tensordot(_reshape(a, (na,)), _reshape(b, (nb,)), 1)
+
+
+def inner(a, b):
+    """`np.inner`: contract the last axes of both operands.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.inner(np.ones((2, 3)), np.ones((4, 3))).shape
+    (2, 4)
+    """
+    a, b = promote(a, b)
+    sa, sb = tuple(shape_of(a)), tuple(shape_of(b))
+    if not sa or not sb:
+        return _multiply(a, b)
+    return tensordot(a, b, ([len(sa) - 1], [len(sb) - 1]))
+
+
+def outer(a, b):
+    """`np.outer`: `a.ravel()[:, None] * b.ravel()[None, :]`.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.outer(np.array([1, 2]), np.array([1, 10, 100]))
+    array([[  1,  10, 100],
+           [  2,  20, 200]])
+    """
+    a, b = promote(a, b)
+    na, nb = math.prod(shape_of(a)), math.prod(shape_of(b))
+    return _multiply(_reshape(a, (na, 1)), _reshape(b, (1, nb)))
+
+
+def vecdot(x1, x2, /, *, axis: int = -1):
+    """Array-API `vecdot`: `sum(x1 * x2, axis)` with broadcasting; keeps int32 as int32.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.vecdot(np.ones((2, 3)), np.arange(3.0))
+    array([3., 3.])
+    """
+    from tracejit.numpy._core import broadcast_all
+
+    a, b = promote(x1, x2)
+    a, b = broadcast_all([a, b], "vecdot")
+    nd = len(shape_of(a))
+    if not -nd <= axis < nd:
+        raise ShapeError(
+            f"vecdot: axis {axis} is out of bounds for shape {tuple(shape_of(a))}" + _at()
+        )
+    prod = bind("and" if a.dtype == np.bool_ else "mul", a, b)
+    return _sum(prod, (axis % nd,))
+
+
+def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None):
+    """`np.trace`: the sum along a diagonal (int32 and bool sum in int64, as `sum` does).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.trace(np.arange(9).reshape(3, 3))
+    array(12)
+    """
+    from tracejit.numpy._reductions import sum as tsum
+
+    (a,) = promote(a)
+    shape = tuple(shape_of(a))
+    if len(shape) < 2:
+        raise ShapeError(f"trace: needs at least 2 dimensions, got shape {shape}" + _at())
+    nd = len(shape)
+    i, j = _norm_axes([axis1, axis2], nd, shape)
+    rest = [d for d in range(nd) if d not in (i, j)]
+    moved = _transpose(a, rest + [i, j])
+    masked = _mask_diagonal(moved, int(offset))
+    return tsum(masked, axis=(nd - 2, nd - 1), dtype=dtype)
+
+
+def _mask_diagonal(x, offset: int):
+    """`x` with everything off its `offset` diagonal (last two axes) replaced by zero."""
+    shape = tuple(shape_of(x))
+    trace_ = innermost_trace([x])
+    mask = broadcast_to(diag_mask(shape[-2], shape[-1], offset, trace_), shape)
+    zero = _filled(shape, 0, x.dtype, trace_)
+    return bind("select", mask, x, zero)
+
+
+# ---------------------------------------------------------------- einsum
+
+
+def einsum(subscripts: str, *operands, optimize=None):
+    """`np.einsum` with explicit (`'ij,jk->ik'`) or implicit (`'ij,jk'`) output, any number of
+    operands (contracted left to right), repeated indices (`'ii->i'`) and size-1 broadcasting.
+    Ellipsis (`...`) is not supported. `optimize` is accepted and ignored.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.einsum("ij,jk->ik", np.ones((2, 3)), np.ones((3, 4))).shape
+    (2, 4)
+    """
+    ins, out = _parse_einsum(subscripts, len(operands))
+    xs = list(promote(*operands))
+    sizes = _label_sizes(subscripts, ins, xs)
+    xs = [broadcast_to(x, [sizes[c] for c in lab]) for x, lab in zip(xs, ins)]
+    ops = [_diagonals(x, list(lab), subscripts) for x, lab in zip(xs, ins)]
+    for i, (x, lab) in enumerate(ops):  # sum out labels no other operand or the output needs
+        needed = set(out).union(*(set(lb) for _, lb in ops[:i] + ops[i + 1 :]))
+        ops[i] = _sum_labels(x, lab, needed)
+    x, lab = ops[0]
+    for j, (y, lab_y) in enumerate(ops[1:], start=1):
+        keep = set(out).union(*(set(lb) for _, lb in ops[j + 1 :]))
+        x, lab = _contract_pair(x, lab, y, lab_y, keep)
+    x, lab = _sum_labels(x, lab, set(out))
+    return _transpose(x, [lab.index(c) for c in out])
+
+
+def _parse_einsum(subscripts: str, n_operands: int) -> tuple[list[str], str]:
+    spec = subscripts.replace(" ", "")
+    if "." in spec:
+        raise UnsupportedError(
+            f"einsum: ellipsis ('...') in {subscripts!r} is not supported; name every axis"
+        )
+    lhs, arrow, out = spec.partition("->")
+    ins = lhs.split(",")
+    if len(ins) != n_operands:
+        raise ValueError(
+            f"einsum: {subscripts!r} names {len(ins)} operands but {n_operands} were given"
+        )
+    letters = "".join(ins)
+    if not all(c.isalpha() for c in letters + out) or "->" in out:
+        raise ValueError(f"einsum: {subscripts!r} is not a valid subscript string")
+    if not arrow:
+        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    if len(set(out)) != len(out) or any(c not in letters for c in out):
+        raise ValueError(
+            f"einsum: the output {out!r} of {subscripts!r} repeats a label or names one no "
+            "operand has"
+        )
+    return ins, out
+
+
+def _label_sizes(subscripts, ins, xs) -> dict[str, int]:
+    """The size of each label; size-1 axes broadcast against the others, as in NumPy."""
+    seen: dict[str, set[int]] = {}
+    for lab, x in zip(ins, xs):
+        shape = tuple(shape_of(x))
+        if len(lab) != len(shape):
+            raise ShapeError(
+                f"einsum: operand {lab!r} of {subscripts!r} has {len(lab)} labels but shape "
+                f"{shape}" + _at()
+            )
+        for c, d in zip(lab, shape):
+            seen.setdefault(c, set()).add(d)
+    sizes = {}
+    for c, dims in seen.items():
+        other = dims - {1}
+        if len(other) > 1:
+            shapes = ", ".join(str(tuple(shape_of(y))) for y in xs)
+            raise ShapeError(
+                f"einsum: label {c!r} of {subscripts!r} has sizes {sorted(other)} "
+                f"(operand shapes {shapes})" + _at()
+            )
+        sizes[c] = other.pop() if other else 1
+    return sizes
+
+
+def _diagonals(x, lab: list[str], subscripts: str):
+    """Take the diagonal for each label repeated within one operand (`'ii->i'`)."""
+    while len(set(lab)) != len(lab):
+        c = next(c for c in lab if lab.count(c) > 1)
+        p = lab.index(c)
+        q = lab.index(c, p + 1)
+        rest = [i for i in range(len(lab)) if i not in (p, q)]
+        x = _mask_diagonal(_transpose(x, rest + [p, q]), 0)
+        x = _sum(x, (len(lab) - 1,))
+        lab = [lab[i] for i in rest] + [c]
+    return x, lab
+
+
+def _sum_labels(x, lab: list[str], needed: set[str]):
+    axes = [i for i, c in enumerate(lab) if c not in needed]
+    return _sum(x, axes), [c for c in lab if c in needed]
+
+
+def _contract_pair(a, la: list[str], b, lb: list[str], keep: set[str]):
+    """Multiply two operands and sum the labels they share that are not in `keep`."""
+    size = dict(zip(la, shape_of(a))) | dict(zip(lb, shape_of(b)))
+    batch = [c for c in la if c in lb and c in keep]
+    summed = [c for c in la if c in lb and c not in keep]
+    fa = [c for c in la if c not in lb]
+    fb = [c for c in lb if c not in la]
+    out_lab = batch + fa + fb
+    out_shape = [size[c] for c in out_lab]
+    if not summed:  # an outer or elementwise product: broadcast and multiply
+        a2 = _reshape(
+            _transpose(a, [la.index(c) for c in batch + fa]),
+            out_shape[: -len(fb) or None] + [1] * len(fb),
+        )
+        b2 = _transpose(b, [lb.index(c) for c in batch + fb])
+        b2 = _reshape(b2, [size[c] for c in batch] + [1] * len(fa) + [size[c] for c in fb])
+        prim = "and" if a.dtype == np.bool_ else "mul"
+        return bind(prim, broadcast_to(a2, out_shape), broadcast_to(b2, out_shape)), out_lab
+    nb, m, n, k = (math.prod(size[c] for c in g) for g in (batch, fa, fb, summed))
+    lead = (nb,) if batch else ()
+    a2 = _reshape(_transpose(a, [la.index(c) for c in batch + fa + summed]), (*lead, m, k))
+    b2 = _reshape(_transpose(b, [lb.index(c) for c in batch + summed + fb]), (*lead, k, n))
+    return _reshape(_mm(a2, b2), out_shape), out_lab
+
+
+# ---------------------------------------------------------------- tnp.linalg
+
+
+def norm(x, ord=None, axis=None, keepdims: bool = False):
+    """`np.linalg.norm` for the 2-norm of vectors and the Frobenius norm of matrices.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.linalg.norm(np.array([3.0, 4.0]))
+    array(5.)
+    """
+    from tracejit.numpy._reductions import sum as tsum
+
+    (x,) = promote(x, to_float=True)
+    matrix = isinstance(axis, (tuple, list)) or (axis is None and len(shape_of(x)) == 2)
+    if ord not in (None, 2, "fro") or (ord == 2 and matrix) or (ord == "fro" and not matrix):
+        raise UnsupportedError(
+            f"linalg.norm: ord={ord!r} is not supported here; only the 2-norm of vectors and "
+            "the Frobenius norm of matrices (ord=None, 2 for vectors, 'fro' for matrices)"
+        )
+    return bind("sqrt", tsum(bind("mul", x, x), axis=axis, keepdims=keepdims))
+
+
+linalg = types.ModuleType(
+    "tracejit.numpy.linalg", "The part of `np.linalg` tracejit supports (no decompositions)."
+)
+for _fn in (norm, matmul, matrix_transpose, tensordot, vecdot, outer, trace):
+    setattr(linalg, _fn.__name__, _fn)
+sys.modules.setdefault(linalg.__name__, linalg)
+
+__all__ = [
+    n
+    for n, v in list(globals().items())
+    if callable(v)
+    and getattr(v, "__module__", None) == __name__
+    and not n.startswith("_")
+    and n != "norm"
+] + ["linalg"]

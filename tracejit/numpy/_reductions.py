@@ -1,3 +1,388 @@
-"""(being written)"""
+"""Reductions and scans (`sum`, `mean`, `max`, `argmax`, `cumsum`, ...) over primitives.
 
-__all__: list[str] = []
+Result dtypes follow NumPy 2: `sum`/`prod`/`cumsum` of bool and int32 accumulate in int64,
+`mean`/`var`/`std` of bool and ints are float64, `max`/`min` keep the input dtype.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+
+import numpy as np
+
+from tracejit.errors import ShapeError
+from tracejit.ir import dtypes
+from tracejit.numpy._core import (
+    _at,
+    broadcast_to,
+    cast,
+    constant,
+    innermost_trace,
+    normalize_axes,
+    normalize_axis,
+    promote,
+    shape_of,
+)
+from tracejit.tracer.core import bind
+
+_INT64 = np.dtype(np.int64)
+_FLOAT64 = np.dtype(np.float64)
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _operand(x):
+    """`x` as a tracer or NumPy array of a supported dtype (Python scalars become arrays)."""
+    (x,) = promote(x)
+    return x
+
+
+def _reshape(x, shape):
+    shape = tuple(int(d) for d in shape)
+    return x if tuple(shape_of(x)) == shape else bind("reshape", x, shape=shape)
+
+
+def _keep(x, in_shape, axes, keepdims: bool):
+    """Re-insert the reduced `axes` as size-1 dimensions when `keepdims`."""
+    if not keepdims:
+        return x
+    return _reshape(x, tuple(1 if i in axes else d for i, d in enumerate(in_shape)))
+
+
+def _count(shape, axes) -> int:
+    return math.prod(shape[a] for a in axes)
+
+
+def _full(value, shape, dtype, like):
+    """An array of `value` with `shape`; a broadcast constant in `like`'s trace if it has one."""
+    trace = innermost_trace([like])
+    if trace is None:
+        return np.full(shape, value, dtype=dtype)
+    return broadcast_to(constant(value, dtype, weak=False, trace=trace), shape)
+
+
+def _accumulator_dtype(dt: np.dtype) -> np.dtype:
+    """NumPy's sum/prod/cumsum dtype: bool and ints narrower than int64 accumulate in int64."""
+    return _INT64 if dt.kind in "biu" else dt
+
+
+def _reduce(prim: str, x, axes):
+    return x if not axes else bind(prim, x, axes=axes)
+
+
+def _sum_like(prim: str, name: str, a, axis, dtype, keepdims: bool, initial):
+    x = _operand(a)
+    shape = tuple(shape_of(x))
+    axes = normalize_axes(axis, len(shape), name)
+    dt = dtypes.canonical(dtype) if dtype is not None else _accumulator_dtype(x.dtype)
+    out = _reduce(prim, cast(x, dt), axes)
+    if initial is not None:
+        combine = "add" if prim == "reduce_sum" else "mul"
+        init = constant(initial, dt, weak=False, trace=innermost_trace([out]))
+        out = bind(combine, out, broadcast_to(init, shape_of(out)))
+    return _keep(out, shape, axes, keepdims)
+
+
+# ---------------------------------------------------------------- sums and products
+
+
+def sum(a, axis=None, dtype=None, keepdims: bool = False, initial=None):
+    """`np.sum`: int32 and bool sum in int64; a size-0 axis sums to 0.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.sum(np.arange(6, dtype=np.int32).reshape(2, 3), axis=1)
+    array([ 3, 12])
+    """
+    return _sum_like("reduce_sum", "sum", a, axis, dtype, keepdims, initial)
+
+
+def prod(a, axis=None, dtype=None, keepdims: bool = False, initial=None):
+    """`np.prod`: int32 and bool multiply in int64; a size-0 axis gives 1.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.prod(np.array([1.0, 2.0, 3.0]))
+    array(6.)
+    """
+    return _sum_like("reduce_prod", "prod", a, axis, dtype, keepdims, initial)
+
+
+def _float_dtype(x, dtype) -> np.dtype:
+    if dtype is not None:
+        return dtypes.canonical(dtype)
+    return x.dtype if dtypes.is_float(x.dtype) else _FLOAT64
+
+
+def mean(a, axis=None, dtype=None, keepdims: bool = False):
+    """`np.mean`: ints and bools average in float64; a size-0 axis gives nan.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.mean(np.array([1, 2], dtype=np.int32))
+    array(1.5)
+    """
+    x = _operand(a)
+    shape = tuple(shape_of(x))
+    axes = normalize_axes(axis, len(shape), "mean")
+    dt = _float_dtype(x, dtype)
+    total = _reduce("reduce_sum", cast(x, dt), axes)
+    out = _divide_by(total, _count(shape, axes), dt)
+    return _keep(out, shape, axes, keepdims)
+
+
+def _divide_by(x, n: float, dt):
+    """`x / n` in dtype `dt` (n = 0 gives nan or inf, as NumPy does with a warning)."""
+    if not dtypes.is_float(dt):  # mean(dtype=int): NumPy divides, then casts back
+        return cast(_divide_by(cast(x, _FLOAT64), n, _FLOAT64), dt)
+    denom = constant(n, dt, weak=False, trace=innermost_trace([x]))
+    return bind("div", x, broadcast_to(denom, shape_of(x)))
+
+
+def var(a, axis=None, dtype=None, ddof: float = 0, keepdims: bool = False, *, correction=None):
+    """`np.var`: the mean squared deviation, divided by `n - ddof` (nan or inf when <= 0).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.var(np.array([1.0, 3.0]))
+    array(1.)
+    """
+    if correction is not None:
+        ddof = correction  # the array-API spelling
+    x = _operand(a)
+    shape = tuple(shape_of(x))
+    axes = normalize_axes(axis, len(shape), "var")
+    dt = _float_dtype(x, dtype)
+    if not dtypes.is_float(dt):
+        dt = _FLOAT64
+    x = cast(x, dt)
+    n = _count(shape, axes)
+    centre = _divide_by(_reduce("reduce_sum", x, axes), n, dt)
+    kept = _keep(centre, shape, axes, True)
+    dev = bind("sub", x, broadcast_to(kept, shape))
+    sq = _reduce("reduce_sum", bind("mul", dev, dev), axes)
+    out = _divide_by(sq, builtins.max(n - ddof, 0), dt)
+    if dtype is not None:
+        out = cast(out, dtype)
+    return _keep(out, shape, axes, keepdims)
+
+
+def std(a, axis=None, dtype=None, ddof: float = 0, keepdims: bool = False, *, correction=None):
+    """`np.std`: the square root of `var`.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.std(np.array([1.0, 3.0]))
+    array(1.)
+    """
+    float_dtype = dtype if dtype is not None and dtypes.is_float(dtype) else None
+    v = var(a, axis=axis, dtype=float_dtype, ddof=ddof, keepdims=keepdims, correction=correction)
+    out = bind("sqrt", v)
+    return cast(out, dtype) if dtype is not None else out
+
+
+# ---------------------------------------------------------------- extrema
+
+
+def _extremum(prim: str, name: str, a, axis, keepdims: bool, initial):
+    x = _operand(a)
+    shape = tuple(shape_of(x))
+    axes = normalize_axes(axis, len(shape), name)
+    if builtins.any(shape[i] == 0 for i in axes):
+        if initial is None:
+            raise ShapeError(
+                f"{name}: cannot reduce the size-0 axis of an array of shape {shape}: a "
+                f"{name} of nothing has no value. Pass initial=..., or check the shape first."
+                + _at()
+            )
+        out_shape = tuple(d for i, d in enumerate(shape) if i not in axes)
+        return _keep(_full(initial, out_shape, x.dtype, x), shape, axes, keepdims)
+    out = _reduce(prim, x, axes)
+    if initial is not None:
+        init = constant(initial, x.dtype, weak=False, trace=innermost_trace([out]))
+        out = bind(prim[len("reduce_") :], out, broadcast_to(init, shape_of(out)))
+    return _keep(out, shape, axes, keepdims)
+
+
+def max(a, axis=None, keepdims: bool = False, initial=None):
+    """`np.max`: NaN propagates; a size-0 axis raises ShapeError (a ValueError) unless `initial`.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.max(np.array([[1, 5], [7, 2]]), axis=0)
+    array([7, 5])
+    """
+    return _extremum("reduce_max", "max", a, axis, keepdims, initial)
+
+
+def min(a, axis=None, keepdims: bool = False, initial=None):
+    """`np.min`: NaN propagates; a size-0 axis raises ShapeError (a ValueError) unless `initial`.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.min(np.array([[1, 5], [7, 2]]), axis=1)
+    array([1, 2])
+    """
+    return _extremum("reduce_min", "min", a, axis, keepdims, initial)
+
+
+amax = max
+amin = min
+
+
+def _arg(prim: str, name: str, a, axis, keepdims: bool):
+    x = _operand(a)
+    shape = tuple(shape_of(x))
+    if axis is None:
+        flat = _reshape(x, (math.prod(shape),))
+        if not flat.shape[0]:
+            raise ShapeError(f"{name}: the array of shape {shape} is empty" + _at())
+        out = bind(prim, flat, axis=0)
+        return _reshape(out, (1,) * len(shape)) if keepdims else out
+    ax = normalize_axis(axis, len(shape), name)
+    if not shape:
+        return _full(0, (), _INT64, x)  # NumPy: argmax of a 0-d array along axis 0/-1 is 0
+    if shape[ax] == 0:
+        raise ShapeError(
+            f"{name}: axis {ax} of the array of shape {shape} has size 0, so there is no "
+            f"{name[3:]}imum to point at" + _at()
+        )
+    return _keep(bind(prim, x, axis=ax), shape, (ax,), keepdims)
+
+
+def argmax(a, axis=None, keepdims: bool = False):
+    """`np.argmax`: index of the first maximum (of the flattened array when `axis` is None).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.argmax(np.array([1.0, 3.0, 3.0]))
+    array(1)
+    """
+    return _arg("argmax", "argmax", a, axis, keepdims)
+
+
+def argmin(a, axis=None, keepdims: bool = False):
+    """`np.argmin`: index of the first minimum (of the flattened array when `axis` is None).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.argmin(np.array([2.0, 1.0, 1.0]))
+    array(1)
+    """
+    return _arg("argmin", "argmin", a, axis, keepdims)
+
+
+# ---------------------------------------------------------------- logical reductions
+
+
+def _logical(prim: str, name: str, empty: bool, a, axis, keepdims: bool):
+    x = cast(_operand(a), np.bool_)
+    shape = tuple(shape_of(x))
+    axes = normalize_axes(axis, len(shape), name)
+    if builtins.any(shape[i] == 0 for i in axes):
+        out_shape = tuple(d for i, d in enumerate(shape) if i not in axes)
+        return _keep(_full(empty, out_shape, np.bool_, x), shape, axes, keepdims)
+    return _keep(_reduce(prim, x, axes), shape, axes, keepdims)
+
+
+def all(a, axis=None, keepdims: bool = False):
+    """`np.all`: True where every element is nonzero (True over a size-0 axis).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.all(np.array([[1, 0], [2, 3]]), axis=1)
+    array([False,  True])
+    """
+    return _logical("reduce_min", "all", True, a, axis, keepdims)
+
+
+def any(a, axis=None, keepdims: bool = False):
+    """`np.any`: True where some element is nonzero (False over a size-0 axis).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.any(np.array([[1, 0], [0, 0]]), axis=1)
+    array([ True, False])
+    """
+    return _logical("reduce_max", "any", False, a, axis, keepdims)
+
+
+# ---------------------------------------------------------------- scans
+
+
+def cumsum(a, axis=None, dtype=None):
+    """`np.cumsum`: running sum along `axis` (of the flattened array when None).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.cumsum(np.array([[1, 2], [3, 4]], dtype=np.int32))
+    array([ 1,  3,  6, 10])
+    """
+    x = _operand(a)
+    shape = tuple(shape_of(x))
+    if axis is None:
+        x, ax = _reshape(x, (math.prod(shape),)), 0
+    else:
+        ax = normalize_axis(axis, len(shape), "cumsum")
+        if not shape:
+            x = _reshape(x, (1,))  # NumPy: cumsum of a 0-d array along axis 0 has shape (1,)
+    dt = dtypes.canonical(dtype) if dtype is not None else _accumulator_dtype(x.dtype)
+    x = cast(x, dt)
+    return bind("cumsum", x, axis=ax) if shape_of(x)[ax] else x
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial: bool = False):
+    """Array-API `cumulative_sum`: `cumsum` that requires `axis` for rank > 1.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.cumulative_sum(np.array([1.0, 2.0]), include_initial=True)
+    array([0., 1., 3.])
+    """
+    x = _operand(x)
+    shape = tuple(shape_of(x))
+    if axis is None:
+        if len(shape) != 1:
+            raise ShapeError(
+                f"cumulative_sum: pass axis= for an array of rank {len(shape)}" + _at()
+            )
+        axis = 0
+    out = cumsum(x, axis=axis, dtype=dtype)
+    if not include_initial:
+        return out
+    ax = normalize_axis(axis, len(shape), "cumulative_sum")
+    widths = tuple((1, 0) if i == ax else (0, 0) for i in range(len(shape)))
+    zero = constant(0, out.dtype, weak=False, trace=innermost_trace([out]))
+    return bind("pad", out, zero, widths=widths)
+
+
+# ---------------------------------------------------------------- NaN-ignoring
+
+
+def _nan_to_zero(x):
+    if not dtypes.is_float(x.dtype):
+        return x
+    zero = broadcast_to(constant(0, x.dtype, weak=False, trace=innermost_trace([x])), shape_of(x))
+    return bind("select", bind("isnan", x), zero, x)
+
+
+def nansum(a, axis=None, dtype=None, keepdims: bool = False):
+    """`np.nansum`: `sum` that treats NaN as zero.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.nansum(np.array([1.0, np.nan, 2.0]))
+    array(3.)
+    """
+    return sum(_nan_to_zero(_operand(a)), axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def nanmean(a, axis=None, dtype=None, keepdims: bool = False):
+    """`np.nanmean`: the mean of the non-NaN elements (nan where there are none).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.nanmean(np.array([1.0, np.nan, 2.0]))
+    array(1.5)
+    """
+    x = _operand(a)
+    if not dtypes.is_float(x.dtype):
+        return mean(x, axis=axis, dtype=dtype, keepdims=keepdims)
+    dt = _float_dtype(x, dtype)
+    total = sum(_nan_to_zero(x), axis=axis, dtype=dt, keepdims=keepdims)
+    count = sum(bind("not", bind("isnan", x)), axis=axis, dtype=dt, keepdims=keepdims)
+    return bind("div", total, count)
+
+
+__all__ = [
+    n
+    for n, v in list(globals().items())
+    if callable(v) and getattr(v, "__module__", None) == __name__ and not n.startswith("_")
+]

@@ -523,6 +523,8 @@ def pad(array: ArrayLike, pad_width, mode: str = "constant", **kwargs):
     x = asarray(array)
     shape = tuple(shape_of(x))
     widths = _pad_widths(pad_width, len(shape))
+    if not shape:
+        return x  # a 0-d array has no axis to pad
     if isinstance(value, Tracer):
         if value.shape != ():
             raise UnsupportedError("pad: constant_values must be a scalar" + _at())
@@ -574,6 +576,8 @@ def repeat(a: ArrayLike, repeats, axis: int | None = None):
     shape = tuple(shape_of(x))
     axis = normalize_axis(axis, len(shape), "repeat")
     counts = np.asarray(repeats)  # a traced count raises ConcretizationError here
+    if counts.size == 0:
+        counts = counts.astype(np.int64)  # [] is an empty list of counts
     if counts.dtype.kind not in "iu" or counts.ndim > 1:
         raise TypeError(f"repeat: repeats must be an int or a 1-D sequence of ints: {repeats!r}")
     if (counts < 0).any():

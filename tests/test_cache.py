@@ -248,6 +248,15 @@ def test_cli_without_action_explains_usage(tmp_path):
     assert "info" in proc.stderr and "clear" in proc.stderr
 
 
+HOLD_LOCK = r"""
+import sys, time
+from filelock import FileLock
+lock = FileLock(sys.argv[1])
+lock.acquire()
+print("held", flush=True)
+time.sleep(60)
+"""
+
 # --------------------------------------------------------------------------- in process
 
 
@@ -320,6 +329,37 @@ def test_failed_build_leaves_no_entry(cache_dir):
     with pytest.raises(CacheError, match="without writing a library"):
         cache.get_or_build(PARTS, SOURCE, lambda src, lib: None)
     assert _entry_dirs(cache_dir) == []
+
+
+def test_builds_left_by_killed_processes_are_swept(cache_dir):
+    old, fresh = cache_dir / "tmp" / "old-build", cache_dir / "tmp" / "fresh-build"
+    old.mkdir(parents=True)
+    fresh.mkdir()
+    two_days_ago = time.time() - 2 * 24 * 3600
+    os.utime(old, (two_days_ago, two_days_ago))
+    cache.get_or_build(PARTS, SOURCE, lambda src, lib: Path(lib).write_bytes(b"lib"))
+    assert not old.exists()
+    assert fresh.exists()  # may be a build in flight in another process
+
+
+def test_lock_held_too_long_says_which_file(cache_dir, monkeypatch):
+    from filelock import FileLock
+
+    monkeypatch.setattr(cache, "LOCK_TIMEOUT_S", 0.2)
+    lock_path = cache_dir / "locks" / f"{cache.cache_key(PARTS)}.lock"
+    lock_path.parent.mkdir(parents=True)
+    holder = subprocess.Popen(  # another process holding the lock, as a compile would
+        [sys.executable, "-c", HOLD_LOCK, str(lock_path)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(CacheError, match=str(lock_path)):
+            cache.get_or_build(PARTS, SOURCE, lambda src, lib: Path(lib).write_bytes(b"x"))
+    finally:
+        holder.kill()
+        holder.wait()
+    with FileLock(str(lock_path), timeout=5):  # released when its holder died
+        pass
 
 
 def test_unusable_cache_dir_says_what_to_do(tmp_path, monkeypatch):

@@ -58,10 +58,9 @@ import threading
 import time
 import types
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-
-from filelock import FileLock, Timeout
 
 from tracejit.config import config
 from tracejit.errors import CacheError, CompileError
@@ -74,6 +73,8 @@ META_FORMAT = 1
 # A build holding the lock longer than this is taken as stuck; compiling one schedule takes
 # seconds (MEASURED.md: 0.14-0.4 s per translation unit), so ten minutes is generous.
 LOCK_TIMEOUT_S = 600.0
+# A build directory in tmp/ untouched for this long belongs to a process that was killed.
+STALE_BUILD_S = 24 * 3600.0
 # The source file name follows the library suffix: CUDA artifacts come from .cu files.
 _SOURCE_SUFFIXES = {".cubin": ".cu", ".ptx": ".cu", ".fatbin": ".cu"}
 _SHARD = re.compile(r"[0-9a-f]{2}")
@@ -255,11 +256,19 @@ def _check_entry(entry: Path, suffix: str) -> str | None:
 
 
 def _remove_entry(entry: Path) -> None:
+    # The <key[:2]> shard stays: removing it could race another key's publish into it.
     shutil.rmtree(entry, ignore_errors=True)
-    try:
-        entry.parent.rmdir()  # the <key[:2]> shard, when this was its last entry
-    except OSError:
-        pass
+
+
+def _sweep_stale_builds(tmp: Path) -> None:
+    """Remove build directories left behind by processes killed mid-build."""
+    cutoff = time.time() - STALE_BUILD_S
+    for work in tmp.iterdir():
+        try:
+            if work.stat().st_mtime < cutoff:
+                shutil.rmtree(work, ignore_errors=True)
+        except OSError:
+            pass  # another process swept it first
 
 
 def _report(entry: Path, defect: str) -> None:
@@ -293,6 +302,7 @@ def _build_and_publish(
 
     root = cache_root()
     _mkdirs(root / "tmp")
+    _sweep_stale_builds(root / "tmp")
     work = Path(tempfile.mkdtemp(prefix=key[:16] + "-", dir=root / "tmp"))
     try:
         src, lib = work / _source_name(suffix), work / ("lib" + suffix)
@@ -350,24 +360,40 @@ def get_or_build(
     lib = entry / ("lib" + suffix)
     if _check_entry(entry, suffix) is None:
         return _hit(key, lib)
-    _mkdirs(_lock_path(key).parent)
+    with _key_lock(key):
+        defect = _check_entry(entry, suffix)
+        if defect is None:  # another process built it while we waited
+            return _hit(key, lib)
+        if defect != "missing":
+            _report(entry, defect)
+        if entry.exists():  # corrupt, or left half-published by a crashed process
+            _remove_entry(entry)
+        _stats.count(hit=False)
+        _log(f"tracejit cache miss {key}: compiling into {entry}")
+        return str(_build_and_publish(key, parts, source, build, suffix, meta))
+
+
+@contextmanager
+def _key_lock(key: str) -> Iterator[None]:
+    """Hold the inter-process lock of one key (flock: released if the holder dies)."""
+    # filelock is imported here, not at the top: it costs ~10 ms of `import tracejit`, and
+    # only misses need it.
+    from filelock import FileLock, Timeout
+
+    path = _lock_path(key)
+    _mkdirs(path.parent)
+    lock = FileLock(str(path), timeout=LOCK_TIMEOUT_S)
     try:
-        with FileLock(str(_lock_path(key)), timeout=LOCK_TIMEOUT_S):
-            defect = _check_entry(entry, suffix)
-            if defect is None:  # another process built it while we waited
-                return _hit(key, lib)
-            if defect != "missing":
-                _report(entry, defect)
-            if entry.exists():  # corrupt, or left half-published by a crashed process
-                _remove_entry(entry)
-            _stats.count(hit=False)
-            _log(f"tracejit cache miss {key}: compiling into {entry}")
-            return str(_build_and_publish(key, parts, source, build, suffix, meta))
+        lock.acquire()
     except Timeout as exc:
         raise CacheError(
-            f"waited {LOCK_TIMEOUT_S:.0f} s for {_lock_path(key)}, held by another process "
-            f"compiling the same code; if none is running, delete that file"
+            f"waited {LOCK_TIMEOUT_S:.0f} s for {path}, held by another process compiling "
+            f"the same code; if none is running, delete that file"
         ) from exc
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def _hit(key: str, lib: Path) -> str:
@@ -382,8 +408,7 @@ def invalidate(key: str, reason: str | None = None) -> None:
     >>> invalidate(cache_key({"demo": 1}), reason="dlopen failed")  # doctest: +SKIP
     """
     entry = entry_dir(key)
-    _mkdirs(_lock_path(key).parent)
-    with FileLock(str(_lock_path(key)), timeout=LOCK_TIMEOUT_S):
+    with _key_lock(key):
         if reason is not None and entry.exists():
             _report(entry, reason)
         _remove_entry(entry)
@@ -436,6 +461,10 @@ def clear_cache() -> dict:
                 for entry in shard.iterdir():
                     if _KEY.fullmatch(entry.name):
                         _remove_entry(entry)
+                try:
+                    shard.rmdir()
+                except OSError:
+                    pass  # holds something this module did not create, or a new entry
         shutil.rmtree(root / "tmp", ignore_errors=True)
         for lock in root.glob("locks/*.lock"):
             lock.unlink(missing_ok=True)

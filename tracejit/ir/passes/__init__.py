@@ -1,19 +1,74 @@
-"""Graph passes. `optimize(graph)` runs the listed pass sequence before fusion."""
+"""Graph passes: each is `Graph -> Graph`, run in one listed order by the pass manager.
+
+Entry points
+------------
+`optimize(graph, verify_each=False, stage="post_grad", dump=None) -> Graph`
+    Run the pipeline `PASSES` for one stage and return the optimized graph (the input graph
+    itself when nothing changed; the input is never mutated). Stages:
+
+    - `"pre_grad"`  a traced graph that may still be differentiated (all passes keep
+      gradients: e.g. `stop_gradient` stays);
+    - `"joint"`     the forward+backward graph autodiff builds, before partitioning;
+    - `"post_grad"` a graph no longer differentiated: each partitioned forward/backward
+      graph, and what `jit` compiles (the default). Here `stop_gradient` is dropped.
+
+    `verify_each=True` runs the IR verifier after every pass that changed the graph (jit
+    passes `tj.config.verify_graphs`). `dump` is a `tracejit.debug.DumpHandle`: it receives
+    the graph after each pass that changed it, as `after_<pass>`.
+
+`run_passes(graph, stage, verify_each, dump)` -> (graph, [PassRecord])
+    The same, also returning what each pass did (changed?, node counts, rules fired).
+
+`unused_inputs(graph) -> list[int]`
+    Positions of inputs no output depends on (DCE never removes inputs: the calling
+    convention depends on them).
+
+The passes, in pipeline order: `cse` (structural hashing), `fold` (constant folding, results
+of at most `fold.FOLD_LIMIT` elements), `simplify` (canonicalization and no-op removal, exact
+in floating point), `numerics` (stable log-softmax / logsumexp, log1p, expm1), `cse` again,
+`dce`. The pattern passes share one rewrite engine (`rewrite.py`: a table of pattern ->
+replacement rules applied to a fixed point); adding a rule is one table entry.
+
+>>> import numpy as np, tracejit as tj
+>>> print(optimize(tj.make_ir(lambda x: np.exp(x) - 1.0)(np.ones(2)), stage="pre_grad"))
+{ lambda a:f64[2] . let
+    b:f64[2] = expm1 a
+  in (b,) }
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from tracejit.ir.passes.cse import cse
+from tracejit.ir.passes.dce import remove_dead_nodes, unused_inputs
+from tracejit.ir.passes.fold import fold
+from tracejit.ir.passes.manager import (
+    PASSES,
+    STAGES,
+    Pass,
+    PassEntry,
+    PassRecord,
+    optimize,
+    run_passes,
+)
+from tracejit.ir.passes.numerics import numerics
+from tracejit.ir.passes.rewrite import P, Rule, rewrite
+from tracejit.ir.passes.simplify import simplify
 
-from tracejit.ir.graph import Graph, verify
-
-Pass = Callable[[Graph], Graph]
-PASSES: list[Pass] = []  # filled by the graph-passes work: DCE, CSE, folding, rewrites
-
-
-def optimize(graph: Graph, verify_each: bool = False) -> Graph:
-    """Run every pass of PASSES in order; with `verify_each` the verifier checks each result."""
-    for p in PASSES:
-        graph = p(graph)
-        if verify_each:
-            verify(graph)
-    return graph
+__all__ = [
+    "PASSES",
+    "STAGES",
+    "P",
+    "Pass",
+    "PassEntry",
+    "PassRecord",
+    "Rule",
+    "cse",
+    "fold",
+    "numerics",
+    "optimize",
+    "remove_dead_nodes",
+    "rewrite",
+    "run_passes",
+    "simplify",
+    "unused_inputs",
+]

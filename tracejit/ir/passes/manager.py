@@ -1,0 +1,131 @@
+"""The pass manager: one named, ordered list of passes, run at each of three stages.
+
+Stages (the seeds' names, as in torch.compile):
+
+- "pre_grad": a traced graph that may still be differentiated. Every pass keeps gradients.
+- "joint": the forward+backward graph autodiff builds, before partitioning.
+- "post_grad": a graph that will not be differentiated again: each partitioned graph, and
+  what `jit` compiles. Only here is `stop_gradient` dropped (it is an identity for values).
+
+Each pass is `Graph -> Graph` and returns its input unchanged (the same object) when it has
+nothing to do, so the manager knows which passes changed the graph. The input graph is never
+mutated: jit caches traced graphs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from tracejit.ir.graph import Graph, verify
+from tracejit.ir.passes.cse import cse
+from tracejit.ir.passes.dce import remove_dead_nodes
+from tracejit.ir.passes.fold import fold
+from tracejit.ir.passes.numerics import numerics
+from tracejit.ir.passes.simplify import simplify, simplify_post_grad
+
+Pass = Callable[[Graph], Graph]
+STAGES = ("pre_grad", "joint", "post_grad")
+ALL_STAGES = frozenset(STAGES)
+
+
+@dataclass(frozen=True)
+class PassEntry:
+    """One step of the pipeline: a name (for dumps), the pass, and the stages it runs in.
+
+    `run(graph, stats)` returns the new graph; `stats` collects rule firing counts.
+    """
+
+    name: str
+    run: Callable[[Graph, dict], Graph]
+    stages: frozenset[str] = ALL_STAGES
+
+
+@dataclass
+class PassRecord:
+    """What one pass did: whether it changed the graph, and the node counts around it."""
+
+    name: str
+    changed: bool
+    nodes_before: int
+    nodes_after: int
+    rules: dict[str, int] = field(default_factory=dict)
+
+
+def _no_stats(fn: Pass):
+    """Adapt a pass without rule statistics to the `(graph, stats)` calling convention."""
+
+    def run(graph: Graph, stats: dict | None = None) -> Graph:
+        return fn(graph)
+
+    run.__name__ = fn.__name__
+    return run
+
+
+# Order: CSE first so that patterns reading one value twice (`exp(x) / sum(exp(x))`, written
+# with two `exp` calls) see one node; folding before simplification so `x * (2 - 1)` becomes
+# `x * 1` and then `x`; numerics on the canonical graph; CSE again to share what the
+# replacements recompute (two rewrites of the same `x` build the same max); DCE last.
+PASSES: list[PassEntry] = [
+    PassEntry("cse", _no_stats(cse)),
+    PassEntry("fold", fold),
+    PassEntry("simplify", simplify, frozenset({"pre_grad", "joint"})),
+    PassEntry("simplify", simplify_post_grad, frozenset({"post_grad"})),
+    PassEntry("numerics", numerics),
+    PassEntry("cse", _no_stats(cse)),
+    PassEntry("dce", _no_stats(remove_dead_nodes)),
+]
+
+
+def run_passes(
+    graph: Graph,
+    stage: str = "post_grad",
+    verify_each: bool = False,
+    dump=None,
+    passes: list[PassEntry] | None = None,
+) -> tuple[Graph, list[PassRecord]]:
+    """Run the pipeline for `stage`; the result and a record per pass that ran.
+
+    `dump` (a `tracejit.debug` dump handle, or None) receives the graph after each pass that
+    changed it, as `after_<pass>`.
+
+    >>> import numpy as np, tracejit as tj
+    >>> g, log = run_passes(tj.make_ir(lambda x: np.sin(x) * np.sin(x))(np.ones(2)))
+    >>> [r.name for r in log if r.changed]
+    ['cse']
+    """
+    if stage not in STAGES:
+        raise ValueError(f"unknown pass stage {stage!r}; use one of {STAGES}")
+    records = []
+    for entry in PASSES if passes is None else passes:
+        if stage not in entry.stages:
+            continue
+        before = graph
+        stats: dict[str, int] = {}
+        graph = entry.run(graph, stats)
+        changed = graph is not before
+        records.append(PassRecord(entry.name, changed, len(before.nodes), len(graph.nodes), stats))
+        if changed:
+            if verify_each:
+                verify(graph)
+            if dump is not None:
+                dump.write(f"after_{entry.name}", graph)
+    return graph, records
+
+
+def optimize(
+    graph: Graph,
+    verify_each: bool = False,
+    stage: str = "post_grad",
+    dump=None,
+) -> Graph:
+    """Run the pass pipeline of `stage` on `graph`; returns a new graph (or `graph` itself
+    when no pass changed anything). `verify_each` runs the IR verifier after each pass.
+
+    >>> import numpy as np, tracejit as tj
+    >>> print(optimize(tj.make_ir(lambda x: np.log(1.0 + x * 1.0))(np.ones(2))))
+    { lambda a:f64[2] . let
+        b:f64[2] = log1p a
+      in (b,) }
+    """
+    return run_passes(graph, stage, verify_each, dump)[0]

@@ -1,0 +1,116 @@
+"""Canonicalization and no-op removal: rewrites that never change a result.
+
+Floating point is respected: no rule reassociates (`(a+b)+c` stays), and `x*0` is not `0`
+(NaN and Inf times zero are NaN). The one liberty, taken by XLA too, is `x + 0 -> x`: for
+`x = -0.0` the sum is `+0.0`, which compares equal; every other rule is bit-exact.
+
+`STOP_GRADIENT_RULES` remove `stop_gradient` (an identity for values); only a graph that will
+not be differentiated again (the post-grad stage) may use them.
+"""
+
+from __future__ import annotations
+
+from tracejit.ir.graph import Graph
+from tracejit.ir.passes.rewrite import P, Rule, rewrite
+
+X = P.var("x")
+
+
+def _x(b, m):
+    return m["x"]
+
+
+def _same_shape(node) -> bool:
+    return node.outputs[0].shape == node.inputs[0].shape
+
+
+def _identity_perm(node) -> bool:
+    return tuple(node.attrs["perm"]) == tuple(range(len(node.attrs["perm"])))
+
+
+def _full_slice(node) -> bool:
+    shape = node.inputs[0].shape
+    a = node.attrs
+    return (
+        all(s == 0 for s in a["starts"])
+        and tuple(a["stops"]) == tuple(shape)
+        and all(s == 1 for s in a["steps"])
+    )
+
+
+def _reshape_reshape(b, m):
+    return b.emit("reshape", m["x"], shape=m["outer"].attrs["shape"])
+
+
+def _transpose_transpose(b, m):
+    inner, outer = m["inner"].attrs["perm"], m["outer"].attrs["perm"]
+    perm = tuple(inner[j] for j in outer)
+    if perm == tuple(range(len(perm))):
+        return m["x"]
+    return b.emit("transpose", m["x"], perm=perm)
+
+
+def _broadcast_broadcast(b, m):
+    inner, outer = m["inner"].attrs, m["outer"].attrs
+    dims = tuple(outer["dims"][d] for d in inner["dims"])
+    return b.emit("broadcast_in_dim", m["x"], shape=outer["shape"], dims=dims)
+
+
+def _same_dtype(node) -> bool:
+    return node.inputs[0].dtype == node.outputs[0].dtype
+
+
+RULES: list[Rule] = [
+    # layout no-ops and compositions
+    Rule("reshape-noop", P("reshape", X, where=_same_shape), _x),
+    Rule("reshape-reshape", P("reshape", P("reshape", X), name="outer"), _reshape_reshape),
+    Rule("broadcast-noop", P("broadcast_in_dim", X, where=_same_shape), _x),
+    Rule(
+        "broadcast-broadcast",
+        P("broadcast_in_dim", P("broadcast_in_dim", X, name="inner"), name="outer"),
+        _broadcast_broadcast,
+    ),
+    Rule("transpose-noop", P("transpose", X, where=_identity_perm), _x),
+    Rule(
+        "transpose-transpose",
+        P("transpose", P("transpose", X, name="inner"), name="outer"),
+        _transpose_transpose,
+    ),
+    Rule("slice-noop", P("slice", X, where=_full_slice), _x),
+    Rule("rev-noop", P("rev", X, where=lambda n: not n.attrs["axes"]), _x),
+    Rule(
+        "reduce-noop",
+        P(
+            ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod"),
+            X,
+            where=lambda n: not n.attrs["axes"],
+        ),
+        _x,
+    ),
+    Rule("convert-noop", P("convert", X, where=_same_dtype), _x),
+    # arithmetic identities, exact in IEEE arithmetic
+    Rule("neg-neg", P("neg", P("neg", X)), _x),
+    Rule("mul-one", P("mul", X, P.const(1)), _x),  # also 1*x: mul is commutative
+    Rule("add-zero", P("add", X, P.const(0)), _x),
+    Rule("sub-zero", P("sub", X, P.const(0)), _x),
+    Rule("div-one", P("div", X, P.const(1)), _x),
+]
+
+STOP_GRADIENT_RULES: list[Rule] = [Rule("stop-gradient", P("stop_gradient", X), _x)]
+
+
+def simplify(graph: Graph, stats: dict | None = None) -> Graph:
+    """Canonicalize `graph` and remove no-ops (gradient-preserving).
+
+    >>> import numpy as np, tracejit as tj
+    >>> g = tj.make_ir(lambda x: -(-x) * 1.0)(np.ones(2))
+    >>> print(simplify(g))
+    { lambda a:f64[2] . let
+      in (a,) }
+    """
+    return rewrite(graph, RULES, stats)
+
+
+def simplify_post_grad(graph: Graph, stats: dict | None = None) -> Graph:
+    """`simplify` plus the removal of `stop_gradient`, for graphs no longer differentiated."""
+    return rewrite(graph, RULES + STOP_GRADIENT_RULES, stats)

@@ -51,6 +51,15 @@ def _keep(x, in_shape, axes, keepdims: bool):
     return _reshape(x, tuple(1 if i in axes else d for i, d in enumerate(in_shape)))
 
 
+def _axes(axis, shape, name: str, scalar_axis: bool = True) -> tuple[int, ...]:
+    """Normalized axes; NumPy's ufunc reductions accept axis 0 or -1 on a 0-d array."""
+    if not shape and scalar_axis and axis is not None:
+        axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+        if builtins.all(isinstance(a, (int, np.integer)) and a in (0, -1) for a in axes):
+            return ()
+    return normalize_axes(axis, len(shape), name)
+
+
 def _count(shape, axes) -> int:
     return math.prod(shape[a] for a in axes)
 
@@ -75,7 +84,7 @@ def _reduce(prim: str, x, axes):
 def _sum_like(prim: str, name: str, a, axis, dtype, keepdims: bool, initial):
     x = _operand(a)
     shape = tuple(shape_of(x))
-    axes = normalize_axes(axis, len(shape), name)
+    axes = _axes(axis, shape, name)
     dt = dtypes.canonical(dtype) if dtype is not None else _accumulator_dtype(x.dtype)
     out = _reduce(prim, cast(x, dt), axes)
     if initial is not None:
@@ -123,7 +132,7 @@ def mean(a, axis=None, dtype=None, keepdims: bool = False):
     """
     x = _operand(a)
     shape = tuple(shape_of(x))
-    axes = normalize_axes(axis, len(shape), "mean")
+    axes = _axes(axis, shape, "mean", scalar_axis=False)
     dt = _float_dtype(x, dtype)
     total = _reduce("reduce_sum", cast(x, dt), axes)
     out = _divide_by(total, _count(shape, axes), dt)
@@ -149,7 +158,7 @@ def var(a, axis=None, dtype=None, ddof: float = 0, keepdims: bool = False, *, co
         ddof = correction  # the array-API spelling
     x = _operand(a)
     shape = tuple(shape_of(x))
-    axes = normalize_axes(axis, len(shape), "var")
+    axes = _axes(axis, shape, "var", scalar_axis=False)
     dt = _float_dtype(x, dtype)
     if not dtypes.is_float(dt):
         dt = _FLOAT64
@@ -184,7 +193,7 @@ def std(a, axis=None, dtype=None, ddof: float = 0, keepdims: bool = False, *, co
 def _extremum(prim: str, name: str, a, axis, keepdims: bool, initial):
     x = _operand(a)
     shape = tuple(shape_of(x))
-    axes = normalize_axes(axis, len(shape), name)
+    axes = _axes(axis, shape, name)
     if builtins.any(shape[i] == 0 for i in axes):
         if initial is None:
             raise ShapeError(
@@ -234,9 +243,9 @@ def _arg(prim: str, name: str, a, axis, keepdims: bool):
             raise ShapeError(f"{name}: the array of shape {shape} is empty" + _at())
         out = bind(prim, flat, axis=0)
         return _reshape(out, (1,) * len(shape)) if keepdims else out
-    ax = normalize_axis(axis, len(shape), name)
-    if not shape:
+    if not shape and axis in (0, -1):
         return _full(0, (), _INT64, x)  # NumPy: argmax of a 0-d array along axis 0/-1 is 0
+    ax = normalize_axis(axis, len(shape), name)
     if shape[ax] == 0:
         raise ShapeError(
             f"{name}: axis {ax} of the array of shape {shape} has size 0, so there is no "
@@ -271,7 +280,7 @@ def argmin(a, axis=None, keepdims: bool = False):
 def _logical(prim: str, name: str, empty: bool, a, axis, keepdims: bool):
     x = cast(_operand(a), np.bool_)
     shape = tuple(shape_of(x))
-    axes = normalize_axes(axis, len(shape), name)
+    axes = _axes(axis, shape, name)
     if builtins.any(shape[i] == 0 for i in axes):
         out_shape = tuple(d for i, d in enumerate(shape) if i not in axes)
         return _keep(_full(empty, out_shape, np.bool_, x), shape, axes, keepdims)
@@ -312,10 +321,10 @@ def cumsum(a, axis=None, dtype=None):
     shape = tuple(shape_of(x))
     if axis is None:
         x, ax = _reshape(x, (math.prod(shape),)), 0
+    elif not shape and axis in (0, -1):
+        x, ax = _reshape(x, (1,)), 0  # NumPy: cumsum of a 0-d array along axis 0 has shape (1,)
     else:
         ax = normalize_axis(axis, len(shape), "cumsum")
-        if not shape:
-            x = _reshape(x, (1,))  # NumPy: cumsum of a 0-d array along axis 0 has shape (1,)
     dt = dtypes.canonical(dtype) if dtype is not None else _accumulator_dtype(x.dtype)
     x = cast(x, dt)
     return bind("cumsum", x, axis=ax) if shape_of(x)[ax] else x

@@ -1,6 +1,7 @@
 """Test setup: hypothesis profiles, graph verification on, device under test."""
 
 import os
+import tempfile
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -18,6 +19,9 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 tj.config.verify_graphs = True
+# Compile into a cache of this test session, never the user's: a stale entry cannot hide a bug.
+if "TRACEJIT_CACHE_DIR" not in os.environ:
+    tj.config.cache_dir = tempfile.mkdtemp(prefix="tracejit-test-cache-")
 
 # TRACEJIT_TEST_DEVICE=cuda runs the device-parametrized tests on the GPU.
 TEST_DEVICE = os.environ.get("TRACEJIT_TEST_DEVICE", "cpu")

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from tracejit import debug
 from tracejit.backends import check_device, compile_graph
 from tracejit.config import config
 from tracejit.errors import UnsupportedError
@@ -95,6 +96,7 @@ class Jitted:
                 self.static_argnums.add(self._params.index(name))
         self._executables: dict[Any, Any] = {}
         self._traces: dict[Any, Traced] = {}
+        self._graphs: dict[Any, Graph] = {}  # the optimized graph per key, for debug_nans
 
     # -- argument handling
     def _split(self, args, kwargs):
@@ -165,7 +167,10 @@ class Jitted:
             entry = self._compile(key, args, kwargs)
         executable, out_tree = entry
         arrays = [np.asarray(x, dtype=a[1]) for x, a in zip(leaves, avals)]
-        return tree_unflatten(out_tree, executable(arrays))
+        outs = executable(arrays)
+        if config.debug_nans:
+            debug.check_outputs(self._graphs[key], arrays, outs, self._label())
+        return tree_unflatten(out_tree, outs)
 
     def _inline(self, args, kwargs):
         """Called inside another trace: replay our graph into it (grad(jit(f)) etc.)."""
@@ -180,9 +185,12 @@ class Jitted:
     def _compile(self, key, args, kwargs):
         if config.explain_cache_misses:
             self._explain_miss(key, args, kwargs)
-        traced, _ = self._get_trace(args, kwargs)
-        graph = optimize(traced.graph, config.verify_graphs)
-        executable = compile_graph(graph, key[3], self._label())
+        with debug.start_dump(self._label()) as dump:  # later stages: debug.current_dump()
+            traced, _ = self._get_trace(args, kwargs)
+            dump.write("traced", traced.graph)
+            graph = optimize(traced.graph, config.verify_graphs, dump=dump)
+            executable = compile_graph(graph, key[3], self._label())
+        self._graphs[key] = graph
         entry = (executable, traced.out_tree)
         self._executables[key] = entry
         return entry

@@ -87,8 +87,9 @@ def _classify(item, op: str):
 
 def _traced_mask_error(mask: Tracer) -> ConcretizationError:
     return ConcretizationError(
-        f"boolean mask indexing x[mask] with a traced mask {mask._value.type_str}: the result's "
-        "shape depends on the mask's values, which are not known while tracing" + _at() + "\n"
+        f"boolean mask indexing x[mask] with a traced mask {mask._value.type_str} has a "
+        "data-dependent shape: the result's size is the number of True values, which is not "
+        "known while tracing" + _at() + "\n"
         "Keep the shape with tnp.where(mask, x, 0) (and reduce over it), or pass the mask as "
         "a concrete NumPy array (a closure constant or a static argument)."
     )

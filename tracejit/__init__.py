@@ -10,7 +10,9 @@ array([1., 1.], dtype=float32)
 
 from tracejit import (
     errors,
+    nn,
     numpy,
+    random,
 )
 from tracejit import numpy as tnp  # noqa: F401
 from tracejit.cache import cache_info
@@ -25,6 +27,7 @@ from tracejit.tracer.pytree import (
     tree_structure,
     tree_unflatten,
 )
+from tracejit.transforms import grad, hessian, jacrev, jvp, value_and_grad, vjp
 
 __version__ = "0.1.0"
 
@@ -34,13 +37,21 @@ __all__ = [
     "device_get",
     "device_put",
     "errors",
+    "grad",
+    "hessian",
+    "jacrev",
     "jit",
+    "jvp",
     "make_ir",
+    "nn",
     "numpy",
+    "random",
     "register_pytree_node",
     "tree_flatten",
     "tree_leaves",
     "tree_map",
     "tree_structure",
     "tree_unflatten",
+    "value_and_grad",
+    "vjp",
 ]

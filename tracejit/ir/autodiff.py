@@ -1,0 +1,560 @@
+"""Reverse-mode autodiff as a graph-to-graph transformation.
+
+`joint_graph(graph, wrt, seeded)` returns one graph that computes the forward outputs and the
+cotangents of the inputs listed in `wrt`, given one cotangent input per output in `seeded`:
+
+    joint(inputs..., cotangents...) -> (outputs..., input cotangents...)
+
+One VJP rule per primitive lives in `VJP_RULES`, keyed by primitive name. A rule receives an
+`Emitter` (which appends primitive nodes to the joint graph), the output cotangent, the
+primal inputs as `Value`s, the primal output and the node's attributes, and returns one
+cotangent per input (`None` for a symbolic zero). Rules are written with primitives only, so
+the joint graph is itself differentiable: `grad(grad(f))` just differentiates it again.
+
+Symbolic zeros: a value with no cotangent is absent from the cotangent map; rules are not run
+for nodes whose outputs carry no cotangent, and no zero array is built except for a requested
+input cotangent that is zero.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from tracejit.errors import UnsupportedError
+from tracejit.ir import dtypes
+from tracejit.ir.graph import ConstValue, Graph, Node, Value
+from tracejit.ir.primitives import get
+
+Rule = Callable[..., list]
+
+
+class Emitter:
+    """Appends backward nodes to a graph; `e.mul(a, b)` binds the primitive `mul`."""
+
+    def __init__(self, graph: Graph):
+        self.graph = graph
+        self.source: str | None = None  # the forward node's user line, copied to its VJP nodes
+        self._consts: dict[tuple, Value] = {}
+
+    def bind(self, name: str, *inputs: Value, **attrs) -> Value:
+        prim = get(name)
+        avals = [(v.shape, v.dtype, v.weak) for v in inputs]
+        outs = [Value(*aval) for aval in prim.abstract_eval(avals, attrs)]
+        self.graph.nodes.append(Node(prim, list(inputs), attrs, outs, self.source, "backward"))
+        return outs[0]
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return lambda *xs, **attrs: self.bind(name, *xs, **attrs)
+
+    def full(self, value: float, like: Value) -> Value:
+        """A constant array of `like`'s shape and dtype, shared between rules."""
+        key = (float(value), like.dtype.str, like.shape)
+        if key not in self._consts:
+            scalar = self.bind("const", value=ConstValue(np.asarray(value, like.dtype)))
+            if like.shape:
+                scalar = self.bind("broadcast_in_dim", scalar, shape=like.shape, dims=())
+            self._consts[key] = scalar
+        return self._consts[key]
+
+
+# ---------------------------------------------------------------- shared helpers
+
+
+def unbroadcast(e: Emitter, ct: Value, shape: tuple[int, ...], dims: tuple[int, ...]) -> Value:
+    """The transpose of `broadcast_in_dim(x: shape -> ct.shape, dims)`: sum what was copied.
+
+    Every broadcasting rule ends here: elementwise primitives take operands of one shape, so
+    NumPy-style broadcasting reaches autodiff only as explicit `broadcast_in_dim` nodes.
+    """
+    expanded = [i for i, d in enumerate(dims) if shape[i] == 1 and ct.shape[d] != 1]
+    summed = tuple(sorted(set(range(ct.ndim)) - set(dims)) + [dims[i] for i in expanded])
+    out = e.reduce_sum(ct, axes=tuple(sorted(summed))) if summed else ct
+    return out if out.shape == tuple(shape) else e.reshape(out, shape=tuple(shape))
+
+
+def _bcast_to(e: Emitter, x: Value, shape: tuple[int, ...], kept: Sequence[int]) -> Value:
+    """Broadcast `x` (the result of reducing away every axis not in `kept`) back to `shape`."""
+    if x.shape == tuple(shape):
+        return x
+    return e.broadcast_in_dim(x, shape=tuple(shape), dims=tuple(kept))
+
+
+def _kept_axes(ndim: int, axes: Sequence[int]) -> tuple[int, ...]:
+    return tuple(i for i in range(ndim) if i not in axes)
+
+
+def _square(e: Emitter, x: Value) -> Value:
+    return e.mul(x, x)
+
+
+def _scale(e: Emitter, x: Value, c: float) -> Value:
+    return e.mul(x, e.full(c, x))
+
+
+def _inverse_perm(perm: Sequence[int]) -> tuple[int, ...]:
+    return tuple(int(i) for i in np.argsort(perm))
+
+
+# ---------------------------------------------------------------- the rule table
+
+VJP_RULES: dict[str, Rule] = {}
+
+
+def defvjp(*names: str):
+    def register(rule: Rule) -> Rule:
+        for name in names:
+            VJP_RULES[name] = rule
+        return rule
+
+    return register
+
+
+def _zero_rule(e, ct, *inputs, out, **attrs):
+    return [None] * len(inputs)
+
+
+# Piecewise-constant or non-float results: their derivative is zero almost everywhere.
+_ZERO_DERIVATIVE = (
+    "sign floor ceil round trunc not isnan isinf isfinite stop_gradient floordiv "
+    "and or xor shl shr eq ne lt le gt ge argmax argmin iota const"
+)
+for _name in _ZERO_DERIVATIVE.split():
+    VJP_RULES[_name] = _zero_rule
+
+
+@defvjp("neg")
+def _neg(e, ct, x, *, out):
+    return [e.neg(ct)]
+
+
+@defvjp("abs")
+def _abs(e, ct, x, *, out):
+    return [e.mul(ct, e.sign(x))]  # sign(0) = 0: the subgradient JAX picks at the kink
+
+
+@defvjp("exp")
+def _exp(e, ct, x, *, out):
+    return [e.mul(ct, out)]
+
+
+@defvjp("exp2")
+def _exp2(e, ct, x, *, out):
+    return [e.mul(ct, _scale(e, out, math.log(2.0)))]
+
+
+@defvjp("log")
+def _log(e, ct, x, *, out):
+    return [e.div(ct, x)]
+
+
+@defvjp("log2")
+def _log2(e, ct, x, *, out):
+    return [e.div(ct, _scale(e, x, math.log(2.0)))]
+
+
+@defvjp("log10")
+def _log10(e, ct, x, *, out):
+    return [e.div(ct, _scale(e, x, math.log(10.0)))]
+
+
+@defvjp("log1p")
+def _log1p(e, ct, x, *, out):
+    return [e.div(ct, e.add(x, e.full(1.0, x)))]
+
+
+@defvjp("expm1")
+def _expm1(e, ct, x, *, out):
+    return [e.mul(ct, e.add(out, e.full(1.0, out)))]
+
+
+@defvjp("sqrt")
+def _sqrt(e, ct, x, *, out):
+    return [e.div(ct, _scale(e, out, 2.0))]
+
+
+@defvjp("sin")
+def _sin(e, ct, x, *, out):
+    return [e.mul(ct, e.cos(x))]
+
+
+@defvjp("cos")
+def _cos(e, ct, x, *, out):
+    return [e.neg(e.mul(ct, e.sin(x)))]
+
+
+@defvjp("tan")
+def _tan(e, ct, x, *, out):
+    return [e.mul(ct, e.add(e.full(1.0, out), _square(e, out)))]
+
+
+def _one_minus_sq(e, x):
+    return e.sub(e.full(1.0, x), _square(e, x))
+
+
+@defvjp("asin")
+def _asin(e, ct, x, *, out):
+    return [e.div(ct, e.sqrt(_one_minus_sq(e, x)))]
+
+
+@defvjp("acos")
+def _acos(e, ct, x, *, out):
+    return [e.neg(e.div(ct, e.sqrt(_one_minus_sq(e, x))))]
+
+
+@defvjp("atan")
+def _atan(e, ct, x, *, out):
+    return [e.div(ct, e.add(e.full(1.0, x), _square(e, x)))]
+
+
+@defvjp("sinh")
+def _sinh(e, ct, x, *, out):
+    return [e.mul(ct, e.cosh(x))]
+
+
+@defvjp("cosh")
+def _cosh(e, ct, x, *, out):
+    return [e.mul(ct, e.sinh(x))]
+
+
+@defvjp("tanh")
+def _tanh(e, ct, x, *, out):
+    return [e.mul(ct, _one_minus_sq(e, out))]
+
+
+@defvjp("asinh")
+def _asinh(e, ct, x, *, out):
+    return [e.div(ct, e.sqrt(e.add(_square(e, x), e.full(1.0, x))))]
+
+
+@defvjp("acosh")
+def _acosh(e, ct, x, *, out):
+    # sqrt(x-1)*sqrt(x+1) rather than sqrt(x*x-1): no cancellation near x = 1
+    one = e.full(1.0, x)
+    return [e.div(ct, e.mul(e.sqrt(e.sub(x, one)), e.sqrt(e.add(x, one))))]
+
+
+@defvjp("atanh")
+def _atanh(e, ct, x, *, out):
+    return [e.div(ct, _one_minus_sq(e, x))]
+
+
+@defvjp("erf")
+def _erf(e, ct, x, *, out):
+    dens = e.exp(e.neg(_square(e, x)))
+    return [e.mul(ct, _scale(e, dens, 2.0 / math.sqrt(math.pi)))]
+
+
+@defvjp("convert")
+def _convert(e, ct, x, *, out, dtype, weak=False):
+    if not dtypes.is_float(x.dtype):
+        return [None]
+    return [ct if ct.dtype == x.dtype else e.convert(ct, dtype=x.dtype)]
+
+
+@defvjp("add")
+def _add(e, ct, x, y, *, out):
+    return [ct, ct]
+
+
+@defvjp("sub")
+def _sub(e, ct, x, y, *, out):
+    return [ct, e.neg(ct)]
+
+
+@defvjp("mul")
+def _mul(e, ct, x, y, *, out):
+    return [e.mul(ct, y), e.mul(x, ct)]
+
+
+@defvjp("div")
+def _div(e, ct, x, y, *, out):
+    ct_x = e.div(ct, y)
+    return [ct_x, e.neg(e.mul(ct_x, out))]
+
+
+@defvjp("mod")
+def _mod(e, ct, x, y, *, out):
+    # x mod y = x - floor(x / y) * y (NumPy's floored remainder)
+    return [ct, e.neg(e.mul(ct, e.floor(e.div(x, y))))]
+
+
+@defvjp("pow")
+def _pow(e, ct, x, y, *, out):
+    # d/dx = y * x**(y-1), taken as 0 where y == 0 (0**-1 would give nan at x == 0);
+    # d/dy = out * log(x), taken as 0 where x == 0 (the limit along y > 0), as in JAX.
+    zero, one = e.full(0.0, x), e.full(1.0, x)
+    dx = e.mul(y, e.pow(x, e.sub(y, one)))
+    dx = e.select(e.eq(y, zero), zero, dx)
+    safe_x = e.select(e.eq(x, zero), one, x)
+    dy = e.mul(out, e.log(safe_x))
+    return [e.mul(ct, dx), e.mul(ct, dy)]
+
+
+def _chooser_share(e, x, y, pick: str):
+    """Where x wins the max/min: 1; ties: 1/2 for each side (JAX's convention); else 0."""
+    zero, half, one = e.full(0.0, x), e.full(0.5, x), e.full(1.0, x)
+    return e.select(e.bind(pick, x, y), one, e.select(e.eq(x, y), half, zero))
+
+
+@defvjp("max")
+def _max(e, ct, x, y, *, out):
+    share = _chooser_share(e, x, y, "gt")
+    return [e.mul(ct, share), e.mul(ct, e.sub(e.full(1.0, share), share))]
+
+
+@defvjp("min")
+def _min(e, ct, x, y, *, out):
+    share = _chooser_share(e, x, y, "lt")
+    return [e.mul(ct, share), e.mul(ct, e.sub(e.full(1.0, share), share))]
+
+
+@defvjp("atan2")
+def _atan2(e, ct, y, x, *, out):
+    denom = e.add(_square(e, x), _square(e, y))
+    return [e.mul(ct, e.div(x, denom)), e.neg(e.mul(ct, e.div(y, denom)))]
+
+
+@defvjp("select")
+def _select(e, ct, cond, x, y, *, out):
+    zero = e.full(0.0, ct)
+    return [None, e.select(cond, ct, zero), e.select(cond, zero, ct)]
+
+
+# ---------------------------------------------------------------- reductions and scans
+
+
+@defvjp("reduce_sum")
+def _reduce_sum(e, ct, x, *, out, axes):
+    return [_bcast_to(e, ct, x.shape, _kept_axes(x.ndim, axes))]
+
+
+def _reduce_chooser(e, ct, x, *, out, axes):
+    # Ties share the cotangent evenly, as in JAX's reduce_max: the result is symmetric in the
+    # tied elements and is the average of the one-hot subgradients.
+    kept = _kept_axes(x.ndim, axes)
+    hit = e.eq(x, _bcast_to(e, out, x.shape, kept))
+    ones = e.select(hit, e.full(1.0, x), e.full(0.0, x))
+    count = e.reduce_sum(ones, axes=axes)
+    share = e.div(ct, count)
+    return [e.mul(ones, _bcast_to(e, share, x.shape, kept))]
+
+
+VJP_RULES["reduce_max"] = _reduce_chooser
+VJP_RULES["reduce_min"] = _reduce_chooser
+
+
+@defvjp("reduce_prod")
+def _reduce_prod(e, ct, x, *, out, axes):
+    # d out / d x_i = prod_{j != i} x_j, computed without dividing by x_i so zeros are exact:
+    # move the reduced axes last, flatten them to n, and take the product over an (n, n) grid
+    # whose diagonal is replaced by ones. O(n^2) per row; reductions of products are short.
+    kept = _kept_axes(x.ndim, axes)
+    perm = kept + tuple(axes)
+    xt = e.transpose(x, perm=perm) if perm != tuple(range(x.ndim)) else x
+    rows = math.prod(x.shape[a] for a in kept)
+    n = math.prod(x.shape[a] for a in axes)
+    flat = e.reshape(xt, shape=(rows, n))
+    grid = e.broadcast_in_dim(flat, shape=(rows, n, n), dims=(0, 2))
+    i = e.iota(shape=(rows, n, n), dtype=np.dtype(np.int64), axis=1)
+    j = e.iota(shape=(rows, n, n), dtype=np.dtype(np.int64), axis=2)
+    others = e.reduce_prod(e.select(e.eq(i, j), e.full(1.0, grid), grid), axes=(2,))
+    others = e.reshape(others, shape=xt.shape)
+    if perm != tuple(range(x.ndim)):
+        others = e.transpose(others, perm=_inverse_perm(perm))
+    return [e.mul(others, _bcast_to(e, ct, x.shape, kept))]
+
+
+@defvjp("cumsum")
+def _cumsum(e, ct, x, *, out, axis):
+    return [e.rev(e.cumsum(e.rev(ct, axes=(axis,)), axis=axis), axes=(axis,))]
+
+
+# ---------------------------------------------------------------- layout
+
+
+@defvjp("reshape")
+def _reshape(e, ct, x, *, out, shape):
+    return [e.reshape(ct, shape=x.shape)]
+
+
+@defvjp("transpose")
+def _transpose(e, ct, x, *, out, perm):
+    return [e.transpose(ct, perm=_inverse_perm(perm))]
+
+
+@defvjp("broadcast_in_dim")
+def _broadcast_in_dim(e, ct, x, *, out, shape, dims):
+    return [unbroadcast(e, ct, x.shape, dims)]
+
+
+@defvjp("rev")
+def _rev(e, ct, x, *, out, axes):
+    return [e.rev(ct, axes=axes)]
+
+
+def _interleave_zeros(e, ct, axis: int, step: int, length: int) -> Value:
+    """Spread `ct` along `axis` to positions 0, step, 2*step, ... of an axis of `length`."""
+    shape = ct.shape
+    col = e.reshape(ct, shape=shape[: axis + 1] + (1,) + shape[axis + 1 :])
+    zeros_shape = shape[: axis + 1] + (step - 1,) + shape[axis + 1 :]
+    zeros = e.full(0.0, Value(zeros_shape, ct.dtype))
+    spread = e.concatenate(col, zeros, axis=axis + 1)
+    spread = e.reshape(spread, shape=shape[:axis] + (shape[axis] * step,) + shape[axis + 1 :])
+    starts, stops = [0] * ct.ndim, list(spread.shape)
+    stops[axis] = length
+    return e.slice(spread, starts=tuple(starts), stops=tuple(stops), steps=(1,) * ct.ndim)
+
+
+@defvjp("slice")
+def _slice(e, ct, x, *, out, starts, stops, steps):
+    for axis, step in enumerate(steps):
+        if step > 1:
+            ct = _interleave_zeros(e, ct, axis, step, stops[axis] - starts[axis])
+    widths = tuple((a, n - b) for a, b, n in zip(starts, stops, x.shape))
+    if all(w == (0, 0) for w in widths):
+        return [ct]
+    zero = e.full(0.0, Value((), ct.dtype))
+    return [e.pad(ct, zero, widths=widths)]
+
+
+@defvjp("concatenate")
+def _concatenate(e, ct, *xs, out, axis):
+    cts, offset = [], 0
+    for x in xs:
+        starts = [0] * ct.ndim
+        stops = list(ct.shape)
+        starts[axis], stops[axis] = offset, offset + x.shape[axis]
+        offset += x.shape[axis]
+        cts.append(e.slice(ct, starts=tuple(starts), stops=tuple(stops), steps=(1,) * ct.ndim))
+    return cts
+
+
+@defvjp("pad")
+def _pad(e, ct, x, value, *, out, widths):
+    starts = tuple(lo for lo, _ in widths)
+    stops = tuple(lo + n for (lo, _), n in zip(widths, x.shape))
+    ct_x = e.slice(ct, starts=starts, stops=stops, steps=(1,) * ct.ndim)
+    everything = tuple(range(ct.ndim))
+    total = e.reduce_sum(ct, axes=everything) if everything else ct
+    inner = e.reduce_sum(ct_x, axes=everything) if everything else ct_x
+    return [ct_x, e.sub(total, inner)]  # the padding value's cotangent: the padded cells' sum
+
+
+# ---------------------------------------------------------------- gather / scatter
+
+
+@defvjp("take")
+def _take(e, ct, x, idx, *, out, axis):
+    return [e.take_add(e.full(0.0, x), idx, ct, axis=axis), None]
+
+
+@defvjp("take_add")
+def _take_add(e, ct, x, idx, upd, *, out, axis):
+    return [ct, None, e.take(ct, idx, axis=axis)]
+
+
+@defvjp("take_along_axis")
+def _take_along_axis(e, ct, x, idx, *, out, axis):
+    return [e.take_along_add(e.full(0.0, x), idx, ct, axis=axis), None]
+
+
+@defvjp("take_along_add")
+def _take_along_add(e, ct, x, idx, upd, *, out, axis):
+    return [ct, None, e.take_along_axis(ct, idx, axis=axis)]
+
+
+# ---------------------------------------------------------------- matmul
+
+
+def _swap_last(e, x: Value) -> Value:
+    perm = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
+    return e.transpose(x, perm=perm)
+
+
+@defvjp("matmul")
+def _matmul(e, ct, a, b, *, out):
+    return [e.matmul(ct, _swap_last(e, b)), e.matmul(_swap_last(e, a), ct)]
+
+
+# ---------------------------------------------------------------- the transformation
+
+
+def _rule_for(node: Node) -> Rule:
+    rule = VJP_RULES.get(node.prim.name)
+    if rule is None:
+        where = f"\n  at {node.source}" if node.source else ""
+        raise UnsupportedError(
+            f"no VJP rule for {node.prim.name!r}: tracejit cannot differentiate through it. "
+            f"Wrap its input in tnp.stop_gradient if no gradient must flow there.{where}"
+        )
+    return rule
+
+
+def _accumulate(e: Emitter, cts: dict[Value, Value], v: Value, ct: Value) -> None:
+    if not dtypes.is_float(v.dtype):
+        return  # integer and bool values carry no cotangent
+    assert ct.shape == v.shape and ct.dtype == v.dtype, (v, ct)
+    cts[v] = e.add(cts[v], ct) if v in cts else ct
+
+
+def backward_pass(e: Emitter, graph: Graph, cts: dict[Value, Value]) -> dict[Value, Value]:
+    """Propagate cotangents from `cts` (seeded at outputs) back through `graph`'s nodes."""
+    for node in reversed(graph.nodes):
+        out_cts = [cts.get(v) for v in node.outputs]
+        if all(c is None for c in out_cts):
+            continue  # symbolic zero: nothing flows back through this node
+        if node.prim.multiple_results:
+            raise UnsupportedError(f"no VJP rule for {node.prim.name!r} (multiple results)")
+        rule = _rule_for(node)
+        e.source = node.source
+        in_cts = rule(e, out_cts[0], *node.inputs, out=node.outputs[0], **node.attrs)
+        for v, ct in zip(node.inputs, in_cts):
+            if ct is not None:
+                _accumulate(e, cts, v, ct)
+    e.source = None
+    return cts
+
+
+def joint_graph(graph: Graph, wrt: Sequence[int], seeded: Sequence[int]) -> Graph:
+    """The forward + backward graph of `graph`.
+
+    Inputs: `graph.inputs` then one cotangent per output index in `seeded` (float outputs).
+    Outputs: `graph.outputs` then the cotangent of each input index in `wrt` (zeros if none).
+    Backward nodes have `node.phase == "backward"`.
+    """
+    joint = Graph(list(graph.inputs), list(graph.nodes), list(graph.outputs))
+    e = Emitter(joint)
+    cts: dict[Value, Value] = {}
+    for i in seeded:
+        out = graph.outputs[i]
+        if not dtypes.is_float(out.dtype):
+            raise TypeError(
+                f"output {i} has dtype {out.dtype}: only float outputs take a cotangent"
+            )
+        ct = Value(out.shape, out.dtype)
+        joint.inputs.append(ct)
+        _accumulate(e, cts, out, ct)
+    backward_pass(e, graph, cts)
+    for i in wrt:
+        x = graph.inputs[i]
+        joint.outputs.append(cts[x] if x in cts else e.full(0.0, x))
+    return eliminate_dead_code(joint)
+
+
+def eliminate_dead_code(graph: Graph) -> Graph:
+    """Drop nodes whose outputs nothing reads (rules may build cotangents nobody needs)."""
+    live = set(graph.outputs)
+    kept = []
+    for node in reversed(graph.nodes):
+        if any(v in live for v in node.outputs):
+            kept.append(node)
+            live.update(node.inputs)
+    return Graph(list(graph.inputs), kept[::-1], list(graph.outputs))
+
+
+__all__ = ["VJP_RULES", "Emitter", "backward_pass", "joint_graph", "unbroadcast"]

@@ -1,0 +1,178 @@
+"""tracejit.nn: common neural-network functions, written with tracejit.numpy so they trace,
+fuse and differentiate like any other code.
+
+>>> import numpy as np, tracejit as tj
+>>> tj.nn.softmax(np.array([0.0, 0.0]))
+array([0.5, 0.5])
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tracejit import numpy as tnp
+from tracejit.ir import dtypes
+from tracejit.numpy._core import normalize_axes, promote, shape_of
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_GELU_CUBIC = 0.044715  # the cubic coefficient of the tanh GELU approximation (Hendrycks & Gimpel)
+
+
+def _float(x):
+    """`x` as a float array or tracer (ints and bools become float64, as NumPy's ufuncs do)."""
+    (x,) = promote(x, to_float=True)
+    return x
+
+
+def relu(x):
+    """max(x, 0); the gradient at 0 is 0 (as `jax.nn.relu`).
+
+    >>> import numpy as np, tracejit as tj
+    >>> tj.nn.relu(np.array([-1.0, 2.0]))
+    array([0., 2.])
+    """
+    (x,) = promote(x)
+    return tnp.where(tnp.greater(x, 0), x, 0)
+
+
+def sigmoid(x):
+    """The logistic function 1 / (1 + exp(-x)), computed as (tanh(x/2) + 1) / 2: no overflow.
+
+    >>> import numpy as np, tracejit as tj
+    >>> tj.nn.sigmoid(np.array([0.0]))
+    array([0.5])
+    """
+    x = _float(x)
+    return tnp.multiply(tnp.add(tnp.tanh(tnp.multiply(x, 0.5)), 1.0), 0.5)
+
+
+def silu(x):
+    """x * sigmoid(x) (also called swish).
+
+    >>> import numpy as np, tracejit as tj
+    >>> tj.nn.silu(np.array([0.0]))
+    array([0.])
+    """
+    x = _float(x)
+    return tnp.multiply(x, sigmoid(x))
+
+
+swish = silu
+
+
+def softplus(x):
+    """log(1 + exp(x)), stable for large |x|: max(x, 0) + log1p(exp(-|x|)).
+
+    >>> import numpy as np, tracejit as tj
+    >>> float(tj.nn.softplus(np.array(0.0)))
+    0.6931471805599453
+    """
+    x = _float(x)
+    return tnp.add(tnp.maximum(x, 0.0), tnp.log1p(tnp.exp(tnp.negative(tnp.abs(x)))))
+
+
+def gelu(x, approximate: bool = True):
+    """The Gaussian error linear unit: x * Phi(x).
+
+    `approximate=True` (the default, as in JAX) uses the tanh form
+    0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); `approximate=False` the exact
+    0.5 x (1 + erf(x / sqrt(2))).
+
+    >>> import numpy as np, tracejit as tj
+    >>> tj.nn.gelu(np.array([0.0]), approximate=False)
+    array([0.])
+    """
+    x = _float(x)
+    if approximate:
+        cubic = tnp.multiply(tnp.multiply(tnp.multiply(x, x), x), _GELU_CUBIC)
+        inner = tnp.multiply(tnp.add(x, cubic), _SQRT_2_OVER_PI)
+        return tnp.multiply(tnp.multiply(x, 0.5), tnp.add(tnp.tanh(inner), 1.0))
+    phi = tnp.add(tnp.erf(tnp.multiply(x, 1.0 / math.sqrt(2.0))), 1.0)
+    return tnp.multiply(tnp.multiply(x, 0.5), phi)
+
+
+def _shifted(x, axis):
+    """(x - m, m) with m = max(x, axis, keepdims) behind stop_gradient, 0 where not finite.
+
+    Subtracting the max keeps exp from overflowing; the max is a constant for the gradient
+    (the shift cancels mathematically), and a row of -inf shifts by 0 instead of giving nan.
+    """
+    m = tnp.max(x, axis=axis, keepdims=True)
+    m = tnp.stop_gradient(tnp.where(tnp.isfinite(m), m, 0.0))
+    return tnp.subtract(x, m), m
+
+
+def logsumexp(x, axis=None, keepdims: bool = False):
+    """log(sum(exp(x), axis)), computed stably.
+
+    >>> import numpy as np, tracejit as tj
+    >>> float(tj.nn.logsumexp(np.array([1000.0, 1000.0])))
+    1000.6931471805599
+    """
+    x = _float(x)
+    axes = normalize_axes(axis, len(shape_of(x)), "logsumexp")
+    shifted, m = _shifted(x, axes)
+    out = tnp.add(tnp.log(tnp.sum(tnp.exp(shifted), axis=axes, keepdims=True)), m)
+    if keepdims:
+        return out
+    return tnp.reshape(out, tuple(d for i, d in enumerate(shape_of(x)) if i not in axes))
+
+
+def log_softmax(x, axis=-1):
+    """x - logsumexp(x, axis), computed stably.
+
+    >>> import numpy as np, tracejit as tj
+    >>> tj.nn.log_softmax(np.array([0.0, 0.0]))
+    array([-0.69314718, -0.69314718])
+    """
+    x = _float(x)
+    shifted, _ = _shifted(x, axis)
+    return tnp.subtract(shifted, tnp.log(tnp.sum(tnp.exp(shifted), axis=axis, keepdims=True)))
+
+
+def softmax(x, axis=-1):
+    """exp(x) / sum(exp(x), axis), computed stably.
+
+    >>> import numpy as np, tracejit as tj
+    >>> tj.nn.softmax(np.array([[0.0, np.log(3.0)]]))
+    array([[0.25, 0.75]])
+    """
+    x = _float(x)
+    shifted, _ = _shifted(x, axis)
+    e = tnp.exp(shifted)
+    return tnp.divide(e, tnp.sum(e, axis=axis, keepdims=True))
+
+
+def one_hot(x, num_classes: int, dtype=np.float32):
+    """A `dtype` array of shape `x.shape + (num_classes,)`, 1 where the last index equals x.
+
+    The default dtype is float32, as in `jax.nn.one_hot`: one-hot labels usually meet
+    float32 activations, and float64 labels would silently promote the whole loss.
+
+    >>> import numpy as np, tracejit as tj
+    >>> tj.nn.one_hot(np.array([0, 2]), 3)
+    array([[1., 0., 0.],
+           [0., 0., 1.]], dtype=float32)
+    """
+    (x,) = promote(x)
+    if not dtypes.is_int(x.dtype):
+        raise TypeError(f"one_hot needs integer class indices, got {x.dtype}")
+    column = tnp.reshape(x, tuple(shape_of(x)) + (1,))
+    classes = np.arange(int(num_classes), dtype=x.dtype)
+    return tnp.astype(tnp.equal(column, classes), dtypes.canonical(dtype))
+
+
+__all__ = [
+    "gelu",
+    "log_softmax",
+    "logsumexp",
+    "one_hot",
+    "relu",
+    "sigmoid",
+    "silu",
+    "softmax",
+    "softplus",
+    "swish",
+]

@@ -1,0 +1,300 @@
+"""tracejit.random: a functional, counter-based PRNG (Threefry-2x32, as in JAX).
+
+A key is an int64 array of shape (2,) holding two 32-bit words. Nothing is stateful: the same
+key always gives the same numbers, on every backend and whether or not the code is traced, so
+a function of a key is pure and can be jitted and differentiated. Split a key to get
+independent streams:
+
+>>> import tracejit as tj
+>>> key = tj.random.key(0)
+>>> k1, k2 = tj.random.split(key)
+>>> tj.random.uniform(k1, (2,)).dtype
+dtype('float32')
+
+The one primitive is `threefry2x32(key, counts)`: the 20-round Threefry-2x32 block cipher of
+Salmon et al. (SC'11, "Parallel random numbers: as easy as 1, 2, 3") applied to counters.
+Float dtypes default to float32, as in `jax.random`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tracejit.errors import UnsupportedError
+from tracejit.ir import dtypes
+from tracejit.ir.primitives import RANDOM, register
+from tracejit.numpy._core import cast, innermost_trace, promote, shape_of
+from tracejit.tracer.core import Tracer, bind
+
+_MASK32 = 0xFFFFFFFF
+_PARITY = 0x1BD11BDA  # Threefry's key-schedule constant (Skein specification)
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))  # Threefry-2x32 rotation constants
+_I64 = np.dtype(np.int64)
+
+
+# ---------------------------------------------------------------- the primitive
+
+
+def _rotl(x: np.ndarray, r: int) -> np.ndarray:
+    return (x << np.uint32(r)) | (x >> np.uint32(32 - r))
+
+
+def threefry2x32_block(k0, k1, x0, x1) -> tuple[np.ndarray, np.ndarray]:
+    """Threefry-2x32 with 20 rounds on uint32 words (NumPy arrays, wrapping arithmetic)."""
+    k0, k1 = np.uint32(k0), np.uint32(k1)
+    ks = (k0, k1, k0 ^ k1 ^ np.uint32(_PARITY))
+    x0 = np.asarray(x0, np.uint32) + ks[0]
+    x1 = np.asarray(x1, np.uint32) + ks[1]
+    for i in range(5):  # five groups of four rounds, a key injection after each group
+        for r in _ROTATIONS[i % 2]:
+            x0 = x0 + x1
+            x1 = _rotl(x1, r) ^ x0
+        x0 = x0 + ks[(i + 1) % 3]
+        x1 = x1 + ks[(i + 2) % 3] + np.uint32(i + 1)
+    return x0, x1
+
+
+def _threefry_impl(key, counts):
+    k = np.asarray(key, np.int64) & _MASK32
+    c = (np.asarray(counts, np.int64) & _MASK32).astype(np.uint32)
+    n = c.shape[0]
+    if n % 2:
+        c = np.concatenate([c, np.zeros(1, np.uint32)])
+    half = c.shape[0] // 2
+    with np.errstate(over="ignore"):
+        y0, y1 = threefry2x32_block(k[0], k[1], c[:half], c[half:])
+    return np.concatenate([y0, y1])[:n].astype(np.int64)
+
+
+def _threefry_rule(avals):
+    (kshape, kdt, _), (cshape, cdt, _) = avals
+    if tuple(kshape) != (2,) or not dtypes.is_int(kdt):
+        raise TypeError(
+            f"threefry2x32: a key is an integer array of shape (2,), got {kdt}{tuple(kshape)}; "
+            "make one with tj.random.key(seed)"
+        )
+    if len(cshape) != 1 or not dtypes.is_int(cdt):
+        raise TypeError("threefry2x32: counts must be a 1-d integer array")
+    return (tuple(cshape), _I64, False)
+
+
+# Counts are split in two halves that form the cipher's two words (JAX's layout): the output
+# is the concatenation of the two output words, each value in [0, 2**32) held in an int64.
+threefry2x32_p = register("threefry2x32", RANDOM, _threefry_rule, _threefry_impl)
+
+
+# ---------------------------------------------------------------- keys
+
+
+def _check_key(key):
+    if isinstance(key, Tracer):
+        ok = key.shape == (2,) and dtypes.is_int(key.dtype)
+    else:
+        key = np.asarray(key)
+        ok = key.shape == (2,) and key.dtype.kind in "iu"
+    if not ok:
+        raise TypeError(
+            f"expected a PRNG key (an integer array of shape (2,)), got {getattr(key, 'dtype', '')}"
+            f"{tuple(shape_of(key))}; make one with tj.random.key(seed), and pass one row "
+            "of tj.random.split(key, n) at a time"
+        )
+    return key
+
+
+def _iota(n: int, like):
+    trace = innermost_trace([like])
+    if trace is None:
+        return np.arange(n, dtype=np.int64)
+    return bind("iota", shape=(n,), dtype=_I64, axis=0) if n else np.zeros(0, np.int64)
+
+
+def _bits(key, n: int):
+    """`n` random 32-bit words (int64 values in [0, 2**32)) from `key`."""
+    key = _check_key(key)
+    return bind(threefry2x32_p, key, _iota(n, key))
+
+
+def key(seed) -> np.ndarray:
+    """A PRNG key from an integer seed: the words (seed >> 32, seed & 0xFFFFFFFF).
+
+    >>> import tracejit as tj
+    >>> tj.random.key(42)
+    array([ 0, 42])
+    """
+    if isinstance(seed, Tracer):
+        (s,) = promote(seed)
+        s = cast(s, _I64)
+        return _words(s)
+    seed = int(seed)
+    return np.array([(seed >> 32) & _MASK32, seed & _MASK32], dtype=np.int64)
+
+
+def _words(s):
+    from tracejit import numpy as tnp
+
+    hi = tnp.bitwise_and(tnp.right_shift(s, 32), _MASK32)
+    lo = tnp.bitwise_and(s, _MASK32)
+    return bind(
+        "concatenate", bind("reshape", hi, shape=(1,)), bind("reshape", lo, shape=(1,)), axis=0
+    )
+
+
+PRNGKey = key
+
+
+def split(key, num: int = 2):
+    """`num` new independent keys from `key`, as an array of shape (num, 2).
+
+    >>> import tracejit as tj
+    >>> tj.random.split(tj.random.key(0), 3).shape
+    (3, 2)
+    """
+    num = int(num)
+    return bind("reshape", _bits(key, 2 * num), shape=(num, 2))
+
+
+def fold_in(key, data: int):
+    """A new key from `key` and an integer (e.g. a step number), as `jax.random.fold_in`."""
+    k = _check_key(key)
+    words = np.array([(int(data) >> 32) & _MASK32, int(data) & _MASK32], np.int64)
+    return bind(threefry2x32_p, k, words)
+
+
+def bits(key, shape=()) -> np.ndarray:
+    """Random 32-bit words of `shape`, as int64 values in [0, 2**32)."""
+    shape = _shape(shape)
+    return bind("reshape", _bits(key, math.prod(shape)), shape=shape)
+
+
+# ---------------------------------------------------------------- distributions
+
+
+def _shape(shape) -> tuple[int, ...]:
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(int(d) for d in shape)
+
+
+def _float_dtype(dtype) -> np.dtype:
+    dt = dtypes.canonical(dtype)
+    if not dtypes.is_float(dt):
+        raise TypeError(f"expected a float dtype, got {dt}")
+    return dt
+
+
+def _const(value, dtype, like):
+    from tracejit.numpy._core import constant
+
+    return constant(value, dtype, weak=False, trace=innermost_trace([like]))
+
+
+def _full(value, dtype, like):
+    from tracejit.numpy._core import broadcast_to
+
+    return broadcast_to(_const(value, dtype, like), shape_of(like))
+
+
+def _unit_interval(key, shape: tuple[int, ...], dtype: np.dtype):
+    """Uniform floats in [0, 1) with every mantissa bit random: 24 bits for float32 and 53
+    bits for float64 (two words), scaled exactly by a power of two."""
+    n = math.prod(shape)
+    if dtype == np.float32:
+        words = _bits(key, n)
+        top = bind("shr", words, _full(8, _I64, words))
+        u = bind("mul", cast(top, dtype), _full(2.0**-24, dtype, top))
+    else:
+        words = _bits(key, 2 * n)
+        hi = bind("slice", words, starts=(0,), stops=(n,), steps=(1,))
+        lo = bind("slice", words, starts=(n,), stops=(2 * n,), steps=(1,))
+        hi = cast(bind("shr", hi, _full(5, _I64, hi)), dtype)
+        lo = cast(bind("shr", lo, _full(6, _I64, lo)), dtype)
+        u = bind("add", bind("mul", hi, _full(2.0**26, dtype, hi)), lo)
+        u = bind("mul", u, _full(2.0**-53, dtype, u))
+    return bind("reshape", u, shape=shape)
+
+
+def uniform(key, shape=(), dtype=np.float32, minval=0.0, maxval=1.0):
+    """Uniform floats in [minval, maxval).
+
+    >>> import tracejit as tj
+    >>> x = tj.random.uniform(tj.random.key(0), (1000,))
+    >>> bool((x >= 0).all() and (x < 1).all())
+    True
+    """
+    from tracejit import numpy as tnp
+
+    dt = _float_dtype(dtype)
+    u = _unit_interval(key, _shape(shape), dt)
+    if minval == 0.0 and maxval == 1.0:
+        return u
+    lo, hi = tnp.asarray(minval, dt), tnp.asarray(maxval, dt)
+    return tnp.maximum(tnp.add(tnp.multiply(u, tnp.subtract(hi, lo)), lo), lo)
+
+
+def normal(key, shape=(), dtype=np.float32):
+    """Standard normal floats (Box–Muller on two independent uniform streams).
+
+    >>> import tracejit as tj
+    >>> tj.random.normal(tj.random.key(0), (2, 3)).shape
+    (2, 3)
+    """
+    from tracejit import numpy as tnp
+
+    dt = _float_dtype(dtype)
+    shape = _shape(shape)
+    keys = split(key, 2)
+    k1 = bind("reshape", bind("slice", keys, starts=(0, 0), stops=(1, 2), steps=(1, 1)), shape=(2,))
+    k2 = bind("reshape", bind("slice", keys, starts=(1, 0), stops=(2, 2), steps=(1, 1)), shape=(2,))
+    u1 = tnp.subtract(tnp.asarray(1.0, dt), _unit_interval(k1, shape, dt))  # (0, 1]: log is finite
+    u2 = _unit_interval(k2, shape, dt)
+    radius = tnp.sqrt(tnp.multiply(tnp.log(u1), tnp.asarray(-2.0, dt)))
+    return tnp.multiply(radius, tnp.cos(tnp.multiply(u2, tnp.asarray(2.0 * math.pi, dt))))
+
+
+def bernoulli(key, p=0.5, shape=None):
+    """Booleans that are True with probability `p` (a float or an array broadcasting to shape).
+
+    >>> import tracejit as tj
+    >>> tj.random.bernoulli(tj.random.key(0), 0.5, (4,)).dtype
+    dtype('bool')
+    """
+    from tracejit import numpy as tnp
+
+    if shape is None:
+        shape = tuple(shape_of(p)) if not isinstance(p, (int, float)) else ()
+    dt = np.dtype(np.float64) if getattr(p, "dtype", None) == np.float64 else np.dtype(np.float32)
+    return tnp.less(uniform(key, shape, dt), tnp.asarray(p, dt))
+
+
+def permutation(key, x):
+    """A random permutation of `range(x)` (int) or of `x` along axis 0. Eager only: it sorts
+    random words, and tracejit has no sort primitive yet.
+
+    >>> import tracejit as tj
+    >>> sorted(tj.random.permutation(tj.random.key(0), 5).tolist())
+    [0, 1, 2, 3, 4]
+    """
+    if isinstance(key, Tracer) or isinstance(x, Tracer):
+        raise UnsupportedError(
+            "tj.random.permutation works on concrete keys only (it needs a sort); call it "
+            "outside jit and pass the permutation in"
+        )
+    n = int(x) if np.ndim(x) == 0 else np.shape(x)[0]
+    order = np.argsort(np.asarray(bits(key, (n,))), kind="stable")
+    return order if np.ndim(x) == 0 else np.asarray(x)[order]
+
+
+__all__ = [
+    "PRNGKey",
+    "bernoulli",
+    "bits",
+    "fold_in",
+    "key",
+    "normal",
+    "permutation",
+    "split",
+    "threefry2x32_block",
+    "uniform",
+]

@@ -1,0 +1,401 @@
+"""`tj.grad`, `tj.value_and_grad`, `tj.vjp`, `tj.jvp`, `tj.jacrev`, `tj.hessian`.
+
+Each transformation traces the function into a `Graph` (per argument signature, cached like
+`jit`), builds the joint forward/backward graph with `ir.autodiff`, and evaluates it by
+re-binding every node: eagerly that runs NumPy, and inside an enclosing trace (`jit(grad(f))`,
+`grad(grad(f))`) it records the joint graph into that trace, so transformations compose.
+Tracers of an enclosing trace that the function closes over are lifted as captured inputs
+and are constants for the inner transformation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from tracejit.config import config
+from tracejit.ir import dtypes
+from tracejit.ir.autodiff import joint_graph
+from tracejit.ir.graph import Graph, verify
+from tracejit.ir.interpret import eval_graph
+from tracejit.ir.partition import partition
+from tracejit.tracer.core import Trace, Tracer, bind
+from tracejit.tracer.jit import Jitted, Traced
+from tracejit.tracer.pytree import PyTreeDef, tree_flatten, tree_unflatten
+
+# ---------------------------------------------------------------- running graphs
+
+
+def _rebinder(trace: Trace | None):
+    """Re-bind one node: NumPy when eager, a node of `trace` when tracing."""
+
+    def apply(node, xs):
+        if node.prim.name == "const":
+            if trace is None:
+                return [node.attrs["value"].array]
+            (v,) = trace.record(node.prim, [], node.attrs, source=None)
+            return [Tracer(trace, v, None)]
+        out = bind(node.prim, *xs, **node.attrs)
+        outs = out if node.prim.multiple_results else [out]
+        if node.phase == "backward" and isinstance(outs[0], Tracer):
+            recorded = outs[0]._trace.graph.nodes
+            if recorded and outs[0]._value in recorded[-1].outputs:
+                recorded[-1].phase = "backward"  # keep the mark when inlined (debug_nans)
+        return outs
+
+    return apply
+
+
+def run_graph(graph: Graph, args: Sequence) -> list:
+    """Evaluate `graph` on arrays (eagerly) or tracers (inlining into their trace).
+
+    When tracing, concrete arguments and constants become nodes of the trace, so nothing
+    is folded into large constant arrays behind the enclosing trace's back.
+    """
+    traces = [a._trace for a in args if isinstance(a, Tracer)]
+    trace = max(traces, key=lambda t: t.level) if traces else None
+    inputs = []
+    for a, v in zip(args, graph.inputs):
+        if not isinstance(a, Tracer):
+            a = np.asarray(a, dtype=v.dtype)
+            if trace is not None:
+                a = Tracer(trace, trace.to_value(a), None)
+        inputs.append(a)
+    outs = eval_graph(graph, inputs, _rebinder(trace))
+    return [_owned(o) for o in outs]
+
+
+def _owned(x):
+    """Copy read-only views (broadcasts, constants) so users get ordinary writable arrays."""
+    if isinstance(x, np.ndarray) and not (x.flags.owndata and x.flags.writeable):
+        return np.array(x, copy=True)
+    return x
+
+
+# ---------------------------------------------------------------- tracing and checks
+
+
+class _Traceable:
+    """Traces `fun` per argument signature (through `Jitted`) and caches joint graphs."""
+
+    def __init__(self, fun: Callable, what: str):
+        if not callable(fun):
+            raise TypeError(f"{what} expects a function, got {type(fun).__name__}")
+        self.jitted = Jitted(fun)
+        self.what = what
+        self._joints: dict[tuple, tuple[Traced, Graph]] = {}
+
+    def trace(self, args, kwargs) -> tuple[Traced, list, list[str]]:
+        traced, leaves = self.jitted._get_trace(args, kwargs)
+        names = self.jitted._leaf_names(args, kwargs, len(args))
+        return traced, list(leaves), names
+
+    def joint(self, traced: Traced, wrt: tuple[int, ...], seeded: tuple[int, ...]) -> Graph:
+        key = (id(traced), wrt, seeded)
+        hit = self._joints.get(key)
+        if hit is not None and hit[0] is traced:
+            return hit[1]
+        joint = joint_graph(traced.graph, wrt, seeded)
+        if config.verify_graphs:
+            verify(joint)
+        if not traced.captured:  # graphs reading outer tracers are valid for one call only
+            self._joints[key] = (traced, joint)
+        return joint
+
+
+def _normalize_argnums(argnums, n_args: int, what: str) -> tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    out = []
+    for a in nums:
+        if not isinstance(a, int) or not -n_args <= a < n_args:
+            raise ValueError(
+                f"{what}: argnums={argnums!r} does not fit a call with {n_args} positional "
+                "argument(s); pass the differentiated arguments positionally"
+            )
+        out.append(a % n_args)
+    return tuple(out)
+
+
+def _leaf_ranges(args, argnums) -> tuple[list[list[int]], list[PyTreeDef]]:
+    """The flat leaf indices and tree structure of each differentiated argument."""
+    starts, offset = [], 0
+    for a in args:
+        starts.append(offset)
+        offset += len(tree_flatten(a)[0])
+    ranges, trees = [], []
+    for i in argnums:
+        leaves, tree = tree_flatten(args[i])
+        ranges.append(list(range(starts[i], starts[i] + len(leaves))))
+        trees.append(tree)
+    return ranges, trees
+
+
+def _check_float_inputs(graph: Graph, wrt: Sequence[int], names: list[str], what: str):
+    for i in wrt:
+        v = graph.inputs[i]
+        if not dtypes.is_float(v.dtype):
+            raise TypeError(
+                f"{what}: cannot differentiate with respect to {names[i]!r} of dtype {v.dtype}: "
+                "gradients need float inputs. Cast it (x.astype(np.float32)) or leave it out "
+                "of argnums (close over it, or pass it as another argument)."
+            )
+
+
+def _scalar_output_index(traced: Traced, has_aux: bool, what: str) -> int:
+    tree = traced.out_tree
+    if has_aux:
+        if tree.kind is not tuple or len(tree.children) != 2:
+            raise TypeError(f"{what}(has_aux=True) needs the function to return (value, aux)")
+        tree = tree.children[0]
+    if tree.kind is not None:
+        raise TypeError(f"{what} needs the function to return one array, got a {tree!r}")
+    out = traced.graph.outputs[0]
+    if out.shape != () or not dtypes.is_float(out.dtype):
+        raise TypeError(
+            f"{what} needs a scalar float output, got {out.type_str}. Reduce it first "
+            "(e.g. tnp.sum), or use tj.vjp / tj.jacrev for non-scalar outputs."
+        )
+    return 0
+
+
+# ---------------------------------------------------------------- grad
+
+
+def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+    """A function returning `(fun(*args), gradient of fun w.r.t. args[argnums])`.
+
+    >>> import numpy as np, tracejit as tj
+    >>> v, g = tj.value_and_grad(lambda x: (x * x).sum())(np.array([1.0, 2.0]))
+    >>> float(v), g
+    (5.0, array([2., 4.]))
+    """
+    what = "value_and_grad"
+    traceable = _Traceable(fun, what)
+
+    def value_and_grad_fn(*args, **kwargs):
+        nums = _normalize_argnums(argnums, len(args), what)
+        traced, leaves, names = traceable.trace(args, kwargs)
+        out_index = _scalar_output_index(traced, has_aux, what)
+        ranges, trees = _leaf_ranges(args, nums)
+        wrt = tuple(i for r in ranges for i in r)
+        _check_float_inputs(traced.graph, wrt, names, what)
+        joint = traceable.joint(traced, wrt, (out_index,))
+        seed = np.ones((), traced.graph.outputs[out_index].dtype)
+        outs = run_graph(joint, leaves + traced.captured + [seed])
+        n_out = len(traced.graph.outputs)
+        value = tree_unflatten(traced.out_tree, outs[:n_out])
+        grads, it = [], iter(outs[n_out:])
+        for r, tree in zip(ranges, trees):
+            grads.append(tree_unflatten(tree, [next(it) for _ in r]))
+        g = grads[0] if isinstance(argnums, int) else tuple(grads)
+        return value, g
+
+    value_and_grad_fn.__name__ = f"value_and_grad({getattr(fun, '__name__', 'function')})"
+    return value_and_grad_fn
+
+
+def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+    """The gradient of a scalar function w.r.t. `args[argnums]` (pytrees of float arrays).
+
+    With `has_aux=True`, `fun` returns `(value, aux)` and the result is `(gradient, aux)`.
+
+    >>> import numpy as np, tracejit as tj
+    >>> tj.grad(lambda x: np.sin(x).sum())(np.zeros(2))
+    array([1., 1.])
+    """
+    vg = value_and_grad(fun, argnums, has_aux)
+
+    def grad_fn(*args, **kwargs):
+        value, g = vg(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+
+    grad_fn.__name__ = f"grad({getattr(fun, '__name__', 'function')})"
+    return grad_fn
+
+
+# ---------------------------------------------------------------- vjp
+
+
+class VJPFunction:
+    """The pullback `vjp` returns: `vjp_fn(cotangent) -> tuple of input cotangents`.
+
+    `saved_bytes`: bytes of the residuals kept between the forward and the backward.
+    `save_all_bytes`: bytes the backward would keep if it saved every forward value it reads.
+    `forward` / `backward`: the two graphs of the partition.
+    """
+
+    def __init__(self, part, residuals, traced: Traced, seeded, trees, out_tree):
+        self.forward = part.forward
+        self.backward = part.backward
+        self.saved_bytes = part.saved_bytes
+        self.save_all_bytes = part.save_all_bytes
+        self._residuals = residuals
+        self._traced = traced
+        self._seeded = seeded
+        self._trees = trees
+        self._out_tree = out_tree
+
+    def __call__(self, cotangent) -> tuple:
+        leaves, tree = tree_flatten(cotangent)
+        if tree != self._out_tree:
+            raise TypeError(
+                f"vjp_fn: the cotangent's structure {tree} differs from the output's "
+                f"{self._out_tree}; pass one array per output leaf"
+            )
+        cts = []
+        for i in self._seeded:
+            out = self._traced.graph.outputs[i]
+            ct = leaves[i]
+            if _shape(ct) != out.shape:
+                raise ValueError(
+                    f"vjp_fn: cotangent {i} has shape {_shape(ct)}, the output has {out.shape}"
+                )
+            if not isinstance(ct, Tracer):
+                ct = np.asarray(ct, dtype=out.dtype)
+            elif ct.dtype != out.dtype:
+                ct = bind("convert", ct, dtype=out.dtype)
+            cts.append(ct)
+        grads = iter(run_graph(self.backward, list(self._residuals) + cts))
+        return tuple(
+            tree_unflatten(t, [next(grads) for _ in range(t.num_leaves)]) for t in self._trees
+        )
+
+
+def vjp(fun: Callable, *primals, has_aux: bool = False, memory_budget: float | None = None):
+    """Run `fun(*primals)` now; return `(out, vjp_fn)` (and `aux` with `has_aux`).
+
+    The joint graph is split by a min-cut (`ir.partition`): the forward runs now and keeps
+    the residuals, `vjp_fn` runs the backward later. `memory_budget` (default
+    `tj.config.memory_budget`) in [0, 1] trades memory for recomputation.
+
+    >>> import numpy as np, tracejit as tj
+    >>> out, f_vjp = tj.vjp(np.sin, np.zeros(2))
+    >>> f_vjp(np.ones(2))
+    (array([1., 1.]),)
+    """
+    budget = config.memory_budget if memory_budget is None else float(memory_budget)
+    if not 0.0 <= budget <= 1.0:
+        raise ValueError(f"memory_budget must be in [0, 1], got {memory_budget!r}")
+    traceable = _Traceable(fun, "vjp")
+    traced, leaves, names = traceable.trace(primals, {})
+    graph = traced.graph
+    out_tree = traced.out_tree
+    n_main = len(graph.outputs)
+    if has_aux:
+        if out_tree.kind is not tuple or len(out_tree.children) != 2:
+            raise TypeError("vjp(has_aux=True) needs the function to return (out, aux)")
+        out_tree = out_tree.children[0]
+        n_main = out_tree.num_leaves
+    _, trees = _leaf_ranges(primals, range(len(primals)))
+    wrt = tuple(range(len(leaves)))
+    _check_float_inputs(graph, wrt, names, "vjp")
+    seeded = tuple(i for i in range(n_main) if dtypes.is_float(graph.outputs[i].dtype))
+    joint = traceable.joint(traced, wrt, seeded)
+    part = partition(joint, len(graph.inputs), len(graph.outputs), budget)
+    if config.verify_graphs:
+        verify(part.forward)
+        verify(part.backward)
+    fwd = run_graph(part.forward, leaves + traced.captured)
+    n_out = len(graph.outputs)
+    all_out = tree_unflatten(traced.out_tree, fwd[:n_out])
+    fn = VJPFunction(part, fwd[n_out:], traced, seeded, trees, out_tree)
+    if has_aux:
+        return all_out[0], fn, all_out[1]
+    return all_out, fn
+
+
+# ---------------------------------------------------------------- forward mode and Jacobians
+
+
+def _shape(x) -> tuple[int, ...]:
+    return x.shape if isinstance(x, Tracer) else tuple(np.shape(x))
+
+
+def _zeros_like(x):
+    return np.zeros(_shape(x), dtype=x.dtype if isinstance(x, Tracer) else np.asarray(x).dtype)
+
+
+def jvp(fun: Callable, primals: Sequence, tangents: Sequence) -> tuple[Any, Any]:
+    """Forward mode: `(fun(*primals), d fun(primals)[tangents])`.
+
+    Built by transposing the pullback (the double-VJP trick): `vjp_fn` is linear in its
+    cotangent, and the VJP of a linear map is its transpose, i.e. the JVP.
+
+    >>> import numpy as np, tracejit as tj
+    >>> tj.jvp(np.sin, (np.zeros(2),), (np.ones(2),))
+    (array([0., 0.]), array([1., 1.]))
+    """
+    primals, tangents = tuple(primals), tuple(tangents)
+    p_leaves, p_tree = tree_flatten(primals)
+    t_leaves, t_tree = tree_flatten(tangents)
+    if p_tree != t_tree:
+        raise TypeError(f"jvp: tangents {t_tree} do not match primals {p_tree}")
+    for p, t in zip(p_leaves, t_leaves):
+        if _shape(p) != _shape(t):
+            raise ValueError(f"jvp: tangent shape {_shape(t)} differs from {_shape(p)}")
+    out, f_vjp = vjp(fun, *primals)
+    for leaf in tree_flatten(out)[0]:
+        if not dtypes.is_float(leaf.dtype):
+            raise TypeError(f"jvp: output of dtype {leaf.dtype} has no tangent; return floats")
+    ct0 = tree_unflatten(tree_flatten(out)[1], [_zeros_like(o) for o in tree_flatten(out)[0]])
+    _, transpose = vjp(f_vjp, ct0)
+    (tangent_out,) = transpose(tangents)
+    return out, tangent_out
+
+
+def _concat_rows(rows: list, shape: tuple[int, ...], dtype):
+    """Stack per-output-element gradient rows into a Jacobian of `shape`."""
+    if not rows:
+        return np.zeros(shape, dtype)
+    flat = [bind("reshape", r, shape=(1,) + _shape(r)) for r in rows]
+    stacked = flat[0] if len(flat) == 1 else bind("concatenate", *flat, axis=0)
+    return bind("reshape", stacked, shape=shape)
+
+
+def jacrev(fun: Callable, argnums: int = 0):
+    """The Jacobian of `fun` w.r.t. one array argument, by one VJP per output element.
+
+    The result has shape `out.shape + x.shape`.
+
+    >>> import numpy as np, tracejit as tj
+    >>> tj.jacrev(lambda x: x * 2.0)(np.ones(2))
+    array([[2., 0.],
+           [0., 2.]])
+    """
+
+    def jac_fn(*args):
+        i = _normalize_argnums(argnums, len(args), "jacrev")[0]
+
+        def partial(x):
+            return fun(*args[:i], x, *args[i + 1 :])
+
+        out, f_vjp = vjp(partial, args[i])
+        if isinstance(out, (tuple, list, dict)):
+            raise TypeError("jacrev supports functions returning one array")
+        size = int(np.prod(_shape(out), dtype=np.int64))
+        rows = []
+        for k in range(size):
+            basis = np.zeros(size, out.dtype)
+            basis[k] = 1
+            (row,) = f_vjp(basis.reshape(_shape(out)))
+            rows.append(row)
+        shape = _shape(out) + _shape(args[i])
+        return _owned(_concat_rows(rows, shape, out.dtype))
+
+    return jac_fn
+
+
+def hessian(fun: Callable, argnums: int = 0):
+    """The Hessian of a scalar function w.r.t. one array argument (`jacrev` of `jacrev`).
+
+    >>> import numpy as np, tracejit as tj
+    >>> tj.hessian(lambda x: (x ** 3).sum())(np.array([1.0, 2.0]))
+    array([[ 6.,  0.],
+           [ 0., 12.]])
+    """
+    return jacrev(jacrev(fun, argnums), argnums)
+
+
+__all__ = ["VJPFunction", "grad", "hessian", "jacrev", "jvp", "value_and_grad", "vjp"]

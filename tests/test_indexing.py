@@ -101,7 +101,7 @@ def test_indexing_methods_compose_under_jit():
 
 
 @st.composite
-def advanced_index(draw, shape, as_list=True):
+def advanced_index(draw, shape, as_list=True, newaxis=True):
     """Ints, slices, None and integer arrays (mutually broadcastable) in random positions."""
     kinds = [draw(st.sampled_from(["slice", "int", "array"]) if n else st.just("slice"))
              for n in shape]  # fmt: skip
@@ -125,7 +125,7 @@ def advanced_index(draw, shape, as_list=True):
             items.append(idx.tolist() if as_list and idx.ndim and draw(st.booleans()) else idx)
     items = items[: draw(st.integers(max(i for i, k in enumerate(kinds) if k != "slice") + 1,
                                      len(items)))]  # fmt: skip
-    for _ in range(draw(st.integers(0, 1))):
+    for _ in range(draw(st.integers(0, 1 if newaxis else 0))):
         items.insert(draw(st.integers(0, len(items))), None)
     return tuple(items)
 
@@ -270,6 +270,41 @@ def test_take_along_axis_broadcasts_arr_too():
     x = np.arange(4.0).reshape(1, 4)
     idx = np.array([[3, 0], [1, 1], [2, 3]])
     assert_same(tnp.take_along_axis(x, idx, axis=1), np.take_along_axis(x, idx, axis=1))
+
+
+# ---------------------------------------------------------------- x.at[index] updates
+
+
+@given(st.data())
+def test_at_set_and_add_match_numpy(data):
+    x = data.draw(arrays(min_dims=1, max_dims=3))
+    basic = data.draw(st.booleans())
+    index = data.draw(basic_index(x.shape) if basic else advanced_index(x.shape, newaxis=False))
+    if index is None:
+        return
+    values = fill(x[index].shape, x.dtype, data.draw(st.integers(0, 99)))
+    want_set = x.copy()
+    want_set[index] = values  # repeated indices: the last update wins
+    f_set = tj.jit(lambda a, v: a.at[index].set(v), device=TRACE_DEVICE)
+    assert_same(f_set(x, values), want_set)
+    assert_same(tnp._indexing.AtIndexer(x)[index].set(values), want_set)
+    assert_same(tj.jit(lambda a: a.at[index].get(), device=TRACE_DEVICE)(x), x[index])
+    items = index if isinstance(index, tuple) else (index,)
+    if any(item is None or item is Ellipsis for item in items):
+        return  # np.add.at takes no None or Ellipsis
+    want_add = x.copy()
+    np.add.at(want_add, index, values)  # repeated indices accumulate
+    f_add = tj.jit(lambda a, v: a.at[index].add(v), device=TRACE_DEVICE)
+    assert_same(f_add(x, values), want_add)
+
+
+def test_at_with_traced_indices_and_scalar_values():
+    x = np.zeros((3, 4), np.float32)
+    got = tj.jit(lambda a, i: a.at[i, 1:].add(2.0).at[0, i].set(-1.0))(x, np.array([2, 0]))
+    want = x.copy()
+    want[[2, 0], 1:] += 2.0
+    want[0, [2, 0]] = -1.0
+    assert_same(got, want)
 
 
 # ---------------------------------------------------------------- errors

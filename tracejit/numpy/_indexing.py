@@ -24,6 +24,8 @@ from tracejit.numpy._core import (
     asarray,
     broadcast_shapes,
     cast,
+    constant,
+    innermost_trace,
     normalize_axis,
     shape_of,
 )
@@ -365,6 +367,83 @@ def take_along_axis(arr: ArrayLike, indices, axis: int | None = -1):
     x = broadcast_to(x, rest[:axis] + (xs[axis],) + rest[axis:])
     idx = broadcast_to(idx, rest[:axis] + (ishape[axis],) + rest[axis:])
     return bind("take_along_axis", x, idx, axis=axis)
+
+
+# ---------------------------------------------------------------- functional updates
+
+
+class AtIndexer:
+    """`x.at[index]`: functional updates in JAX's style (`x.at[i].set(v)`, `.add(v)`, `.get()`).
+
+    >>> import numpy as np, tracejit as tj
+    >>> tj.jit(lambda x: x.at[1:, 0].add(10.0))(np.zeros((2, 2)))
+    array([[ 0.,  0.],
+           [10.,  0.]])
+    """
+
+    def __init__(self, x):
+        self._x = x
+
+    def __getitem__(self, index) -> IndexUpdate:
+        return IndexUpdate(self._x, index)
+
+
+def _leaves(index) -> list:
+    items = index if isinstance(index, (tuple, list)) else [index]
+    out = []
+    for item in items:
+        out += _leaves(item) if isinstance(item, (tuple, list)) else [item]
+    return out
+
+
+class IndexUpdate:
+    """The elements `x[index]` selects; `set`/`add` return a new array, `x` is unchanged.
+
+    Repeated indices accumulate in `add` (like `np.add.at`). In `set`, the last update wins
+    for concrete indices, as in NumPy; for traced indices that repeat, the value written is
+    unspecified (as in JAX; today it is the sum of the updates). Traced indices out of range
+    are clamped, as in `getitem` (JAX drops such updates instead).
+    """
+
+    def __init__(self, x, index):
+        self._x = asarray(x)
+        self._index = index
+
+    def get(self):
+        return getitem(self._x, self._index)
+
+    def _scatter_operands(self, values):
+        """(flat x, flat positions, flat updates of x's dtype) for the selected elements."""
+        from tracejit.numpy._shape import _iota
+
+        x = self._x
+        shape = tuple(shape_of(x))
+        size = int(np.prod(shape, dtype=np.int64))
+        # Concrete indices give concrete (static) positions; traced ones trace the gather.
+        positions = _iota((size,), 0, innermost_trace(_leaves(self._index)))
+        positions = getitem(reshape(positions, shape), self._index)
+        updates = broadcast_to(cast(asarray(values), x.dtype), shape_of(positions))
+        return ravel(x), ravel(positions), ravel(updates)
+
+    def add(self, values):
+        flat, positions, updates = self._scatter_operands(values)
+        return reshape(bind("take_add", flat, positions, updates, axis=0), shape_of(self._x))
+
+    def set(self, values):
+        from tracejit.numpy._elementwise import greater, where
+
+        flat, positions, updates = self._scatter_operands(values)
+        size = shape_of(flat)[0]
+        if isinstance(positions, np.ndarray):  # keep only the last update of each position
+            _, last = np.unique(positions[::-1], return_index=True)
+            keep = len(positions) - 1 - last
+            positions, updates = positions[keep], bind("take", updates, keep, axis=0)
+        trace = innermost_trace([flat, positions, updates])
+        zeros = broadcast_to(constant(0, flat.dtype, False, trace), (size,))
+        counts = bind("take_add", np.zeros(size, np.int32), positions,
+                      np.ones(shape_of(positions), np.int32), axis=0)  # fmt: skip
+        scattered = bind("take_add", zeros, positions, updates, axis=0)
+        return reshape(where(greater(counts, 0), scattered, flat), shape_of(self._x))
 
 
 __all__ = ["getitem", "take", "take_along_axis"]

@@ -99,6 +99,7 @@ def _transpose(self, *axes):
 Tracer.astype = _astype
 Tracer.reshape = _reshape  # x.reshape(2, 3) as well as x.reshape((2, 3))
 Tracer.transpose = _transpose  # x.transpose(1, 0) as well as x.transpose((1, 0))
+Tracer.at = property(lambda self: tnp._indexing.AtIndexer(self))  # x.at[i].set(v) / .add(v)
 Tracer.flatten = _method("ravel")
 Tracer.__getitem__ = _getitem
 Tracer.__setitem__ = _setitem

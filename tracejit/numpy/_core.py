@@ -172,7 +172,8 @@ def elementwise(prim: str, *xs, to_float: bool = False, op: str | None = None):
 
 def normalize_axis(axis: int, ndim: int, op: str = "") -> int:
     axis = _static_int(axis, "axis")
-    if not -ndim <= axis < max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
+    bound = max(ndim, 1)  # NumPy lets reductions of 0-d arrays name axis 0 or -1
+    if not -bound <= axis < bound:
         raise ShapeError(f"{op}: axis {axis} is out of bounds for an array of rank {ndim}" + _at())
     return axis % ndim if ndim else 0
 

@@ -373,3 +373,32 @@ def test_axis_out_of_range_is_a_shape_error():
         tj.jit(lambda a: tnp.flip(a, 3))(np.ones((2, 2)))
     with pytest.raises(ShapeError, match="not a permutation"):
         tnp.transpose(np.ones((2, 2)), (0, 0))
+
+
+# ---------------------------------------------------------------- gradients
+
+
+def numeric_grad(f, x, eps=1e-6):
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        step = np.zeros_like(x)
+        step[i] = eps
+        grad[i] = (f(x + step) - f(x - step)) / (2 * eps)
+    return grad
+
+
+GRAD_CASES = [
+    lambda a: (tnp.pad(a, ((1, 0), (0, 2)), constant_values=2.0) ** 2).sum(),
+    lambda a: (tnp.concatenate([tnp.tril(a), tnp.roll(a, 1, 0)], 1) ** 2).sum(),
+    lambda a: (tnp.tile(a, (1, 2)) * tnp.repeat(a, 2, axis=1)).sum(),
+    lambda a: (tnp.stack(tnp.split(tnp.flip(a, 0), [1], axis=1)[::-1][0:1]) ** 3).sum(),
+    lambda a: (tnp.diagonal(a, 1) ** 2).sum() + (tnp.moveaxis(a, 0, 1)[:3] * a[:, :3]).sum(),
+]
+
+
+@pytest.mark.parametrize("f", GRAD_CASES)
+def test_gradients_match_finite_differences(f):
+    x = np.random.default_rng(0).normal(size=(3, 4))
+    want = numeric_grad(f, x)
+    np.testing.assert_allclose(tj.grad(f)(x), want, atol=1e-6)
+    np.testing.assert_allclose(tj.jit(tj.grad(f), device=TRACE_DEVICE)(x), want, atol=1e-6)

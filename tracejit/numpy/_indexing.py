@@ -280,7 +280,8 @@ def _gather_linear(y, adv: list[_Entry], bshape, basic: list[_Entry]):
     linear = None
     stride = 1
     for e, n in reversed(list(zip(adv, sizes))):
-        term = multiply(_clamped(e.value, n), stride)
+        term = _clamped(e.value, n)
+        term = term if stride == 1 else multiply(term, stride)
         linear = term if linear is None else add(linear, term)
         stride *= n
     return bind("take", y, broadcast_to(linear, bshape), axis=0)

@@ -143,21 +143,6 @@ def swapaxes(a: ArrayLike, axis1: int, axis2: int):
     return transpose(x, perm)
 
 
-def matrix_transpose(a: ArrayLike):
-    """Swap the last two axes (`x.mT`, array API).
-
-    >>> import numpy as np, tracejit.numpy as tnp
-    >>> tnp.matrix_transpose(np.ones((5, 2, 3))).shape
-    (5, 3, 2)
-    """
-    x = asarray(a)
-    if len(shape_of(x)) < 2:
-        raise ShapeError(
-            f"matrix_transpose needs an array of rank >= 2, got shape {shape_of(x)}" + _at()
-        )
-    return swapaxes(x, -1, -2)
-
-
 def moveaxis(a: ArrayLike, source, destination):
     """`np.moveaxis` for an int or a sequence of axes.
 

@@ -66,37 +66,48 @@ def _already_shifted(b: Builder, x: Value) -> bool:
 # ---------------------------------------------------------------- log-softmax
 
 
-def _sum_broadcast_back(m: dict, x: Value, reshaped: bool) -> bool:
-    """Whether the denominator broadcasts `sum(exp(x), axes)` back onto x's shape."""
-    axes = m["sum"].attrs["axes"]
-    bc = m["bc"].attrs
-    if bc["shape"] != x.shape:
-        return False
-    if reshaped:
+def _summed_back(b: Builder, den: Value, x: Value) -> tuple[int, ...] | None:
+    """The axes when `den` is `sum(exp(x), axes)` laid back onto x's shape, else None.
+
+    tnp gives `broadcast_in_dim(reshape(reduce_sum(e)))` for `sum(e, keepdims=True)`, and
+    drops either step when it would not change the shape (a size-1 axis, a 1-element row);
+    `broadcast_in_dim(reduce_sum(e), dims=kept axes)` is the same value without keepdims.
+    """
+    node = b.node_of(den)
+    bc = rs = None
+    if node is not None and node.prim.name == "broadcast_in_dim":
+        bc, node = node, b.node_of(node.inputs[0])
+    if node is not None and node.prim.name == "reshape":
+        rs, node = node, b.node_of(node.inputs[0])
+    if node is None or node.prim.name != "reduce_sum" or not node.attrs["axes"]:
+        return None
+    e = b.node_of(node.inputs[0])
+    if e is None or e.prim.name != "exp" or e.inputs[0] is not x:
+        return None
+    axes = node.attrs["axes"]
+    if rs is not None:
         keep = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
-        return m["rs"].attrs["shape"] == keep and bc["dims"] == tuple(range(x.ndim))
-    return bc["dims"] == _kept(x.ndim, axes)
-
-
-def _log_softmax(reshaped: bool):
-    def fn(b: Builder, m: dict) -> Value | None:
-        x = m["x"]
-        axes = m["sum"].attrs["axes"]
-        if x.size == 0 or not _sum_broadcast_back(m, x, reshaped) or _already_shifted(b, x):
+        if rs.attrs["shape"] != keep:
             return None
-        _, shifted = _shifted(b, x, axes)
-        lse = _log_sum_exp_shifted(b, shifted, axes)
-        lse = b.emit("broadcast_in_dim", lse, shape=x.shape, dims=_kept(x.ndim, axes))
-        return b.emit("sub", shifted, lse)
+        dims = tuple(range(x.ndim))
+    else:
+        dims = _kept(x.ndim, axes)
+    if bc is None:
+        return axes if rs is not None and den.shape == x.shape else None
+    if bc.attrs["shape"] != x.shape or bc.attrs["dims"] != dims:
+        return None
+    return axes
 
-    return fn
 
-
-def _softmax_pattern(reshaped: bool) -> P:
-    total = P("reduce_sum", P("exp", FLOAT_X), name="sum")
-    if reshaped:
-        total = P("reshape", total, name="rs")
-    return P("log", P("div", P("exp", FLOAT_X), P("broadcast_in_dim", total, name="bc")))
+def _log_softmax(b: Builder, m: dict) -> Value | None:
+    x = m["x"]
+    axes = _summed_back(b, m["den"], x)
+    if axes is None or x.size == 0 or _already_shifted(b, x):
+        return None
+    _, shifted = _shifted(b, x, axes)
+    lse = _log_sum_exp_shifted(b, shifted, axes)
+    lse = b.emit("broadcast_in_dim", lse, shape=x.shape, dims=_kept(x.ndim, axes))
+    return b.emit("sub", shifted, lse)
 
 
 # ---------------------------------------------------------------- logsumexp
@@ -116,8 +127,7 @@ def _logsumexp(b: Builder, m: dict) -> Value | None:
 _SUM_EXP = P("reduce_sum", P("exp", FLOAT_X), name="sum")
 
 RULES: list[Rule] = [
-    Rule("log-softmax", _softmax_pattern(reshaped=True), _log_softmax(reshaped=True)),
-    Rule("log-softmax-flat", _softmax_pattern(reshaped=False), _log_softmax(reshaped=False)),
+    Rule("log-softmax", P("log", P("div", P("exp", FLOAT_X), P.var("den"))), _log_softmax),
     Rule("logsumexp", P("log", _SUM_EXP), _logsumexp),
     Rule("logsumexp-keepdims", P("log", P("reshape", _SUM_EXP, name="rs")), _logsumexp),
     Rule("log1p", P("log", P("add", FLOAT_X, P.const(1))), lambda b, m: b.emit("log1p", m["x"])),

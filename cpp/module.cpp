@@ -6,6 +6,7 @@
 #include <string>
 
 #include "errors.h"
+#include "executor.h"
 
 namespace py = pybind11;
 
@@ -76,6 +77,7 @@ py::dict build_info() {
 PYBIND11_MODULE(_core, m) {
   m.doc() = "tracejit's compiled runtime (pybind11).";
   tracejit::register_exception_translator(m);
+  tracejit::register_executor(m);
 
   m.def("version", [] { return TRACEJIT_VERSION; }, "The tracejit version this module was built as.");
   m.def("build_info", &build_info,

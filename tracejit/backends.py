@@ -59,7 +59,9 @@ def compile_graph(graph: Graph, device: str, name: str = "function") -> Executab
     if device == "numpy":
         return ReferenceExecutable(graph, name)
     if device == "cpu":
-        return ReferenceExecutable(graph, name)
+        from tracejit.backend_cpu import compile_cpu
+
+        return compile_cpu(graph, name)
     from tracejit.devices import cupy_or_error
 
     cupy_or_error()

@@ -1,0 +1,213 @@
+#include "executor.h"
+
+#include <dlfcn.h>
+#include <pybind11/stl.h>
+
+#include <cstdlib>
+#include <exception>
+#include <sstream>
+#include <utility>
+
+#include "errors.h"
+
+namespace py = pybind11;
+
+namespace tracejit {
+namespace {
+
+// Arena blocks start on a cache line, as the memory plan (ir/memory.py ALIGN) assumes.
+constexpr size_t kArenaAlign = 64;
+
+struct CallState {
+  Executor* executor;
+  std::exception_ptr error;
+};
+
+int fallback_trampoline(void* self, int64_t step, void* const* ptrs) {
+  auto* state = static_cast<CallState*>(self);
+  try {
+    return state->executor->call_fallback(step, ptrs);
+  } catch (...) {
+    state->error = std::current_exception();
+    return 1;
+  }
+}
+
+std::string shape_str(const std::vector<int64_t>& shape) {
+  std::ostringstream out;
+  out << "(";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    out << shape[i] << (shape.size() == 1 ? "," : (i + 1 < shape.size() ? ", " : ""));
+  }
+  out << ")";
+  return out.str();
+}
+
+bool same_dtype(const py::dtype& a, const py::dtype& b) {
+  return a.kind() == b.kind() && a.itemsize() == b.itemsize() &&
+         (a.byteorder() == b.byteorder() || a.itemsize() == 1 || a.byteorder() == '=' ||
+          a.byteorder() == '|');
+}
+
+}  // namespace
+
+void Executor::FreeDeleter::operator()(char* p) const { std::free(p); }
+
+Executor::Executor(const std::string& library, std::vector<ArraySpec> inputs,
+                   std::vector<ArraySpec> outputs, std::vector<py::array> consts,
+                   int64_t arena_bytes, uintptr_t sgemm, uintptr_t dgemm, py::object fallback)
+    : inputs_(std::move(inputs)),
+      outputs_(std::move(outputs)),
+      consts_(std::move(consts)),
+      arena_bytes_(arena_bytes),
+      sgemm_(reinterpret_cast<void*>(sgemm)),
+      dgemm_(reinterpret_cast<void*>(dgemm)),
+      fallback_(std::move(fallback)) {
+  handle_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle_) {
+    const char* why = dlerror();
+    throw CompileError("cannot load compiled library " + library + ": " + (why ? why : "?"));
+  }
+  run_ = reinterpret_cast<RunFn>(dlsym(handle_, "tj_run"));
+  if (!run_) {
+    dlclose(handle_);
+    handle_ = nullptr;
+    throw CompileError("compiled library " + library + " has no tj_run symbol");
+  }
+  for (auto& c : consts_) {
+    const_ptrs_.push_back(const_cast<void*>(c.data()));
+  }
+}
+
+Executor::~Executor() {
+  if (handle_) dlclose(handle_);
+}
+
+py::array Executor::check_input(size_t i, py::handle arg) const {
+  const ArraySpec& spec = inputs_[i];
+  if (!py::isinstance<py::array>(arg)) {
+    throw ShapeError("argument " + std::to_string(i) + " is not a NumPy array");
+  }
+  auto arr = py::reinterpret_borrow<py::array>(arg);
+  if (!same_dtype(arr.dtype(), spec.dtype)) {
+    throw ShapeError("argument " + std::to_string(i) + " has dtype " +
+                     std::string(py::str(arr.dtype())) + ", the compiled function expects " +
+                     std::string(py::str(spec.dtype)));
+  }
+  bool shape_ok = static_cast<size_t>(arr.ndim()) == spec.shape.size();
+  for (size_t d = 0; shape_ok && d < spec.shape.size(); ++d) {
+    shape_ok = arr.shape(static_cast<py::ssize_t>(d)) == spec.shape[d];
+  }
+  if (!shape_ok) {
+    std::vector<int64_t> got(arr.shape(), arr.shape() + arr.ndim());
+    throw ShapeError("argument " + std::to_string(i) + " has shape " + shape_str(got) +
+                     ", the compiled function expects " + shape_str(spec.shape));
+  }
+  const int flags = py::array::c_style;
+  bool aligned = reinterpret_cast<uintptr_t>(arr.data()) % arr.dtype().itemsize() == 0;
+  if ((arr.flags() & flags) && aligned && arr.dtype().byteorder() != '>') {
+    return arr;
+  }
+  // Strided, misaligned or byte-swapped data is copied, never misread.
+  return py::array(py::module_::import("numpy").attr("ascontiguousarray")(arr, spec.dtype));
+}
+
+Executor::Arena Executor::take_arena() {
+  {
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    if (!pool_.empty()) {
+      Arena a = std::move(pool_.back());
+      pool_.pop_back();
+      return a;
+    }
+  }
+  if (arena_bytes_ == 0) return Arena(nullptr);
+  size_t size = (static_cast<size_t>(arena_bytes_) + kArenaAlign - 1) / kArenaAlign * kArenaAlign;
+  char* p = static_cast<char*>(std::aligned_alloc(kArenaAlign, size));
+  if (!p) throw std::bad_alloc();
+  return Arena(p);
+}
+
+void Executor::give_arena(Arena arena) {
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  pool_.push_back(std::move(arena));
+}
+
+int Executor::call_fallback(int64_t step, void* const* ptrs) {
+  py::gil_scoped_acquire gil;
+  py::list addresses;
+  // The Python side knows how many pointers the step has; pass a generous view of them.
+  py::object count = fallback_.attr("pointer_count")(step);
+  int64_t n = count.cast<int64_t>();
+  for (int64_t i = 0; i < n; ++i) {
+    addresses.append(reinterpret_cast<uintptr_t>(ptrs[i]));
+  }
+  fallback_(step, addresses);
+  return 0;
+}
+
+py::list Executor::run(const py::sequence& args) {
+  if (static_cast<size_t>(py::len(args)) != inputs_.size()) {
+    throw ShapeError("the compiled function takes " + std::to_string(inputs_.size()) +
+                     " arrays, got " + std::to_string(py::len(args)));
+  }
+  std::vector<py::array> keep;
+  std::vector<void*> in_ptrs(inputs_.size());
+  keep.reserve(inputs_.size());
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    keep.push_back(check_input(i, args[i]));
+    in_ptrs[i] = const_cast<void*>(keep.back().data());
+  }
+  py::list results;
+  std::vector<void*> out_ptrs(outputs_.size());
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    py::array out(outputs_[i].dtype, outputs_[i].shape);
+    out_ptrs[i] = out.mutable_data();
+    results.append(out);
+  }
+  Arena arena = take_arena();
+  CallState state{this, nullptr};
+  TjContext ctx{sgemm_, dgemm_, &fallback_trampoline, &state};
+  int rc;
+  {
+    py::gil_scoped_release release;
+    try {
+      rc = run_(in_ptrs.data(), out_ptrs.data(), const_ptrs_.data(), arena.get(), &ctx);
+    } catch (...) {
+      state.error = std::current_exception();
+      rc = -1;
+    }
+  }
+  give_arena(std::move(arena));
+  if (state.error) std::rethrow_exception(state.error);
+  if (rc != 0) throw TracejitError("compiled function failed with code " + std::to_string(rc));
+  return results;
+}
+
+void register_executor(py::module_& m) {
+  py::class_<Executor>(m, "Executor",
+                       "Runs a compiled schedule (a tj_run library) in one call, GIL released.")
+      .def(py::init([](const std::string& library, const py::list& inputs, const py::list& outputs,
+                       std::vector<py::array> consts, int64_t arena_bytes, uintptr_t sgemm,
+                       uintptr_t dgemm, py::object fallback) {
+             auto specs = [](const py::list& items) {
+               std::vector<ArraySpec> out;
+               for (auto item : items) {
+                 auto pair = item.cast<py::tuple>();
+                 out.push_back({pair[0].cast<std::vector<int64_t>>(),
+                                py::dtype::from_args(pair[1])});
+               }
+               return out;
+             };
+             return std::make_unique<Executor>(library, specs(inputs), specs(outputs),
+                                               std::move(consts), arena_bytes, sgemm, dgemm,
+                                               std::move(fallback));
+           }),
+           py::arg("library"), py::arg("inputs"), py::arg("outputs"), py::arg("consts"),
+           py::arg("arena_bytes"), py::arg("sgemm") = 0, py::arg("dgemm") = 0,
+           py::arg("fallback") = py::none())
+      .def("__call__", &Executor::run, py::arg("args"))
+      .def_property_readonly("arena_bytes", &Executor::arena_bytes);
+}
+
+}  // namespace tracejit

@@ -1,0 +1,79 @@
+// The static executor of the CPU backend: runs a generated library's `tj_run` in one call.
+//
+// A generated library (backend_cpu/codegen.py) exports
+//   int tj_run(void* const* in, void* const* out, void* const* consts, char* arena,
+//              const TjContext* ctx);
+// which runs every step of a schedule. The executor loads it (dlopen), checks and converts
+// the inputs, allocates fresh output arrays, takes an arena from a pool (one per concurrent
+// call, so two threads can call the same function), releases the GIL for the whole run, and
+// turns failures into tracejit.errors exceptions.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace tracejit {
+
+// Must match `struct TjContext` in the generated code (backend_cpu/codegen.py).
+struct TjContext {
+  void* sgemm;
+  void* dgemm;
+  int (*fallback)(void* self, int64_t step, void* const* ptrs);
+  void* self;
+};
+
+using RunFn = int (*)(void* const*, void* const*, void* const*, char*, const TjContext*);
+
+struct ArraySpec {
+  std::vector<int64_t> shape;
+  pybind11::dtype dtype;
+};
+
+class Executor {
+ public:
+  Executor(const std::string& library, std::vector<ArraySpec> inputs,
+           std::vector<ArraySpec> outputs, std::vector<pybind11::array> consts,
+           int64_t arena_bytes, uintptr_t sgemm, uintptr_t dgemm, pybind11::object fallback);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  pybind11::list run(const pybind11::sequence& args);
+  int64_t arena_bytes() const { return arena_bytes_; }
+
+  // Called by generated code (GIL not held) to run a NumPy fallback step.
+  int call_fallback(int64_t step, void* const* ptrs);
+
+ private:
+  struct FreeDeleter {
+    void operator()(char* p) const;
+  };
+  using Arena = std::unique_ptr<char, FreeDeleter>;
+
+  pybind11::array check_input(size_t i, pybind11::handle arg) const;
+  Arena take_arena();
+  void give_arena(Arena arena);
+
+  void* handle_ = nullptr;
+  RunFn run_ = nullptr;
+  std::vector<ArraySpec> inputs_;
+  std::vector<ArraySpec> outputs_;
+  std::vector<pybind11::array> consts_;
+  std::vector<void*> const_ptrs_;
+  int64_t arena_bytes_;
+  void* sgemm_;
+  void* dgemm_;
+  pybind11::object fallback_;
+  std::mutex pool_mutex_;
+  std::vector<Arena> pool_;
+};
+
+void register_executor(pybind11::module_& module);
+
+}  // namespace tracejit

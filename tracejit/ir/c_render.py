@@ -1,0 +1,295 @@
+"""The op -> C expression table, written once and shared by the C++ and CUDA backends.
+
+`render(prim, args, dtype, out_dtype, attrs, uses)` returns a C expression for one elementwise
+primitive applied to operand expressions `args` (strings) of dtype `dtype`. Math functions the
+expression calls are added to `uses`, so a backend can declare them (the CPU backend declares
+them `omp declare simd` to get glibc's vectorized libmvec variants without -ffast-math).
+
+Semantics follow NumPy exactly where a kernel can: integer floor division and remainder follow
+Python's sign rules and give 0 on division by zero (NumPy's result, minus the warning);
+float floor division and remainder follow `npy_divmod`; `round` is half-to-even (`nearbyint`);
+max/min propagate NaN; `sign(nan)` is NaN; float -> int casts of NaN or out-of-range values give
+the minimum integer (what NumPy gives on x86); shifts by >= the bit width give 0 (or -1).
+Signed overflow wraps: backends compile with `-fwrapv` (C++) or rely on CUDA's wrapping.
+
+>>> import numpy as np
+>>> render("add", ["a", "b"], np.dtype("float32"), np.dtype("float32"), {}, set())
+'(a + b)'
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tracejit.errors import UnsupportedError
+
+C_TYPES = {
+    np.dtype(np.bool_): "bool",
+    np.dtype(np.int32): "int32_t",
+    np.dtype(np.int64): "int64_t",
+    np.dtype(np.float32): "float",
+    np.dtype(np.float64): "double",
+}
+UNSIGNED = {np.dtype(np.int32): "uint32_t", np.dtype(np.int64): "uint64_t"}
+
+# Unary float functions with a libm name (float variant gets an "f" suffix). Every one has a
+# vector variant in glibc's libmvec (>= 2.35), so a declare-simd declaration vectorizes it.
+LIBM_UNARY = {
+    "exp": "exp",
+    "exp2": "exp2",
+    "log": "log",
+    "log2": "log2",
+    "log10": "log10",
+    "log1p": "log1p",
+    "expm1": "expm1",
+    "sin": "sin",
+    "cos": "cos",
+    "tan": "tan",
+    "asin": "asin",
+    "acos": "acos",
+    "atan": "atan",
+    "sinh": "sinh",
+    "cosh": "cosh",
+    "tanh": "tanh",
+    "asinh": "asinh",
+    "acosh": "acosh",
+    "atanh": "atanh",
+    "erf": "erf",
+}
+LIBM_BINARY = {"pow": "pow", "atan2": "atan2"}
+# Rounding and sqrt compile to instructions through GCC/Clang/NVCC builtins.
+BUILTIN_UNARY = {"sqrt": "sqrt", "floor": "floor", "ceil": "ceil", "trunc": "trunc"}
+
+# Helpers shared by both backends. TJ_FN is `static inline` in C++ and `__device__ inline` in
+# CUDA; the backend defines it before this text. Builtins keep <cmath> out of the translation
+# unit (it costs ~0.1 s of compile time per file).
+PRELUDE = r"""
+template <class T> TJ_FN T tj_floordiv_int(T a, T b) {
+  if (b == 0) return 0;
+  if (b == -1) return (T)(0 - a);  // avoids the INT_MIN / -1 trap; wraps like NumPy
+  T q = a / b;
+  return ((a % b != 0) && ((a < 0) != (b < 0))) ? (T)(q - 1) : q;
+}
+template <class T> TJ_FN T tj_mod_int(T a, T b) {
+  if (b == 0 || b == -1) return 0;
+  T r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? (T)(r + b) : r;
+}
+TJ_FN float tj_fmod(float a, float b) { return __builtin_fmodf(a, b); }
+TJ_FN double tj_fmod(double a, double b) { return __builtin_fmod(a, b); }
+TJ_FN float tj_floor(float a) { return __builtin_floorf(a); }
+TJ_FN double tj_floor(double a) { return __builtin_floor(a); }
+TJ_FN float tj_copysign(float a, float b) { return __builtin_copysignf(a, b); }
+TJ_FN double tj_copysign(double a, double b) { return __builtin_copysign(a, b); }
+// npy_divmod: the remainder takes the divisor's sign; the quotient is floor((a - mod) / b).
+template <class T> TJ_FN T tj_mod_float(T a, T b) {
+  T mod = tj_fmod(a, b);
+  if (b == 0) return mod;
+  if (mod != 0) {
+    if ((b < 0) != (mod < 0)) mod += b;
+  } else {
+    mod = tj_copysign((T)0, b);
+  }
+  return mod;
+}
+template <class T> TJ_FN T tj_floordiv_float(T a, T b) {
+  if (b == 0) return a / b;
+  T mod = tj_fmod(a, b);
+  T div = (a - mod) / b;
+  if (mod != 0 && ((b < 0) != (mod < 0))) div -= (T)1;
+  if (div != 0) {
+    T fl = tj_floor(div);
+    if (div - fl > (T)0.5) fl += (T)1;
+    return fl;
+  }
+  return tj_copysign((T)0, a / b);
+}
+// Integer power by squaring, wrapping; negative exponents give 0 except for bases 1 and -1.
+template <class T> TJ_FN T tj_pow_int(T a, T b) {
+  if (b < 0) {
+    if (a == 1) return 1;
+    if (a == -1) return (b % 2 == 0) ? 1 : -1;
+    return 0;
+  }
+  T r = 1;
+  while (b) {
+    if (b & 1) r = (T)(r * a);
+    a = (T)(a * a);
+    b >>= 1;
+  }
+  return r;
+}
+template <class T, class U> TJ_FN T tj_shl(T a, T b) {
+  return ((U)b < (U)(sizeof(T) * 8)) ? (T)((U)a << (U)b) : (T)0;
+}
+template <class T, class U> TJ_FN T tj_shr(T a, T b) {
+  if ((U)b < (U)(sizeof(T) * 8)) return (T)(a >> b);
+  return a < 0 ? (T)-1 : (T)0;
+}
+// Float -> integer: NaN and out-of-range give the minimum integer, as x86's cvtt does.
+template <class T, class F> TJ_FN T tj_float_to_int(F x, F lo, F hi) {
+  return (x >= lo && x < hi) ? (T)x : (T)(((unsigned long long)1) << (sizeof(T) * 8 - 1));
+}
+"""
+
+
+def c_type(dtype) -> str:
+    """The C type of a supported dtype: `c_type(np.float32) == "float"`."""
+    try:
+        return C_TYPES[np.dtype(dtype)]
+    except KeyError:
+        raise UnsupportedError(f"no C type for dtype {np.dtype(dtype)}") from None
+
+
+def literal(value, dtype) -> str:
+    """An exact C literal of `value` as `dtype` (hex floats; NaN and Inf by builtin).
+
+    >>> literal(0.5, np.float32)
+    '0x1.0000000000000p-1f'
+    """
+    dt = np.dtype(dtype)
+    if dt == np.bool_:
+        return "true" if bool(value) else "false"
+    if dt.kind == "i":
+        v = int(value)
+        info = np.iinfo(dt)
+        if v == info.min:
+            return f"((int{dt.itemsize * 8}_t)({v + 1}LL - 1))"
+        return f"((int{dt.itemsize * 8}_t){v}LL)"
+    v = float(np.asarray(value, dtype=dt))
+    suffix = "f" if dt == np.float32 else ""
+    if math.isnan(v):
+        return f'__builtin_nan{suffix}("")'
+    if math.isinf(v):
+        return f"{'-' if v < 0 else ''}__builtin_inf{suffix}()"
+    return f"{v.hex()}{suffix}"
+
+
+def _libm(name: str, dtype, uses: set) -> str:
+    fn = name + ("f" if np.dtype(dtype) == np.float32 else "")
+    uses.add(fn)
+    return fn
+
+
+def _convert(x: str, src, dst) -> str:
+    src, dst = np.dtype(src), np.dtype(dst)
+    if src == dst:
+        return x
+    if dst == np.bool_:
+        return f"({x} != 0)"
+    if src.kind == "f" and dst.kind == "i":
+        bits = dst.itemsize * 8
+        lo = literal(-(2.0 ** (bits - 1)), src)
+        hi = literal(2.0 ** (bits - 1), src)
+        return f"tj_float_to_int<{c_type(dst)}, {c_type(src)}>({x}, {lo}, {hi})"
+    return f"(({c_type(dst)})({x}))"
+
+
+def _unary(name: str, a: str, dt: np.dtype, uses: set) -> str:
+    ct = c_type(dt)
+    if name == "neg":
+        return f"(({ct})(0 - {a}))" if dt.kind == "i" else f"(-{a})"
+    if name == "abs":
+        if dt.kind == "f":
+            return f"__builtin_fabs{'f' if dt == np.float32 else ''}({a})"
+        return f"(({a}) < 0 ? ({ct})(0 - ({a})) : ({a}))"
+    if name == "sign":
+        s = f"(({ct})((({a}) > 0) - (({a}) < 0)))"
+        return f"(({a}) != ({a}) ? ({a}) : {s})" if dt.kind == "f" else s
+    if name in LIBM_UNARY:
+        return f"{_libm(LIBM_UNARY[name], dt, uses)}({a})"
+    if name in BUILTIN_UNARY:
+        return f"__builtin_{BUILTIN_UNARY[name]}{'f' if dt == np.float32 else ''}({a})"
+    if name == "round":
+        return f"__builtin_nearbyint{'f' if dt == np.float32 else ''}({a})"
+    if name == "not":
+        return f"(!({a}))" if dt == np.bool_ else f"(({ct})~({a}))"
+    if name == "isnan":
+        return f"(({a}) != ({a}))" if dt.kind == "f" else "false"
+    if name == "isinf":
+        return f"__builtin_isinf({a})" if dt.kind == "f" else "false"
+    if name == "isfinite":
+        return f"__builtin_isfinite({a})" if dt.kind == "f" else "true"
+    if name == "stop_gradient":
+        return a
+    raise UnsupportedError(f"no C rendering for primitive {name!r}")
+
+
+_COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
+def _binary(name: str, a: str, b: str, dt: np.dtype, uses: set) -> str:
+    ct = c_type(dt)
+    is_bool, is_int, is_float = dt == np.bool_, dt.kind == "i", dt.kind == "f"
+    if name in _COMPARE:
+        return f"(({a}) {_COMPARE[name]} ({b}))"
+    if name == "add":
+        return f"(({a}) || ({b}))" if is_bool else f"({a} + {b})"
+    if name == "sub":
+        return f"({a} - {b})"
+    if name == "mul":
+        return f"(({a}) && ({b}))" if is_bool else f"({a} * {b})"
+    if name == "div":
+        return f"({a} / {b})"
+    if name == "floordiv":
+        return f"tj_floordiv_{'int' if is_int else 'float'}<{ct}>({a}, {b})"
+    if name == "mod":
+        return f"tj_mod_{'int' if is_int else 'float'}<{ct}>({a}, {b})"
+    if name == "pow":
+        if is_float:
+            return f"{_libm('pow', dt, uses)}({a}, {b})"
+        return f"tj_pow_int<{ct}>({a}, {b})"
+    if name == "atan2":
+        return f"{_libm('atan2', dt, uses)}({a}, {b})"
+    if name in ("max", "min"):
+        if is_bool:
+            return f"(({a}) {'||' if name == 'max' else '&&'} ({b}))"
+        op = ">=" if name == "max" else "<="
+        if is_float:  # NaN in either operand wins, as np.maximum/np.minimum
+            return f"((({a}) {op} ({b}) || ({a}) != ({a})) ? ({a}) : ({b}))"
+        return f"((({a}) {op} ({b})) ? ({a}) : ({b}))"
+    if name in ("and", "or", "xor"):
+        op = {"and": "&", "or": "|", "xor": "^"}[name]
+        return f"(({ct})(({a}) {op} ({b})))"
+    if name in ("shl", "shr"):
+        return f"tj_{name}<{ct}, {UNSIGNED[dt]}>({a}, {b})"
+    raise UnsupportedError(f"no C rendering for primitive {name!r}")
+
+
+def render(
+    prim: str, args: list[str], dtype, out_dtype, attrs: dict, uses: set | None = None
+) -> str:
+    """The C expression of elementwise primitive `prim` on operand expressions `args`.
+
+    `dtype` is the operands' dtype (for `select`, the branches'), `out_dtype` the result's.
+    Names of libm functions the expression calls are added to `uses`.
+
+    >>> import numpy as np
+    >>> render("max", ["a", "b"], np.dtype("int32"), np.dtype("int32"), {}, set())
+    '(((a) >= (b)) ? (a) : (b))'
+    """
+    uses = set() if uses is None else uses
+    dt = np.dtype(dtype)
+    if prim == "convert":
+        return _convert(args[0], dt, out_dtype)
+    if prim == "select":
+        return f"(({args[0]}) ? ({args[1]}) : ({args[2]}))"
+    if len(args) == 1:
+        return _unary(prim, args[0], dt, uses)
+    if len(args) == 2:
+        return _binary(prim, args[0], args[1], dt, uses)
+    raise UnsupportedError(f"no C rendering for primitive {prim!r}")
+
+
+RENDERABLE = frozenset(
+    [
+        "neg", "abs", "sign", "round", "not", "isnan", "isinf", "isfinite", "stop_gradient",
+        "add", "sub", "mul", "div", "floordiv", "mod", "pow", "atan2", "max", "min",
+        "and", "or", "xor", "shl", "shr", "convert", "select",
+        *_COMPARE, *LIBM_UNARY, *BUILTIN_UNARY,
+    ]
+)  # fmt: skip
+
+__all__ = ["C_TYPES", "PRELUDE", "RENDERABLE", "c_type", "literal", "render"]

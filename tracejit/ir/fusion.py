@@ -1,0 +1,694 @@
+"""Fusion: group a graph's nodes into kernels and order them into a `Schedule`.
+
+The rules, in the order they apply:
+
+1. A value is *materialized* (gets a buffer) when it is a graph input or output, the result of
+   a reduction, matmul, concatenate/pad, general reshape or NumPy fallback, an operand of a
+   matmul/fallback/view, or an expensive elementwise value read by two consumers. Every other
+   elementwise or layout value is *inlined*: recomputed inside the expression of each kernel
+   that reads it, with broadcasts, transposes, slices, reversals and size-1 reshapes folded
+   into the affine index of the loads.
+2. Each materialized elementwise value starts a kernel over its shape; each reduction starts a
+   kernel over (kept dims, reduced dims).
+3. Kernels merge when the merged kernel is valid and the step graph stays acyclic: a reduction
+   absorbs same-domain reductions and elementwise producers/consumers over its input shape or
+   its kept shape (softmax, layernorm, logsumexp become one kernel that reads each row once);
+   elementwise kernels over one shape that share inputs become one loop.
+4. Values whose only readers ended up inside their own kernel lose their buffer.
+
+>>> import numpy as np, tracejit as tj
+>>> g = tj.make_ir(lambda x: np.tanh(x) * 2.0)(np.ones(4, np.float32))
+>>> [type(s).__name__ for s in fuse(g).steps]
+['Kernel']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tracejit.ir import kernel as K
+from tracejit.ir.c_render import LIBM_BINARY, LIBM_UNARY, RENDERABLE
+from tracejit.ir.graph import Graph, Node, Value
+from tracejit.ir.memory import step_io
+
+REDUCE_OPS = {
+    "reduce_sum": "sum",
+    "reduce_prod": "prod",
+    "reduce_max": "max",
+    "reduce_min": "min",
+    "argmax": "argmax",
+    "argmin": "argmin",
+}
+FOLDED_LAYOUT = {"broadcast_in_dim", "transpose", "slice", "rev"}
+# Relative cost of recomputing an op per element: an inlined value read by two kernels is
+# recomputed by both unless its cone costs at least EXPENSIVE (one transcendental call).
+EXPENSIVE = 8
+
+
+class _Invalid(Exception):
+    """A tentative kernel is not expressible (a reduction result read at another index)."""
+
+
+def _row_major(shape) -> tuple[int, ...]:
+    strides, acc = [], 1
+    for d in reversed(shape):
+        strides.append(acc)
+        acc *= d
+    return tuple(reversed(strides))
+
+
+def _is_unit_reshape(node: Node) -> bool:
+    """A reshape that only adds or removes size-1 dims (an affine map of coordinates)."""
+    src, dst = node.inputs[0].shape, node.outputs[0].shape
+    return [d for d in src if d != 1] == [d for d in dst if d != 1]
+
+
+def classify(node: Node) -> str:
+    """How fusion treats `node`: inline, reduce, view, const, matmul, partial or fallback."""
+    name = node.prim.name
+    if name in RENDERABLE or name in FOLDED_LAYOUT or name == "iota":
+        return "inline"
+    if name == "reshape":
+        return "inline" if _is_unit_reshape(node) else "view"
+    if name in REDUCE_OPS:
+        axes = node.attrs.get("axes", (node.attrs.get("axis"),))
+        return "reduce" if axes else "inline"
+    if name == "const":
+        return "inline" if node.outputs[0].shape == () else "const"
+    if name == "matmul":
+        return "matmul"
+    if name in ("concatenate", "pad"):
+        return "partial"
+    return "fallback"
+
+
+@dataclass
+class _Group:
+    key: tuple  # ("e", shape) or ("r", in_shape, axes)
+    stores: list[Value] = field(default_factory=list)
+    reduces: list[Node] = field(default_factory=list)
+    order: int = 0  # position of its first node in the graph (for a stable schedule)
+    fixed: list[K.Kernel] | None = None  # prebuilt kernels (concatenate / pad)
+    writes: list[Value] = field(default_factory=list)  # fixed groups: the values written
+    reads: list[Value] = field(default_factory=list)  # fixed groups: the values read
+
+
+@dataclass
+class _Other:
+    """A non-kernel step: matmul, view or fallback."""
+
+    node: Node
+    kind: str
+    order: int
+    reads: list[Value]
+    trans: tuple[bool, bool] = (False, False)
+
+
+class _Fuser:
+    def __init__(self, graph: Graph):
+        self.graph = graph
+        self.producer: dict[Value, Node] = graph.producers()
+        self.users = graph.users()
+        self.order = {n: i for i, n in enumerate(graph.nodes)}
+        self.kind = {n: classify(n) for n in graph.nodes}
+        self.materialized: set[Value] = set()
+        self.buf: dict[Value, int] = {}
+
+    # ------------------------------------------------------------ materialization
+
+    def mark_materialized(self) -> None:
+        m = self.materialized
+        m.update(self.graph.inputs)
+        m.update(self.graph.outputs)
+        self.matmul_operands: dict[Node, list[tuple[Value, bool]]] = {}
+        for node in self.graph.nodes:
+            kind = self.kind[node]
+            if kind != "inline":
+                m.update(node.outputs)
+            if kind in ("view", "fallback"):
+                m.update(node.inputs)
+            if kind == "matmul":
+                ops = [self._matmul_operand(v) for v in node.inputs]
+                self.matmul_operands[node] = ops
+                m.update(v for v, _ in ops)
+        self._materialize_shared()
+
+    def _matmul_operand(self, v: Value) -> tuple[Value, bool]:
+        """Fold a transpose of the last two axes into the BLAS call's trans flag."""
+        node = self.producer.get(v)
+        if node is not None and node.prim.name == "transpose":
+            perm = node.attrs["perm"]
+            n = len(perm)
+            if n >= 2 and tuple(perm) == tuple(range(n - 2)) + (n - 1, n - 2):
+                return node.inputs[0], True
+        return v, False
+
+    def _materialize_shared(self) -> None:
+        cost: dict[Value, int] = {}
+        for node in self.graph.nodes:
+            if self.kind[node] != "inline":
+                continue
+            own = 0
+            name = node.prim.name
+            if name in LIBM_UNARY or name in LIBM_BINARY:
+                own = EXPENSIVE
+            elif name in RENDERABLE:
+                own = 1
+            total = own + sum(cost.get(u, 0) for u in node.inputs if u not in self.materialized)
+            v = node.outputs[0]
+            cost[v] = total
+            if total >= EXPENSIVE and len(self.users.get(v, ())) >= 2:
+                self.materialized.add(v)
+
+    # ------------------------------------------------------------ expressions
+
+    def build(self, group: _Group) -> K.Kernel:
+        """The kernel for `group`, or _Invalid."""
+        builder = _Builder(self, group)
+        return builder.kernel()
+
+    def reads(self, group: _Group) -> set[Value]:
+        if group.fixed is not None:
+            return set(group.reads)
+        return set(_Builder(self, group).kernel_reads())
+
+    def buffer_of(self, v: Value) -> int:
+        if v not in self.buf:
+            self.buf[v] = len(self.buf)
+        return self.buf[v]
+
+
+class _Builder:
+    """Builds the expressions of one group; raises _Invalid when they cannot be formed."""
+
+    def __init__(self, fuser: _Fuser, group: _Group):
+        self.f = fuser
+        self.group = group
+        self.in_group = set(group.stores) | {n.outputs[0] for n in group.reduces}
+        self.rid = {n.outputs[0]: i for i, n in enumerate(group.reduces)}
+        self.loaded: list[Value] = []
+        if group.key[0] == "r":
+            shape, axes = group.key[1], group.key[2]
+            kept = [a for a in range(len(shape)) if a not in axes]
+            self.outer = tuple(shape[a] for a in kept)
+            self.inner = tuple(shape[a] for a in axes)
+            position = {a: i for i, a in enumerate(kept)}
+            position.update({a: len(kept) + i for i, a in enumerate(axes)})
+            self.inner_map = tuple(self._unit(position[a]) for a in range(len(shape)))
+        else:
+            self.outer, self.inner = tuple(group.key[1]), ()
+            self.inner_map = None
+        self.outer_map = tuple(self._unit(i) for i in range(len(self.outer)))
+        self.memo: dict = {}
+        self.phase: dict[int, int] = {}
+
+    def _unit(self, var: int) -> tuple[int, tuple[int, ...]]:
+        """The identity row of loop variable `var` (zero for extent-1 vars: always 0 there)."""
+        coefs = [0] * (len(self.outer) + len(self.inner))
+        if self._extent(var) != 1:
+            coefs[var] = 1
+        return (0, tuple(coefs))
+
+    def _extent(self, var: int) -> int:
+        return (self.outer + self.inner)[var]
+
+    # -- leaves and operands
+    def _leaf(self, v: Value, amap):
+        """An Expr when `v` is a leaf under `amap`, else None (its operands are needed)."""
+        f = self.f
+        node = f.producer.get(v)
+        if v in self.rid:
+            if amap != self.outer_map:
+                raise _Invalid("reduction result read at another index")
+            n = self.group.reduces[self.rid[v]]
+            return K.Acc(self.rid[v], n.outputs[0].dtype)
+        if v in f.materialized and v not in self.in_group:
+            return self._load(v, amap)
+        if node is None:
+            return self._load(v, amap)
+        name = node.prim.name
+        if name == "const":
+            return K.Literal(node.attrs["value"].array.item(), v.dtype)
+        if name == "iota":
+            off, coefs = amap[node.attrs["axis"]]
+            return K.Index(off, coefs, v.dtype)
+        if f.kind[node] != "inline":
+            raise _Invalid(f"{name} result needed inline")
+        return None
+
+    def _load(self, v: Value, amap) -> K.Load:
+        self.loaded.append(v)
+        strides = _row_major(v.shape)
+        nvars = len(self.outer) + len(self.inner)
+        offset = sum(s * c for s, (c, _) in zip(strides, amap))
+        coefs = tuple(sum(s * row[1][d] for s, row in zip(strides, amap)) for d in range(nvars))
+        return K.Load(self.f.buffer_of(v), offset, coefs, v.dtype)
+
+    def _operands(self, node: Node, amap) -> list:
+        name = node.prim.name
+        zero = (0, (0,) * (len(self.outer) + len(self.inner)))
+        if name == "broadcast_in_dim":
+            (u,) = node.inputs
+            rows = tuple(
+                amap[d] if u.shape[j] != 1 else zero for j, d in enumerate(node.attrs["dims"])
+            )
+            return [(u, rows)]
+        if name == "transpose":
+            (u,) = node.inputs
+            rows = [zero] * u.ndim
+            for k, p in enumerate(node.attrs["perm"]):
+                rows[p] = amap[k]
+            return [(u, tuple(rows))]
+        if name == "slice":
+            (u,) = node.inputs
+            rows = tuple(
+                (a + s * c, tuple(s * x for x in coefs))
+                for (c, coefs), a, s in zip(amap, node.attrs["starts"], node.attrs["steps"])
+            )
+            return [(u, rows)]
+        if name == "rev":
+            (u,) = node.inputs
+            axes = node.attrs["axes"]
+            rows = tuple(
+                (n - 1 - c, tuple(-x for x in coefs)) if j in axes else (c, coefs)
+                for j, (n, (c, coefs)) in enumerate(zip(u.shape, amap))
+            )
+            return [(u, rows)]
+        if name == "reshape":
+            (u,) = node.inputs
+            big = iter([row for row, d in zip(amap, node.outputs[0].shape) if d != 1])
+            rows = tuple(next(big) if d != 1 else zero for d in u.shape)
+            return [(u, rows)]
+        return [(u, amap) for u in node.inputs]
+
+    def _combine(self, node: Node, args: list) -> K.Expr:
+        name = node.prim.name
+        if name in RENDERABLE:
+            dtype = node.inputs[1 if name == "select" else 0].dtype
+            return K.Op(name, tuple(args), dtype, node.outputs[0].dtype)
+        return args[0]  # layout ops and empty reductions
+
+    def expr(self, root: Value, root_map) -> K.Expr:
+        memo = self.memo
+        stack = [(root, root_map)]
+        while stack:
+            key = stack[-1]
+            if key in memo:
+                stack.pop()
+                continue
+            v, amap = key
+            leaf = self._leaf(v, amap)
+            if leaf is not None:
+                memo[key] = leaf
+                stack.pop()
+                continue
+            node = self.f.producer[v]
+            deps = self._operands(node, amap)
+            missing = [d for d in deps if d not in memo]
+            if missing:
+                stack.extend(missing)
+                continue
+            memo[key] = self._combine(node, [memo[d] for d in deps])
+            stack.pop()
+        return memo[(root, root_map)]
+
+    def _acc_phase(self, e: K.Expr) -> int:
+        return max((self.phase[x.rid] for x in K.walk(e) if isinstance(x, K.Acc)), default=-1)
+
+    # -- the kernel
+    def kernel(self) -> K.Kernel:
+        g = self.group
+        reductions, stores = [], []
+        for i, node in enumerate(g.reduces):
+            e = self.expr(node.inputs[0], self.inner_map)
+            self.phase[i] = self._acc_phase(e) + 1
+            op = REDUCE_OPS[node.prim.name]
+            arg_dim = len(self.outer) if op in ("argmax", "argmin") else -1
+            reductions.append(K.Reduction(i, op, e, node.outputs[0].dtype, self.phase[i], arg_dim))
+        for v in g.stores:
+            inner = self.inner_map is not None and v.shape == g.key[1]
+            amap = self.inner_map if inner else self.outer_map
+            if not inner and v.shape != self.outer:
+                raise _Invalid("store shape fits neither level")
+            e = self.expr(v, amap) if v not in self.rid else K.Acc(self.rid[v], v.dtype)
+            if self.inner_map is None:
+                phase = 0
+            elif inner:
+                phase = self._acc_phase(e) + 1
+            else:
+                phase = -1
+            ld = self._load(v, amap)
+            self.loaded.pop()
+            stores.append(K.Store(ld.buf, ld.offset, ld.strides, e, phase))
+        return K.Kernel("", self.outer, self.inner, reductions, stores)
+
+    def kernel_reads(self) -> list[Value]:
+        self.kernel()
+        return self.loaded
+
+
+# ---------------------------------------------------------------- partial stores
+
+
+def _partial_kernels(f: _Fuser, node: Node) -> tuple[list[K.Kernel], list[Value]]:
+    """concatenate / pad as kernels writing regions of one output buffer; and their reads."""
+    out = node.outputs[0]
+    out_buf = f.buffer_of(out)
+    strides = _row_major(out.shape)
+    pieces: list[tuple[Value, tuple[int, ...]]] = []  # (operand, start corner in out)
+    kernels, reads = [], []
+    if node.prim.name == "concatenate":
+        axis, pos = node.attrs["axis"], 0
+        for x in node.inputs:
+            corner = tuple(pos if a == axis else 0 for a in range(out.ndim))
+            pieces.append((x, corner))
+            pos += x.shape[axis]
+    else:
+        x, val = node.inputs
+        fill = _Builder(f, _Group(("e", out.shape)))
+        e = fill.expr(val, ())
+        kernels.append(_store_kernel(out.shape, out_buf, 0, strides, e))
+        reads += fill.loaded
+        pieces.append((x, tuple(lo for lo, _ in node.attrs["widths"])))
+    for x, corner in pieces:
+        b = _Builder(f, _Group(("e", x.shape)))
+        e = b.expr(x, b.outer_map)
+        offset = sum(c * s for c, s in zip(corner, strides))
+        kernels.append(_store_kernel(x.shape, out_buf, offset, strides, e))
+        reads += b.loaded
+    return kernels, reads
+
+
+def _store_kernel(shape, buf: int, offset: int, strides, e: K.Expr) -> K.Kernel:
+    coefs = tuple(s if d != 1 else 0 for s, d in zip(strides, shape))
+    return K.Kernel("", tuple(shape), (), [], [K.Store(buf, offset, coefs, e, 0)])
+
+
+# ---------------------------------------------------------------- merging
+
+
+class _Steps:
+    """The step graph during merging: groups and other steps, with cached reads."""
+
+    def __init__(self, f: _Fuser, groups: list[_Group], others: list[_Other]):
+        self.f = f
+        self.groups = groups
+        self.others = others
+        self.read_cache: dict[int, set[Value]] = {}
+
+    def reads(self, item) -> set[Value]:
+        if isinstance(item, _Other):
+            return set(item.reads)
+        key = id(item)
+        if key not in self.read_cache:
+            self.read_cache[key] = self.f.reads(item)
+        return self.read_cache[key]
+
+    @staticmethod
+    def writes(item) -> list[Value]:
+        if isinstance(item, _Other):
+            return list(item.node.outputs)
+        if item.fixed is not None:
+            return list(item.writes)
+        return list(item.stores)
+
+    def items(self) -> list:
+        return [*self.groups, *self.others]
+
+    def edges(self, items: list) -> dict[int, set[int]]:
+        writer = {v: i for i, it in enumerate(items) for v in self.writes(it)}
+        deps: dict[int, set[int]] = {i: set() for i in range(len(items))}
+        for i, it in enumerate(items):
+            for v in self.reads(it):
+                w = writer.get(v)
+                if w is not None and w != i:
+                    deps[i].add(w)
+        return deps
+
+    def is_acyclic(self, items: list) -> bool:
+        deps = self.edges(items)
+        indegree = {i: len(d) for i, d in deps.items()}
+        users: dict[int, list[int]] = {i: [] for i in deps}
+        for i, d in deps.items():
+            for w in d:
+                users[w].append(i)
+        ready = [i for i, n in indegree.items() if n == 0]
+        seen = 0
+        while ready:
+            i = ready.pop()
+            seen += 1
+            for u in users[i]:
+                indegree[u] -= 1
+                if indegree[u] == 0:
+                    ready.append(u)
+        return seen == len(items)
+
+    def try_merge(self, a: _Group, b: _Group, key: tuple) -> bool:
+        merged = _Group(
+            key,
+            stores=a.stores + [v for v in b.stores if v not in a.stores],
+            reduces=sorted(a.reduces + b.reduces, key=self.f.order.__getitem__),
+            order=min(a.order, b.order),
+        )
+        try:
+            self.f.build(merged)
+        except _Invalid:
+            return False
+        items = [merged] + [it for it in self.items() if it is not a and it is not b]
+        if not self.is_acyclic(items):
+            return False
+        self.groups = [g for g in self.groups if g is not a and g is not b] + [merged]
+        self.groups.sort(key=lambda g: g.order)
+        return True
+
+
+def _related(steps: _Steps, a: _Group, b: _Group) -> bool:
+    ra, rb = steps.reads(a), steps.reads(b)
+    return bool(ra & set(b.stores) or rb & set(a.stores) or ra & rb)
+
+
+def _merge_key(a: _Group, b: _Group) -> tuple | None:
+    """The key of the merged group if `a` and `b` can share a loop nest, else None."""
+    if a.fixed is not None or b.fixed is not None:
+        return None
+    if a.key == b.key:
+        return a.key
+    for r, e in ((a, b), (b, a)):
+        if r.key[0] == "r" and e.key[0] == "e":
+            shape, axes = r.key[1], r.key[2]
+            kept = tuple(d for i, d in enumerate(shape) if i not in axes)
+            if e.key[1] in (tuple(shape), kept):
+                return r.key
+    return None
+
+
+def merge(steps: _Steps) -> None:
+    """Greedily merge related groups, reductions first, until nothing changes."""
+    changed = True
+    while changed:
+        changed = False
+        ordered = sorted(steps.groups, key=lambda g: (g.key[0] != "r", g.order))
+        for a in ordered:
+            for b in sorted(steps.groups, key=lambda g: g.order):
+                if a is b or a not in steps.groups or b not in steps.groups:
+                    continue
+                key = _merge_key(a, b)
+                if key is None or not _related(steps, a, b):
+                    continue
+                if steps.try_merge(a, b, key):
+                    changed = True
+                    break
+            if changed:
+                break
+
+
+def _drop_internal(steps: _Steps, outputs: set[Value]) -> None:
+    """Values read only inside the group that computes them need no buffer."""
+    for g in steps.groups:
+        if g.fixed is not None:
+            continue
+        read_elsewhere = set()
+        for it in steps.items():
+            if it is not g:
+                read_elsewhere |= steps.reads(it)
+        keep = [v for v in g.stores if v in outputs or v in read_elsewhere]
+        for v in g.stores:
+            if v not in keep:
+                steps.f.materialized.discard(v)
+        g.stores = keep
+        steps.read_cache.pop(id(g), None)
+
+
+# ---------------------------------------------------------------- the schedule
+
+
+def _initial_steps(f: _Fuser) -> _Steps:
+    groups, others = [], []
+    for node in f.graph.nodes:
+        kind, order = f.kind[node], f.order[node]
+        v = node.outputs[0] if node.outputs else None
+        if kind == "inline" and v in f.materialized:
+            groups.append(_Group(("e", v.shape), stores=[v], order=order))
+        elif kind == "reduce":
+            axes = node.attrs.get("axes", (node.attrs.get("axis"),))
+            key = ("r", node.inputs[0].shape, tuple(axes))
+            groups.append(_Group(key, stores=[v], reduces=[node], order=order))
+        elif kind == "partial":
+            kernels, reads = _partial_kernels(f, node)
+            groups.append(_Group(("p",), order=order, fixed=kernels, writes=[v], reads=reads))
+        elif kind == "matmul":
+            ops = f.matmul_operands[node]
+            others.append(_Other(node, kind, order, [u for u, _ in ops], (ops[0][1], ops[1][1])))
+        elif kind in ("view", "fallback"):
+            others.append(_Other(node, kind, order, list(node.inputs)))
+    return _Steps(f, groups, others)
+
+
+def _topological(steps: _Steps) -> list:
+    items = steps.items()
+    deps = steps.edges(items)
+    done: set[int] = set()
+    out = []
+    remaining = sorted(range(len(items)), key=lambda i: items[i].order)
+    while remaining:
+        for i in remaining:
+            if deps[i] <= done:
+                out.append(items[i])
+                done.add(i)
+                remaining.remove(i)
+                break
+        else:  # pragma: no cover - merging keeps the graph acyclic
+            raise AssertionError("step graph has a cycle")
+    return out
+
+
+def _lower_other(f: _Fuser, other: _Other, name: str) -> K.Step:
+    node = other.node
+    if other.kind == "view":
+        return K.View(f.buffer_of(node.inputs[0]), f.buffer_of(node.outputs[0]))
+    if other.kind == "fallback":
+        return K.Fallback(
+            name + f"_numpy_{node.prim.name}",
+            node.prim.name,
+            dict(node.attrs),
+            [f.buffer_of(v) for v in node.inputs],
+            [f.buffer_of(v) for v in node.outputs],
+        )
+    a, b = node.inputs
+    out = node.outputs[0]
+    batch = int(np.prod(out.shape[:-2], dtype=np.int64))
+    (ua, ta), (ub, tb) = f.matmul_operands[node]
+    return K.Matmul(
+        name + "_matmul",
+        f.buffer_of(ua),
+        f.buffer_of(ub),
+        f.buffer_of(out),
+        batch,
+        a.shape[-2],
+        b.shape[-1],
+        a.shape[-1],
+        ta,
+        tb,
+    )
+
+
+def _lower(f: _Fuser, ordered: list) -> list[K.Step]:
+    steps: list[K.Step] = []
+    for item in ordered:
+        name = f"k{len(steps)}"
+        if isinstance(item, _Other):
+            steps.append(_lower_other(f, item, name))
+        elif item.fixed is not None:
+            for kern in item.fixed:
+                kern.name = f"k{len(steps)}_{'pad' if len(item.fixed) == 2 else 'concat'}"
+                steps.append(kern)
+        else:
+            kern = f.build(item)
+            has_row = any(s.phase >= 0 for s in kern.stores) and kern.reductions
+            kind = "row" if has_row else ("reduce" if kern.reductions else "loop")
+            kern.name = f"{name}_{kind}"
+            steps.append(kern)
+    return steps
+
+
+def _buffers(f: _Fuser, steps: list[K.Step]) -> tuple[list[K.Buffer], list[int], list]:
+    """Buffer objects for every value with an id; outputs claim their storage or get copies."""
+    graph = f.graph
+    by_value = {b: v for v, b in f.buf.items()}
+    kinds: dict[int, K.Buffer] = {}
+    consts: list[np.ndarray] = []
+    for b, v in sorted(by_value.items()):
+        node = f.producer.get(v)
+        buffer = K.Buffer(b, v.shape, v.dtype, "temp")
+        if node is None:
+            buffer.kind, buffer.index = "input", graph.inputs.index(v)
+        elif node.prim.name == "const":
+            buffer.kind, buffer.index = "const", len(consts)
+            consts.append(np.ascontiguousarray(node.attrs["value"].array))
+        elif f.kind[node] == "view":
+            buffer.kind, buffer.base = "view", f.buffer_of(node.inputs[0])
+        kinds[b] = buffer
+    outputs = []
+    claimed: set[int] = set()
+    for i, v in enumerate(graph.outputs):
+        b = f.buffer_of(v)
+        if b not in kinds:  # pragma: no cover - every output is materialized
+            raise AssertionError("output without a buffer")
+        root = b
+        while kinds[root].kind == "view":
+            root = kinds[root].base
+        if kinds[root].kind in ("input", "const", "output") or root in claimed:
+            new = len(kinds)
+            kinds[new] = K.Buffer(new, v.shape, v.dtype, "output", index=i)
+            strides = _row_major(v.shape)
+            load = K.Load(
+                b, 0, tuple(s if d != 1 else 0 for s, d in zip(strides, v.shape)), v.dtype
+            )
+            copy = _store_kernel(v.shape, new, 0, strides, load)
+            copy.name = f"k{len(steps)}_copy"
+            steps.append(copy)
+            outputs.append(new)
+            continue
+        claimed.add(root)
+        out = kinds[b]
+        if root != b:  # the view's root now lives in the output array
+            kinds[root].kind, kinds[root].base = "view", b
+        out.kind, out.index, out.base = "output", i, None
+        outputs.append(b)
+    used = set(outputs) | {f.buffer_of(v) for v in graph.inputs}
+    for step in steps:
+        reads, writes = step_io(step)
+        used |= reads | writes
+        if isinstance(step, K.View):
+            used.add(step.dst)
+    for b in list(used):
+        while kinds[b].base is not None:
+            b = kinds[b].base
+            used.add(b)
+    return [kinds[b] for b in sorted(kinds) if b in used], outputs, consts
+
+
+def fuse(graph: Graph) -> K.Schedule:
+    """Group `graph`'s nodes into kernels and library calls: the `Schedule` (no memory plan).
+
+    >>> import numpy as np, tracejit as tj
+    >>> g = tj.make_ir(lambda x: x + 1.0)(np.ones(3, np.float32))
+    >>> fuse(g).kernel_names()
+    ['k0_loop']
+    """
+    f = _Fuser(graph)
+    f.mark_materialized()
+    for v in graph.inputs:
+        f.buffer_of(v)
+    steps = _initial_steps(f)
+    merge(steps)
+    _drop_internal(steps, set(graph.outputs))
+    lowered = _lower(f, _topological(steps))
+    buffers, outputs, consts = _buffers(f, lowered)
+    inputs = [f.buffer_of(v) for v in graph.inputs]
+    return K.Schedule(buffers, lowered, inputs, outputs, consts)
+
+
+__all__ = ["classify", "fuse"]

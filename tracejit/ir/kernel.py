@@ -1,0 +1,308 @@
+"""The backend-neutral loop IR: a `Schedule` of steps over numbered buffers.
+
+A `Kernel` is a loop nest over `outer` dims (independent, parallelizable) and, for
+reductions, `inner` dims. Its body is made of expression trees whose leaves are affine `Load`s
+(`offset + sum(strides[d] * i_d)`, in elements, over the loop variables `i_0..i_n`), so
+broadcasts, transposes, slices and reversals cost no copy. A reduction kernel runs, per
+outer index, one inner loop per *phase*: phase p computes the reductions whose inputs need
+only the results of phases < p (softmax: max, then sum, then the stores), so each row is read
+from memory once and stays in cache for the next phase.
+
+Steps: `Kernel`, `Matmul` (a BLAS call), `View` (a reshape of contiguous data: no copy) and
+`Fallback` (a primitive run by NumPy through a callback). Buffers are contiguous row-major.
+
+`format_schedule` prints it:
+
+    b0:f32[4,8] input 0
+    b1:f32[4,8] output 0
+    k0 reduce outer=(4,) inner=(8,)
+      phase 0: r0 = max(b0[8*i0 + i1])
+      phase 1: r1 = sum(exp((b0[8*i0 + i1] - r0)))
+      phase 2: b1[8*i0 + i1] = (exp((b0[8*i0 + i1] - r0)) / r1)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tracejit.ir import dtypes
+
+# ---------------------------------------------------------------- expressions
+
+
+@dataclass(frozen=True)
+class Load:
+    buf: int
+    offset: int
+    strides: tuple[int, ...]  # one per loop variable (outer then inner); 0 where unused
+    dtype: np.dtype
+
+
+@dataclass(frozen=True)
+class Literal:
+    value: Any
+    dtype: np.dtype
+
+
+@dataclass(frozen=True)
+class Index:
+    """An affine function of the loop variables, as an integer of `dtype` (from `iota`)."""
+
+    offset: int
+    coefs: tuple[int, ...]
+    dtype: np.dtype
+
+
+@dataclass(frozen=True)
+class Acc:
+    """The result of reduction `rid` of the enclosing kernel (valid in later phases)."""
+
+    rid: int
+    dtype: np.dtype
+
+
+@dataclass(frozen=True)
+class Op:
+    prim: str
+    args: tuple
+    dtype: np.dtype  # the operands' dtype (branches' for select)
+    out_dtype: np.dtype
+    attrs: tuple = ()
+
+
+Expr = Load | Literal | Index | Acc | Op
+
+
+def expr_dtype(e: Expr) -> np.dtype:
+    return e.out_dtype if isinstance(e, Op) else e.dtype
+
+
+def walk(e: Expr):
+    """Every sub-expression of `e` once, children before parents (iterative)."""
+    seen: set = set()
+    stack = [(e, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            yield node
+            continue
+        if node in seen:
+            continue
+        seen.add(node)
+        stack.append((node, True))
+        if isinstance(node, Op):
+            stack.extend((a, False) for a in reversed(node.args))
+
+
+# ---------------------------------------------------------------- steps
+
+
+@dataclass
+class Buffer:
+    id: int
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    kind: str  # "input" | "const" | "output" | "temp" | "view"
+    index: int = -1  # position among inputs / consts / outputs
+    base: int | None = None  # a view's source buffer
+    offset: int = -1  # a temp's byte offset in the arena (memory plan)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def type_str(self) -> str:
+        return f"{dtypes.short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+
+
+@dataclass
+class Reduction:
+    rid: int
+    op: str  # sum prod max min argmax argmin
+    expr: Expr
+    dtype: np.dtype  # the result's dtype (int64 for argmax/argmin)
+    phase: int
+    arg_dim: int = -1  # argmax/argmin: the loop variable whose index is the result
+
+
+@dataclass
+class Store:
+    buf: int
+    offset: int
+    strides: tuple[int, ...]
+    expr: Expr
+    phase: int  # -1: after the phases, per outer index (reduction results and their users)
+
+
+@dataclass
+class Kernel:
+    name: str
+    outer: tuple[int, ...]
+    inner: tuple[int, ...] = ()
+    reductions: list[Reduction] = field(default_factory=list)
+    stores: list[Store] = field(default_factory=list)
+
+    @property
+    def is_reduction(self) -> bool:
+        return bool(self.reductions)
+
+    @property
+    def nphases(self) -> int:
+        phases = [r.phase for r in self.reductions] + [s.phase for s in self.stores]
+        return max(phases, default=-1) + 1
+
+    def loads(self) -> list[Load]:
+        roots = [r.expr for r in self.reductions] + [s.expr for s in self.stores]
+        return [e for root in roots for e in walk(root) if isinstance(e, Load)]
+
+
+@dataclass
+class Matmul:
+    name: str
+    a: int
+    b: int
+    out: int
+    batch: int
+    m: int
+    n: int
+    k: int
+    trans_a: bool = False  # a holds (..., k, m): use its transpose
+    trans_b: bool = False
+
+
+@dataclass
+class View:
+    src: int
+    dst: int
+
+
+@dataclass
+class Fallback:
+    name: str
+    prim: str
+    attrs: dict
+    inputs: list[int]
+    outputs: list[int]
+
+
+Step = Kernel | Matmul | View | Fallback
+
+
+@dataclass
+class Schedule:
+    buffers: list[Buffer]
+    steps: list[Step]
+    inputs: list[int]  # buffer per graph input
+    outputs: list[int]  # buffer per graph output
+    consts: list[np.ndarray]  # payloads of "const" buffers, by index
+    arena_bytes: int = 0
+
+    def __str__(self) -> str:
+        return format_schedule(self)
+
+    def kernel_names(self) -> list[str]:
+        return [s.name for s in self.steps if not isinstance(s, View)]
+
+
+# ---------------------------------------------------------------- printing
+
+
+def format_expr(e: Expr, var: str = "i") -> str:
+    """Readable infix text of an expression (iterative, so deep chains cannot overflow)."""
+    text: dict = {}
+    for node in walk(e):
+        if isinstance(node, Load):
+            text[node] = f"b{node.buf}[{format_affine(node.offset, node.strides, var)}]"
+        elif isinstance(node, Literal):
+            text[node] = repr(node.value)
+        elif isinstance(node, Index):
+            text[node] = f"({format_affine(node.offset, node.coefs, var)})"
+        elif isinstance(node, Acc):
+            text[node] = f"r{node.rid}"
+        else:
+            args = ", ".join(text[a] for a in node.args)
+            attrs = "".join(f"[{k}={v}]" for k, v in node.attrs)
+            text[node] = f"{node.prim}{attrs}({args})"
+    return text[e]
+
+
+def format_affine(offset: int, coefs, var: str = "i") -> str:
+    terms = [f"{c}*{var}{d}" if c != 1 else f"{var}{d}" for d, c in enumerate(coefs) if c]
+    if offset or not terms:
+        terms.insert(0, str(offset))
+    return " + ".join(terms)
+
+
+def _format_step(i: int, step: Step) -> list[str]:
+    if isinstance(step, View):
+        return [f"b{step.dst} = view b{step.src}"]
+    if isinstance(step, Matmul):
+        ta, tb = "ᵀ" if step.trans_a else "", "ᵀ" if step.trans_b else ""
+        return [
+            (
+                f"{step.name}: b{step.out} = b{step.a}{ta} @ b{step.b}{tb} "
+                f"(batch={step.batch}, m={step.m}, n={step.n}, k={step.k})"
+            )
+        ]
+    if isinstance(step, Fallback):
+        ins = " ".join(f"b{b}" for b in step.inputs)
+        outs = " ".join(f"b{b}" for b in step.outputs)
+        return [f"{step.name}: {outs} = numpy {step.prim}{step.attrs or ''} {ins}"]
+    lines = [f"{step.name}: outer={step.outer} inner={step.inner}"]
+    for p in [*range(step.nphases), -1]:
+        label = "epilogue" if p == -1 else f"phase {p}"
+        for r in step.reductions:
+            if r.phase == p:
+                lines.append(f"  {label}: r{r.rid} = {r.op}({format_expr(r.expr)})")
+        for s in step.stores:
+            if s.phase == p:
+                where = format_affine(s.offset, s.strides)
+                lines.append(f"  {label}: b{s.buf}[{where}] = {format_expr(s.expr)}")
+    return lines
+
+
+def format_schedule(schedule: Schedule) -> str:
+    """The schedule as text: buffers, then one block per step."""
+    lines = []
+    for b in schedule.buffers:
+        where = {
+            "input": f"input {b.index}",
+            "const": f"const {b.index}",
+            "output": f"output {b.index}",
+            "temp": f"arena+{b.offset}",
+            "view": f"view of b{b.base}",
+        }[b.kind]
+        lines.append(f"b{b.id}:{b.type_str} {where}")
+    for i, step in enumerate(schedule.steps):
+        lines.extend(_format_step(i, step))
+    return "\n".join(lines)
+
+
+__all__ = [
+    "Acc",
+    "Buffer",
+    "Expr",
+    "Fallback",
+    "Index",
+    "Kernel",
+    "Literal",
+    "Load",
+    "Matmul",
+    "Op",
+    "Reduction",
+    "Schedule",
+    "Store",
+    "View",
+    "expr_dtype",
+    "format_expr",
+    "format_schedule",
+    "walk",
+]

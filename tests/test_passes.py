@@ -598,6 +598,20 @@ def test_the_stable_form_is_left_alone():
     assert numerics(g) is g
 
 
+def test_log_of_a_user_shifted_softmax_is_rewritten_without_a_second_shift():
+    def shifted_softmax_log(x):
+        s = x - tnp.max(x, axis=1, keepdims=True)
+        return tnp.log(tnp.exp(s) / tnp.sum(tnp.exp(s), axis=1, keepdims=True))
+
+    x = np.array([[0.0, -200.0, 10.0]], np.float32)
+    g = tj.make_ir(shifted_softmax_log)(x)
+    out = optimize(g, verify_each=True)
+    assert [n.prim.name for n in out.nodes].count("reduce_max") == 1
+    with np.errstate(all="ignore"):
+        assert np.isneginf(evaluate(g, [x])[0]).any()  # exp(-210) underflows to 0
+    np.testing.assert_allclose(evaluate(out, [x])[0], _log_softmax_ref(x, 1), **_tol(x.dtype, x))
+
+
 def _naive_log_softmax(axis):
     return lambda x: tnp.log(tnp.exp(x) / tnp.sum(tnp.exp(x), axis=axis, keepdims=True))
 

@@ -102,9 +102,11 @@ def _summed_back(b: Builder, den: Value, x: Value) -> tuple[int, ...] | None:
 def _log_softmax(b: Builder, m: dict) -> Value | None:
     x = m["x"]
     axes = _summed_back(b, m["den"], x)
-    if axes is None or x.size == 0 or _already_shifted(b, x):
+    if axes is None or x.size == 0:
         return None
-    _, shifted = _shifted(b, x, axes)
+    # a softmax the user already shifted still underflows (exp(-200) / s is 0 in float32,
+    # its log -inf); it needs no second shift
+    shifted = x if _already_shifted(b, x) else _shifted(b, x, axes)[1]
     lse = _log_sum_exp_shifted(b, shifted, axes)
     lse = b.emit("broadcast_in_dim", lse, shape=x.shape, dims=_kept(x.ndim, axes))
     return b.emit("sub", shifted, lse)

@@ -109,7 +109,7 @@ _erf_scalar = np.frompyfunc(__import__("math").erf, 1, 1)
 
 
 def _erf(x):
-    return _erf_scalar(x).astype(x.dtype)
+    return np.asarray(_erf_scalar(x)).astype(x.dtype)  # 0-d input gives a Python float
 
 
 def _int_pow(x, y):

@@ -223,7 +223,7 @@ class VJPFunction:
 
     `saved_bytes`: bytes of the residuals kept between the forward and the backward.
     `save_all_bytes`: bytes the backward would keep if it saved every forward value it reads.
-    `forward` / `backward`: the two graphs of the partition.
+    `forward` / `backward`: the two graphs of the partition; `residual_values`: what is saved.
     """
 
     def __init__(self, part, residuals, traced: Traced, seeded, trees, out_tree):
@@ -231,6 +231,7 @@ class VJPFunction:
         self.backward = part.backward
         self.saved_bytes = part.saved_bytes
         self.save_all_bytes = part.save_all_bytes
+        self.residual_values = part.residuals  # the saved forward Values, in forward order
         self._residuals = residuals
         self._traced = traced
         self._seeded = seeded

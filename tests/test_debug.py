@@ -49,13 +49,17 @@ def test_dumps_every_stage_that_changed_in_order(dump_dir):
         "01_after_cse.txt",
         "02_after_simplify.txt",
         "03_after_numerics.txt",
+        "04_post_grad_passes.txt",
     ]
     traced = tj.make_ir(repeated)(x)
     assert _read(dump_dir / folder / names[0]) == str(traced) + "\n"
     expected, records = run_passes(traced, "post_grad")
     assert [r.name for r in records if r.changed] == ["cse", "simplify", "numerics"]
-    assert _read(dump_dir / folder / names[-1]) == str(expected) + "\n"
-    assert "log1p" in _read(dump_dir / folder / names[-1])
+    assert _read(dump_dir / folder / names[3]) == str(expected) + "\n"
+    assert "log1p" in _read(dump_dir / folder / names[3])
+    summary = _read(dump_dir / folder / names[4]).splitlines()
+    assert [line.split()[0] for line in summary] == [r.name for r in records]
+    assert "mul-one x1" in summary[2] and "log1p x1" in summary[3]
 
 
 def test_each_compile_gets_its_own_folder(dump_dir):
@@ -66,7 +70,8 @@ def test_each_compile_gets_its_own_folder(dump_dir):
     folders = sorted(os.listdir(dump_dir))
     assert len(folders) == 2 and all(n.startswith("lambda") for n in folders)
     for name in folders:
-        assert os.listdir(dump_dir / name) == ["00_traced.txt"]  # nothing to optimize
+        files = sorted(os.listdir(dump_dir / name))  # nothing to optimize: no after_* file
+        assert files == ["00_traced.txt", "01_post_grad_passes.txt"]
 
 
 def test_no_dumps_without_a_debug_dir(tmp_path, monkeypatch):

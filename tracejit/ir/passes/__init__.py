@@ -14,7 +14,8 @@ Entry points
 
     `verify_each=True` runs the IR verifier after every pass that changed the graph (jit
     passes `tj.config.verify_graphs`). `dump` is a `tracejit.debug.DumpHandle`: it receives
-    the graph after each pass that changed it, as `after_<pass>`.
+    the graph after each pass that changed it, as `after_<pass>`, and a table of what each
+    pass did (node counts, rules fired) as `<stage>_passes`.
 
 `run_passes(graph, stage, verify_each, dump)` -> (graph, [PassRecord])
     The same, also returning what each pass did (changed?, node counts, rules fired).

@@ -87,7 +87,7 @@ def run_passes(
     """Run the pipeline for `stage`; the result and a record per pass that ran.
 
     `dump` (a `tracejit.debug` dump handle, or None) receives the graph after each pass that
-    changed it, as `after_<pass>`.
+    changed it, as `after_<pass>`, then a summary of the passes as `<stage>_passes`.
 
     >>> import numpy as np, tracejit as tj
     >>> g, log = run_passes(tj.make_ir(lambda x: np.sin(x) * np.sin(x))(np.ones(2)))
@@ -110,7 +110,20 @@ def run_passes(
                 verify(graph)
             if dump is not None:
                 dump.write(f"after_{entry.name}", graph)
+    if dump is not None and getattr(dump, "enabled", True):
+        dump.write(f"{stage}_passes", format_records(records))
     return graph, records
+
+
+def format_records(records: list[PassRecord]) -> str:
+    """One line per pass: changed or not, node counts, the rules that fired."""
+    lines = []
+    for r in records:
+        rules = ", ".join(f"{k} x{v}" for k, v in sorted(r.rules.items()))
+        mark = "changed" if r.changed else "-"
+        line = f"{r.name:<10} {mark:<8} {r.nodes_before:>6} -> {r.nodes_after:<6} {rules}"
+        lines.append(line.rstrip())
+    return "\n".join(lines)
 
 
 def optimize(

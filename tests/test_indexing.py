@@ -28,8 +28,9 @@ def fill(shape, dtype, seed):
 
 @st.composite
 def arrays(draw, min_dims=0, max_dims=4, max_side=4):
-    shape = draw(hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=0,
-                                  max_side=max_side))  # fmt: skip
+    shape = draw(
+        hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=0, max_side=max_side)
+    )
     return fill(shape, draw(st.sampled_from(DTYPES)), draw(st.integers(0, 2**16)))
 
 
@@ -103,8 +104,9 @@ def test_indexing_methods_compose_under_jit():
 @st.composite
 def advanced_index(draw, shape, as_list=True, newaxis=True):
     """Ints, slices, None and integer arrays (mutually broadcastable) in random positions."""
-    kinds = [draw(st.sampled_from(["slice", "int", "array"]) if n else st.just("slice"))
-             for n in shape]  # fmt: skip
+    kinds = [
+        draw(st.sampled_from(["slice", "int", "array"]) if n else st.just("slice")) for n in shape
+    ]
     if "array" not in kinds:
         nonzero = [i for i, n in enumerate(shape) if n]
         if not nonzero:
@@ -120,11 +122,13 @@ def advanced_index(draw, shape, as_list=True, newaxis=True):
         elif kind == "int":
             items.append(draw(st.integers(-n, n - 1)))
         else:
-            idx = np.asarray(draw(hnp.arrays(np.int64, next(arrays_),
-                                             elements=st.integers(-n, n - 1))))  # fmt: skip
+            idx = np.asarray(
+                draw(hnp.arrays(np.int64, next(arrays_), elements=st.integers(-n, n - 1)))
+            )
             items.append(idx.tolist() if as_list and idx.ndim and draw(st.booleans()) else idx)
-    items = items[: draw(st.integers(max(i for i, k in enumerate(kinds) if k != "slice") + 1,
-                                     len(items)))]  # fmt: skip
+    items = items[
+        : draw(st.integers(max(i for i, k in enumerate(kinds) if k != "slice") + 1, len(items)))
+    ]
     for _ in range(draw(st.integers(0, 1 if newaxis else 0))):
         items.insert(draw(st.integers(0, len(items))), None)
     return tuple(items)
@@ -236,10 +240,14 @@ def test_take_matches_numpy(data):
     assert_same(tnp.take(x, idx, axis=axis), want)
     assert_same(tj.jit(lambda a, i: tnp.take(a, i, axis=axis), device=TRACE_DEVICE)(x, idx), want)
     if n:
-        assert_same(tnp.take(x, idx * 3 + 1, axis=axis, mode="wrap"),
-                    np.take(x, idx * 3 + 1, axis=axis, mode="wrap"))  # fmt: skip
-        assert_same(tnp.take(x, idx * 3, axis=axis, mode="clip"),
-                    np.take(x, idx * 3, axis=axis, mode="clip"))  # fmt: skip
+        assert_same(
+            tnp.take(x, idx * 3 + 1, axis=axis, mode="wrap"),
+            np.take(x, idx * 3 + 1, axis=axis, mode="wrap"),
+        )
+        assert_same(
+            tnp.take(x, idx * 3, axis=axis, mode="clip"),
+            np.take(x, idx * 3, axis=axis, mode="clip"),
+        )
 
 
 def test_take_clamps_out_of_range_indices():

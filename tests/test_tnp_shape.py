@@ -22,8 +22,9 @@ TRACE_DEVICE = "numpy"
 
 
 def shapes(min_dims=0, max_dims=4, min_side=0, max_side=4):
-    return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side,
-                            max_side=max_side)  # fmt: skip
+    return hnp.array_shapes(
+        min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side
+    )
 
 
 def fill(shape, dtype, seed):
@@ -110,8 +111,9 @@ def test_swapaxes_moveaxis(data):
     i, j = data.draw(axis), data.draw(axis)
     check(*same("swapaxes", axis1=i, axis2=j), x)
     src = data.draw(st.lists(st.integers(0, x.ndim - 1), unique=True))
-    dst = data.draw(st.lists(st.integers(0, x.ndim - 1), unique=True, min_size=len(src),
-                             max_size=len(src)))  # fmt: skip
+    dst = data.draw(
+        st.lists(st.integers(0, x.ndim - 1), unique=True, min_size=len(src), max_size=len(src))
+    )
     check(*same("moveaxis", source=src, destination=dst), x)
     check(*same("moveaxis", source=i, destination=j), x)
 
@@ -278,8 +280,9 @@ def test_repeat(data):
     check(*same("repeat", repeats=data.draw(st.integers(0, 3))), x)
     if x.ndim:
         axis = data.draw(st.integers(-x.ndim, x.ndim - 1))
-        counts = data.draw(st.lists(st.integers(0, 3), min_size=x.shape[axis],
-                                    max_size=x.shape[axis]))  # fmt: skip
+        counts = data.draw(
+            st.lists(st.integers(0, 3), min_size=x.shape[axis], max_size=x.shape[axis])
+        )
         check(*same("repeat", repeats=counts, axis=axis), x)
         check(*same("repeat", repeats=data.draw(st.integers(0, 3)), axis=axis), x)
 

@@ -441,8 +441,13 @@ class IndexUpdate:
             positions, updates = positions[keep], bind("take", updates, keep, axis=0)
         trace = innermost_trace([flat, positions, updates])
         zeros = broadcast_to(constant(0, flat.dtype, False, trace), (size,))
-        counts = bind("take_add", np.zeros(size, np.int32), positions,
-                      np.ones(shape_of(positions), np.int32), axis=0)  # fmt: skip
+        counts = bind(
+            "take_add",
+            np.zeros(size, np.int32),
+            positions,
+            np.ones(shape_of(positions), np.int32),
+            axis=0,
+        )
         scattered = bind("take_add", zeros, positions, updates, axis=0)
         return reshape(where(greater(counts, 0), scattered, flat), shape_of(self._x))
 

@@ -87,7 +87,7 @@ static bool tj_blas_ok(int64_t m, int64_t n, int64_t k) {
 }
 
 template <class T>
-static void tj_matmul(const TjContext* ctx, bool ta, bool tb, int64_t batch, int64_t m,
+static void tj_matmul(const TjContext* ctx, int blas, bool ta, bool tb, int64_t batch, int64_t m,
                       int64_t n, int64_t k, const T* a, const T* b, T* c) {
   for (int64_t i = 0; i < batch; ++i) {
     const T* ai = a + i * m * k;
@@ -95,10 +95,10 @@ static void tj_matmul(const TjContext* ctx, bool ta, bool tb, int64_t batch, int
     T* ci = c + i * m * n;
     int lda = (int)(ta ? m : k), ldb = (int)(tb ? k : n);
     int oa = ta ? 112 : 111, ob = tb ? 112 : 111;  // CblasTrans : CblasNoTrans
-    if (sizeof(T) == 4 && ctx->sgemm && tj_blas_ok(m, n, k)) {
+    if (blas == 1 && ctx->sgemm && tj_blas_ok(m, n, k)) {
       ((tj_sgemm_t)ctx->sgemm)(101, oa, ob, (int)m, (int)n, (int)k, 1.0f, (const float*)ai, lda,
                                (const float*)bi, ldb, 0.0f, (float*)ci, (int)n);
-    } else if (sizeof(T) == 8 && ctx->dgemm && tj_blas_ok(m, n, k)) {
+    } else if (blas == 2 && ctx->dgemm && tj_blas_ok(m, n, k)) {
       ((tj_dgemm_t)ctx->dgemm)(101, oa, ob, (int)m, (int)n, (int)k, 1.0, (const double*)ai, lda,
                                (const double*)bi, ldb, 0.0, (double*)ci, (int)n);
     } else {
@@ -384,13 +384,12 @@ def _step_call(i: int, step: K.Step, buffers, writers: dict) -> list[str]:
     if isinstance(step, K.Kernel):
         return [writers[i].call()]
     if isinstance(step, K.Matmul):
-        ct = c_type(buffers[step.out].dtype)
+        dt = buffers[step.out].dtype
+        blas = {np.dtype(np.float32): 1, np.dtype(np.float64): 2}.get(dt, 0)
+        flags = f"{blas}, {str(step.trans_a).lower()}, {str(step.trans_b).lower()}"
+        sizes = f"{step.batch}LL, {step.m}LL, {step.n}LL, {step.k}LL"
         return [
-            (
-                f"tj_matmul<{ct}>(ctx, {str(step.trans_a).lower()}, {str(step.trans_b).lower()}, "
-                f"{step.batch}LL, {step.m}LL, {step.n}LL, {step.k}LL, b{step.a}, b{step.b}, "
-                f"b{step.out});"
-            )
+            f"tj_matmul<{c_type(dt)}>(ctx, {flags}, {sizes}, b{step.a}, b{step.b}, b{step.out});"
         ]
     if isinstance(step, K.Fallback):
         ptrs = ", ".join(f"(void*)b{b}" for b in step.inputs + step.outputs)

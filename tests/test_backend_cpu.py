@@ -86,13 +86,13 @@ def check(fun_pair, *args):
 # ---------------------------------------------------------------- elementwise
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def unary_all(dtype):
     names = _prims_for(UNARY, dtype)
     return names, both(lambda x: [bind(n, x) for n in names])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def binary_all(dtype):
     names = _prims_for(BINARY, dtype)
     return names, both(lambda x, y: [bind(n, x, y) for n in names])

@@ -84,7 +84,7 @@ def classify(node: Node) -> str:
     return "fallback"
 
 
-@dataclass
+@dataclass(eq=False)
 class _Group:
     key: tuple  # ("e", shape) or ("r", in_shape, axes)
     stores: list[Value] = field(default_factory=list)
@@ -396,15 +396,14 @@ class _Steps:
         self.f = f
         self.groups = groups
         self.others = others
-        self.read_cache: dict[int, set[Value]] = {}
+        self.read_cache: dict[_Group, set[Value]] = {}  # keyed by identity
 
     def reads(self, item) -> set[Value]:
         if isinstance(item, _Other):
             return set(item.reads)
-        key = id(item)
-        if key not in self.read_cache:
-            self.read_cache[key] = self.f.reads(item)
-        return self.read_cache[key]
+        if item not in self.read_cache:
+            self.read_cache[item] = self.f.reads(item)
+        return self.read_cache[item]
 
     @staticmethod
     def writes(item) -> list[Value]:
@@ -518,7 +517,7 @@ def _drop_internal(steps: _Steps, outputs: set[Value]) -> None:
             if v not in keep:
                 steps.f.materialized.discard(v)
         g.stores = keep
-        steps.read_cache.pop(id(g), None)
+        steps.read_cache.pop(g, None)
 
 
 # ---------------------------------------------------------------- the schedule

@@ -72,7 +72,17 @@ def _in_place_source(step: K.Step, buf: K.Buffer, dying: set[int], buffers) -> i
         if any(s.buf == cand for s in step.stores):
             continue
         if loads and all((ld.offset, ld.strides) == (store.offset, store.strides) for ld in loads):
-            return cand
+            if not _read_after(step, cand, store.phase):
+                return cand
+    return None
+
+
+def _read_after(kernel: K.Kernel, buf: int, phase: int) -> bool:
+    """Whether a phase after `phase` (or the epilogue) still reads `buf`: a row kernel reads
+    its row again in each phase, so writing over it earlier would corrupt the later reads."""
+    later = [r.expr for r in kernel.reductions if r.phase > phase]
+    later += [s.expr for s in kernel.stores if s.phase > phase or (s.phase == -1 and phase >= 0)]
+    return any(isinstance(e, K.Load) and e.buf == buf for root in later for e in K.walk(root))
     return None
 
 

@@ -71,9 +71,9 @@ def _in_place_source(step: K.Step, buf: K.Buffer, dying: set[int], buffers) -> i
         loads = [ld for ld in step.loads() if ld.buf == cand]
         if any(s.buf == cand for s in step.stores):
             continue
-        if loads and all((ld.offset, ld.strides) == (store.offset, store.strides) for ld in loads):
-            if not _read_after(step, cand, store.phase):
-                return cand
+        same = loads and all((ld.offset, ld.strides) == (store.offset, store.strides) for ld in loads)
+        if same and not _read_after(step, cand, store.phase):
+            return cand
     return None
 
 

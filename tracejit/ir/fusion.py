@@ -615,6 +615,8 @@ def _lower(f: _Fuser, ordered: list) -> list[K.Step]:
 def _buffers(f: _Fuser, steps: list[K.Step]) -> tuple[list[K.Buffer], list[int], list]:
     """Buffer objects for every value with an id; outputs claim their storage or get copies."""
     graph = f.graph
+    for v in graph.outputs:  # an output no step writes (an input, a constant) still needs one
+        f.buffer_of(v)
     by_value = {b: v for v, b in f.buf.items()}
     kinds: dict[int, K.Buffer] = {}
     consts: list[np.ndarray] = []

@@ -311,3 +311,12 @@ def test_wrong_shape_to_compiled_function_is_a_shape_error():
     compiled = tj.jit(lambda x: x + 1).lower(np.ones(3)).compile()
     with pytest.raises(tj.errors.ShapeError, match=r"shape \(4,\)"):
         compiled(np.ones(4))
+
+
+def test_matmul_without_blas_uses_the_cpp_loops(monkeypatch):
+    from tracejit.backend_cpu import blas
+
+    monkeypatch.setattr(blas, "gemm_pointers", lambda: (0, 0))
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2, 5, 7)), rng.standard_normal((2, 9, 7))
+    check(both(lambda a, b: (a @ tj.numpy.swapaxes(b, 1, 2)) * 1.5), a, b)

@@ -193,3 +193,15 @@ def test_row_kernel_never_writes_in_place_over_a_row_a_later_phase_reads():
         return tj.nn.relu(h2) @ w2 + h2[:, :3]
 
     close(tj.jit(f)(w1, w2, x), tj.jit(f, device="numpy")(w1, w2, x))
+
+
+def test_a_deep_elementwise_chain_compiles_without_recursion():
+    """Regression: structural hashing of expressions recursed once per fused op."""
+
+    def f(x):
+        for i in range(600):
+            x = x * 1.0001 + 0.5 if i % 2 else tnp.tanh(x)
+        return x
+
+    x = np.linspace(-2, 2, 10)
+    close(tj.jit(f)(x), tj.jit(f, device="numpy")(x))

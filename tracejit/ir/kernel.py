@@ -64,8 +64,12 @@ class Acc:
     dtype: np.dtype
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Op:
+    """`prim` applied to sub-expressions. Compared by identity: fusion builds each
+    (value, index map) once, so equal sub-expressions are shared objects, and identity keeps
+    hashing O(1) on deep chains (structural hashing would recurse once per level)."""
+
     prim: str
     args: tuple
     dtype: np.dtype  # the operands' dtype (branches' for select)

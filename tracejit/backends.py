@@ -62,7 +62,6 @@ def compile_graph(graph: Graph, device: str, name: str = "function") -> Executab
         from tracejit.backend_cpu import compile_cpu
 
         return compile_cpu(graph, name)
-    from tracejit.devices import cupy_or_error
+    from tracejit.backend_cuda import compile_cuda
 
-    cupy_or_error()
-    raise DeviceError("device='cuda': the CUDA backend is not part of this version yet")
+    return compile_cuda(graph, name)  # DeviceError when CuPy or a GPU is missing

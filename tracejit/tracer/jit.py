@@ -19,7 +19,7 @@ import numpy as np
 from tracejit import debug
 from tracejit.backends import check_device, compile_graph
 from tracejit.config import config
-from tracejit.errors import UnsupportedError
+from tracejit.errors import DeviceError, UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.ir.graph import Graph, verify
 from tracejit.ir.interpret import eval_graph
@@ -166,10 +166,14 @@ class Jitted:
         if entry is None:
             entry = self._compile(key, args, kwargs)
         executable, out_tree = entry
-        arrays = [np.asarray(x, dtype=a[1]) for x, a in zip(leaves, avals)]
+        arrays = [
+            np.asarray(x, dtype=a[1]) if type(x) is np.ndarray else _leaf_array(x, a[1], device)
+            for x, a in zip(leaves, avals)
+        ]
         outs = executable(arrays)
         if config.debug_nans:
-            debug.check_outputs(self._graphs[key], arrays, outs, self._label())
+            host = _host_copies if device == "cuda" else lambda xs: xs
+            debug.check_outputs(self._graphs[key], host(arrays), host(outs), self._label())
         return tree_unflatten(out_tree, outs)
 
     def _inline(self, args, kwargs):
@@ -232,6 +236,31 @@ def _fast_aval(x):
     return abstractify(x, "argument")
 
 
+def _leaf_array(x, dtype, device: str):
+    """A leaf that is not an ndarray as the executable takes it.
+
+    A CuPy (any `__cuda_array_interface__`) array stays on the GPU for device="cuda" (no
+    copy); a NumPy array or scalar for device="cuda" is passed as NumPy and copied to the
+    device by the executable. Mixing is explicit, never silent: a GPU array given to a
+    host device raises DeviceError instead of being copied back.
+    """
+    if hasattr(x, "__cuda_array_interface__"):
+        if device != "cuda":
+            raise DeviceError(
+                f"a GPU array ({type(x).__module__}.{type(x).__name__} of shape "
+                f"{tuple(x.shape)}) was passed to a function jitted for device={device!r}; "
+                "copy it explicitly with tj.device_get(x), or jit with device='cuda'"
+            )
+        return x
+    return np.asarray(x, dtype=dtype)
+
+
+def _host_copies(xs):
+    from tracejit.devices import device_get
+
+    return [device_get(x) for x in xs]
+
+
 def _rebind(node, xs):
     if node.prim.name == "const":
         return [node.attrs["value"].array]
@@ -265,7 +294,9 @@ class Compiled:
         return self.executable.kernels()
 
     def __call__(self, *arrays: Sequence[np.ndarray]):
-        return self.executable([np.asarray(a) for a in arrays])
+        return self.executable(
+            [a if hasattr(a, "__cuda_array_interface__") else np.asarray(a) for a in arrays]
+        )
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), device=None):

@@ -1,0 +1,346 @@
+"""CUDA C code generation: one source per `Schedule`, one `__global__` kernel per `Kernel` step.
+
+The schedule is the one the CPU backend consumes (ir/fusion, ir/memory); only the loop
+structure differs. Elementwise kernels are grid-stride loops over the flat index; when every
+access is contiguous (or a broadcast scalar) they also carry a 16-byte vector path, taken at
+run time when every pointer is aligned. Reduction kernels are written by `reduce.py`. Scalar
+expressions come from the op -> C table shared with the C++ backend (`ir/c_render.py`).
+
+The source compiles both with NVRTC (what CuPy's RawModule uses at run time) and with
+`nvcc --cubin` (what CI checks without a GPU).
+
+>>> import numpy as np, tracejit as tj
+>>> from tracejit.ir.fusion import fuse
+>>> from tracejit.ir.memory import plan_memory
+>>> program = generate(plan_memory(fuse(tj.make_ir(lambda x: x + 1.0)(np.ones(3, np.float32)))))
+>>> [launch.name for launch in program.launches]
+['k0_loop']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tracejit.backend_cpu.simplify import simplify
+from tracejit.ir import kernel as K
+from tracejit.ir.c_render import PRELUDE, c_type, literal, render
+
+# Threads per block of elementwise kernels: a multiple of the warp size that keeps many blocks
+# resident per SM (2048 threads / SM on sm_80..sm_90).
+BLOCK = 256
+# Bytes one thread moves per vector access: 128-bit loads/stores (ld.global.v4.f32).
+VECTOR_BYTES = 16
+# Indices stay 32-bit (cheaper div/mod/multiply) while every address and the grid-stride
+# counter fit with room to spare below 2**31.
+INT32_LIMIT = 1 << 30
+
+HEADER = r"""
+#ifdef __CUDACC_RTC__
+typedef int int32_t;
+typedef unsigned int uint32_t;
+typedef long long int64_t;
+typedef unsigned long long uint64_t;
+#else
+#include <cstdint>
+#endif
+#define TJ_FN static __device__ __forceinline__
+// The shared op table (ir/c_render.py) spells math with GCC builtins; NVRTC knows none of
+// them, so they are mapped onto CUDA's device math library here (nvcc accepts both).
+#define __builtin_fmodf fmodf
+#define __builtin_fmod fmod
+#define __builtin_floorf floorf
+#define __builtin_floor floor
+#define __builtin_ceilf ceilf
+#define __builtin_ceil ceil
+#define __builtin_truncf truncf
+#define __builtin_trunc trunc
+#define __builtin_sqrtf sqrtf
+#define __builtin_sqrt sqrt
+#define __builtin_fabsf fabsf
+#define __builtin_fabs fabs
+#define __builtin_copysignf copysignf
+#define __builtin_copysign copysign
+#define __builtin_nearbyintf rintf
+#define __builtin_nearbyint rint
+#define __builtin_isinf isinf
+#define __builtin_isfinite isfinite
+#define __builtin_nanf(s) __int_as_float(0x7fc00000)
+#define __builtin_nan(s) __longlong_as_double(0x7ff8000000000000LL)
+#define __builtin_inff() __int_as_float(0x7f800000)
+#define __builtin_inf() __longlong_as_double(0x7ff0000000000000LL)
+"""
+
+DEVICE_RUNTIME = r"""
+template <class T, int N> struct alignas(sizeof(T) * N) tj_vec { T v[N]; };
+// max/min that propagate NaN, as np.max / np.min do.
+template <class T> TJ_FN T tj_max_nan(T a, T b) { return (b > a || b != b) ? b : a; }
+template <class T> TJ_FN T tj_min_nan(T a, T b) { return (b < a || b != b) ? b : a; }
+// argmax/argmin: is candidate (bv, bi) better than (av, ai)? The first NaN wins, then the
+// extreme value, then the smaller index (NumPy returns the first occurrence).
+template <class T> TJ_FN bool tj_arg_better(T bv, int64_t bi, T av, int64_t ai, bool is_max) {
+  if (ai < 0) return bi >= 0;
+  if (bi < 0) return false;
+  bool an = av != av, bn = bv != bv;
+  if (an || bn) return an && bn ? bi < ai : bn;
+  if (bv == av) return bi < ai;
+  return is_max ? bv > av : bv < av;
+}
+"""
+
+
+@dataclass
+class Launch:
+    """How to launch one kernel: its buffer parameters and its grid.
+
+    `grid_stride`: `units` work items over a grid capped by the device size (the kernel loops);
+    otherwise exactly `units` blocks (one per group of outer indices).
+    """
+
+    name: str
+    params: list[int]
+    block: int
+    units: int
+    grid_stride: bool
+
+    def grid(self, max_blocks: int) -> int:
+        if not self.grid_stride:
+            return self.units
+        return min(-(-self.units // self.block), max_blocks)
+
+
+@dataclass
+class CudaProgram:
+    source: str
+    launches: list[Launch]  # one per Kernel step, in schedule order
+
+
+# ---------------------------------------------------------------- expressions
+
+
+def index_type(kernel: K.Kernel) -> str:
+    """`int` when every loop counter and address of `kernel` fits far below 2**31."""
+    extents = list(kernel.outer) + list(kernel.inner)
+    work = int(np.prod(extents, dtype=np.int64)) if extents else 1
+    vectors = [(s.offset, s.strides) for s in kernel.stores]
+    roots = [r.expr for r in kernel.reductions] + [s.expr for s in kernel.stores]
+    for root in roots:
+        for e in K.walk(root):
+            if isinstance(e, K.Load):
+                vectors.append((e.offset, e.strides))
+            elif isinstance(e, K.Index):
+                vectors.append((e.offset, e.coefs))
+    reach = max(
+        (abs(o) + sum(abs(c) * max(n - 1, 0) for c, n in zip(cs, extents)) for o, cs in vectors),
+        default=0,
+    )
+    return "int" if max(work, reach) < INT32_LIMIT else "int64_t"
+
+
+class Emitter:
+    """Emits one loop body: every sub-expression once, as a typed local.
+
+    `replace` maps a `Load` to the C text that stands for it (a register cache, a vector
+    lane); `idx` is the C type of the loop variables.
+    """
+
+    def __init__(self, uses: set, prefix: str, idx: str, replace: dict | None = None):
+        self.uses = uses
+        self.prefix = prefix
+        self.idx = idx
+        self.replace = replace or {}
+        self.names: dict = {}
+        self.lines: list[str] = []
+
+    def affine(self, offset: int, coefs) -> str:
+        suffix = "LL" if self.idx != "int" else ""
+        terms = [f"{offset}{suffix}"] if offset else []
+        for d, c in enumerate(coefs):
+            if c == 1:
+                terms.append(f"i{d}")
+            elif c:
+                terms.append(f"{c}{suffix} * i{d}")
+        return " + ".join(terms) or "0"
+
+    def value(self, e: K.Expr) -> str:
+        for node in K.walk(e):
+            if node in self.names:
+                continue
+            if isinstance(node, K.Literal):
+                self.names[node] = literal(node.value, node.dtype)
+                continue
+            if isinstance(node, K.Acc):
+                self.names[node] = f"r{node.rid}"
+                continue
+            if isinstance(node, K.Load):
+                text = self.replace.get(node)
+                if text is None:
+                    text = f"b{node.buf}[{self.affine(node.offset, node.strides)}]"
+            elif isinstance(node, K.Index):
+                text = f"({c_type(node.dtype)})({self.affine(node.offset, node.coefs)})"
+            else:
+                args = [self.names[a] for a in node.args]
+                attrs = dict(node.attrs)
+                text = render(node.prim, args, node.dtype, node.out_dtype, attrs, self.uses)
+            name = f"{self.prefix}{len(self.lines)}"
+            self.lines.append(f"const {c_type(K.expr_dtype(node))} {name} = {text};")
+            self.names[node] = name
+        return self.names[e]
+
+    def stores(self, kernel: K.Kernel, phase: int, targets: dict | None = None) -> list[str]:
+        """Statements storing the phase's values; `targets` maps a Store to its C lvalue."""
+        out = []
+        for s in kernel.stores:
+            if s.phase != phase:
+                continue
+            val = self.value(s.expr)
+            where = (targets or {}).get(id(s)) or f"b{s.buf}[{self.affine(s.offset, s.strides)}]"
+            out.append(f"{where} = {val};")
+        return out
+
+
+def indent(lines: list[str], n: int = 2) -> list[str]:
+    return [" " * n + line if line else line for line in lines]
+
+
+def decompose(extents, flat: str, first_var: int, idx: str) -> list[str]:
+    """Statements splitting flat index `flat` into loop variables i{first_var}... over extents."""
+    lines = []
+    rest = flat
+    for d in reversed(range(len(extents))):
+        var = f"i{first_var + d}"
+        if d == 0:
+            lines.append(f"const {idx} {var} = {rest};")
+        else:
+            lines.append(f"const {idx} {var} = {rest} % {extents[d]};")
+            lines.append(f"const {idx} q{first_var + d} = {rest} / {extents[d]};")
+            rest = f"q{first_var + d}"
+    return lines
+
+
+def kernel_params(kernel: K.Kernel, buffers: dict[int, K.Buffer]) -> tuple[list[int], str]:
+    """(buffer ids in parameter order, the C parameter list); read-only buffers are restrict."""
+    written = {s.buf for s in kernel.stores}
+    ids = sorted({ld.buf for ld in kernel.loads()} | written)
+    params = []
+    for b in ids:
+        ct = c_type(buffers[b].dtype)
+        params.append(f"{ct}* b{b}" if b in written else f"const {ct}* __restrict__ b{b}")
+    return ids, ", ".join(params)
+
+
+# ---------------------------------------------------------------- elementwise kernels
+
+
+def _vector_width(kernel: K.Kernel) -> int:
+    """Elements per vector access, or 0 when the kernel has no contiguous 1-D form."""
+    if len(kernel.outer) != 1 or kernel.outer[0] < 2:
+        return 0
+    loads = kernel.loads()
+    if any(ld.strides[0] not in (0, 1) for ld in loads):
+        return 0
+    if any(s.strides[0] != 1 for s in kernel.stores):
+        return 0
+    sizes = [ld.dtype.itemsize for ld in loads if ld.strides[0] == 1]
+    sizes += [s_dtype.itemsize for s_dtype in _store_dtypes(kernel)]
+    return VECTOR_BYTES // max(sizes)
+
+
+def _store_dtypes(kernel: K.Kernel) -> list[np.dtype]:
+    return [K.expr_dtype(s.expr) for s in kernel.stores]
+
+
+def _vector_path(kernel: K.Kernel, width: int, idx: str, uses: set) -> list[str]:
+    contiguous = sorted(
+        {ld for ld in kernel.loads() if ld.strides[0] == 1}, key=lambda ld: (ld.buf, ld.offset)
+    )
+    lanes = {ld: f"v{n}.v[j]" for n, ld in enumerate(contiguous)}
+    vec_of = {}
+    checks, loads = [], []
+    for n, ld in enumerate(contiguous):
+        vt = f"tj_vec<{c_type(ld.dtype)}, {width}>"
+        ptr = f"(b{ld.buf} + {ld.offset})"
+        checks.append(f"((uint64_t){ptr} % sizeof({vt}))")
+        loads.append(f"const {vt} v{n} = *(const {vt}*)({ptr} + base);")
+        vec_of[ld] = vt
+    em = Emitter(uses, "t", idx, lanes)
+    targets, outs = {}, []
+    for n, s in enumerate(kernel.stores):
+        vt = f"tj_vec<{c_type(K.expr_dtype(s.expr))}, {width}>"
+        ptr = f"(b{s.buf} + {s.offset})"
+        checks.append(f"((uint64_t){ptr} % sizeof({vt}))")
+        targets[id(s)] = f"o{n}.v[j]"
+        outs.append((n, vt, ptr))
+    body = [f"const {idx} i0 = base + j;"]
+    stores = em.stores(kernel, 0, targets)
+    body += em.lines + stores
+    n = kernel.outer[0]
+    lines = [f"if (({' | '.join(checks)}) == 0) {{"]
+    loop = [f"{vt} o{k};" for k, vt, _ in outs]
+    loop += ["#pragma unroll", f"for (int j = 0; j < {width}; ++j) {{", *indent(body), "}"]
+    loop += [f"*({vt}*)({ptr} + base) = o{k};" for k, vt, ptr in outs]
+    lines += indent(
+        [
+            f"for ({idx} v = start; v < {n // width}; v += stride) {{",
+            f"  const {idx} base = v * {width};",
+            *indent(loads),
+            *indent(loop),
+            "}",
+            f"start += {n // width * width};",
+        ]
+    )
+    lines += ["}"]
+    return lines
+
+
+def elementwise_kernel(
+    kernel: K.Kernel, buffers: dict[int, K.Buffer], uses: set
+) -> tuple[str, Launch]:
+    """A grid-stride loop over the flat outer index (with a vector path when contiguous)."""
+    k = simplify(kernel)
+    idx = index_type(k)
+    ids, params = kernel_params(k, buffers)
+    units = int(np.prod(k.outer, dtype=np.int64)) if k.outer else 1
+    em = Emitter(uses, "t", idx)
+    stores = em.stores(k, 0)
+    body = decompose(k.outer, "u", 0, idx) + em.lines + stores
+    lines = [
+        f'extern "C" __global__ void __launch_bounds__({BLOCK}) {k.name}({params}) {{',
+        f"  const {idx} stride = ({idx})gridDim.x * blockDim.x;",
+        f"  {idx} start = ({idx})blockIdx.x * blockDim.x + threadIdx.x;",
+    ]
+    width = _vector_width(k)
+    if width:
+        lines += indent(_vector_path(k, width, idx, uses))
+    lines += [
+        f"  for ({idx} u = start; u < {units}; u += stride) {{",
+        *indent(body, 4),
+        "  }",
+        "}",
+    ]
+    return "\n".join(lines), Launch(k.name, ids, BLOCK, units, True)
+
+
+# ---------------------------------------------------------------- the program
+
+
+def generate(schedule: K.Schedule, name: str = "function") -> CudaProgram:
+    """The CUDA source for `schedule` (after `plan_memory`) and how to launch each kernel."""
+    from tracejit.backend_cuda.reduce import reduction_kernel
+
+    buffers = {b.id: b for b in schedule.buffers}
+    uses: set[str] = set()
+    functions, launches = [], []
+    for step in schedule.steps:
+        if not isinstance(step, K.Kernel):
+            continue
+        write = reduction_kernel if step.reductions else elementwise_kernel
+        text, launch = write(step, buffers, uses)
+        functions.append(text)
+        launches.append(launch)
+    parts = [f"// tracejit: generated from {name}", HEADER, PRELUDE, DEVICE_RUNTIME, *functions, ""]
+    return CudaProgram("\n".join(parts), launches)
+
+
+__all__ = ["BLOCK", "CudaProgram", "Emitter", "Launch", "generate", "index_type"]

@@ -1,0 +1,225 @@
+"""Runs a CUDA program: buffers from CuPy's pool, kernels, cuBLAS matmuls, NumPy fallbacks.
+
+Per call: inputs become device pointers (CuPy arrays as they are, NumPy arrays copied in),
+outputs are fresh CuPy arrays, and the temporaries live in one arena allocation from CuPy's
+memory pool sliced by the memory plan (`Buffer.offset`). Views are the same pointer under
+another buffer id. Everything is queued on CuPy's current stream; nothing synchronizes except
+a NumPy fallback step, which must read its operands on the host.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from tracejit.backend_cuda.codegen import CudaProgram, Launch
+from tracejit.errors import CompileError
+from tracejit.ir import kernel as K
+from tracejit.ir.interpret import apply_primitive
+from tracejit.ir.primitives import get as get_primitive
+
+# Most blocks a grid-stride kernel launches per SM: enough resident warps to saturate memory
+# bandwidth, few enough that each thread loops over several elements.
+BLOCKS_PER_SM = 32
+NVRTC_OPTIONS = ("--std=c++17",)
+
+_modules: dict[str, object] = {}  # source -> loaded RawModule (one compile per process)
+
+
+def load_module(cupy, source: str, names: Sequence[str]):
+    """A `cupy.RawModule` of `source` with every kernel loaded (CompileError with the log).
+
+    CuPy keeps compiled binaries in its own on-disk cache (keyed by source, options and
+    architecture), so a second process skips NVRTC; this dict skips it within a process.
+    """
+    module = _modules.get(source)
+    if module is not None:
+        return module
+    try:
+        module = cupy.RawModule(code=source, options=NVRTC_OPTIONS)
+        for name in names:
+            module.get_function(name)  # compiles now: errors surface at jit time, not mid-run
+    except cupy.cuda.compiler.CompileException as err:
+        raise CompileError(
+            f"NVRTC rejected the generated CUDA source: {err}\n"
+            "This is a tracejit bug: please report it with the source "
+            "(jitted.lower(...).compile().source())"
+        ) from None
+    _modules[source] = module
+    return module
+
+
+class _Step:
+    """One runnable step over the per-call pointer table `ptrs` / array table `arrays`."""
+
+    def __call__(self, call: _Call) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class _KernelStep(_Step):
+    def __init__(self, function, launch: Launch, max_blocks: int):
+        self.function = function
+        self.params = launch.params
+        self.block = (launch.block,)
+        self.grid = (launch.grid(max_blocks),)
+
+    def __call__(self, call: _Call) -> None:
+        if self.grid[0] == 0:
+            return
+        ptrs = call.ptrs
+        self.function(self.grid, self.block, tuple(np.uint64(ptrs[b]) for b in self.params))
+
+
+class _MatmulStep(_Step):
+    def __init__(self, cupy, step: K.Matmul):
+        self.cupy = cupy
+        self.s = step
+
+    def __call__(self, call: _Call) -> None:
+        s = self.s
+        if s.batch == 0 or s.m == 0 or s.n == 0:
+            return
+        a_shape = (s.batch, s.k, s.m) if s.trans_a else (s.batch, s.m, s.k)
+        b_shape = (s.batch, s.n, s.k) if s.trans_b else (s.batch, s.k, s.n)
+        a = call.array(s.a).reshape(a_shape)
+        b = call.array(s.b).reshape(b_shape)
+        out = call.array(s.out).reshape(s.batch, s.m, s.n)
+        if s.trans_a:
+            a = a.swapaxes(1, 2)
+        if s.trans_b:
+            b = b.swapaxes(1, 2)
+        if s.batch == 1:  # a plain GEMM: cuBLAS without the batched path
+            a, b, out = a[0], b[0], out[0]
+        self.cupy.matmul(a, b, out=out)
+
+
+class _FallbackStep(_Step):
+    """A primitive with no CUDA kernel yet: operands to the host, NumPy, results back."""
+
+    def __init__(self, step: K.Fallback, buffers: dict[int, K.Buffer]):
+        self.s = step
+        self.prim = get_primitive(step.prim)
+        self.buffers = buffers
+
+    def __call__(self, call: _Call) -> None:
+        s = self.s
+        ins = [call.array(b).get() for b in s.inputs]
+        results = apply_primitive(self.prim, ins, s.attrs)
+        for b, res in zip(s.outputs, results):
+            buf = self.buffers[b]
+            if buf.size:
+                call.array(b).set(np.ascontiguousarray(res, dtype=buf.dtype).reshape(buf.shape))
+
+
+class _Call:
+    """The state of one call: a device pointer and (lazily) a CuPy array per buffer."""
+
+    def __init__(self, exe: CudaExecutable, args: Sequence):
+        cupy = exe.cupy
+        self.exe = exe
+        ptrs = dict(exe.const_ptrs)
+        arrays: dict[int, object] = dict(exe.const_arrays)
+        for b, x in zip(exe.schedule.inputs, args):
+            buf = exe.buffers[b]
+            if not hasattr(x, "__cuda_array_interface__"):
+                x = cupy.asarray(np.asarray(x, dtype=buf.dtype))  # NumPy in: copied to device
+            elif x.dtype != buf.dtype:
+                x = x.astype(buf.dtype)
+            x = cupy.ascontiguousarray(x)  # kernels index row-major data (no copy if it is)
+            arrays[b] = x
+            ptrs[b] = x.data.ptr
+        self.outputs = []
+        for b in exe.schedule.outputs:
+            buf = exe.buffers[b]
+            out = cupy.empty(buf.shape, buf.dtype)
+            arrays[b] = out
+            ptrs[b] = out.data.ptr
+            self.outputs.append(out)
+        self.arena = cupy.cuda.alloc(exe.schedule.arena_bytes) if exe.schedule.arena_bytes else None
+        base = self.arena.ptr if self.arena is not None else 0
+        for b in exe.temps:
+            ptrs[b] = base + exe.buffers[b].offset
+        for b in exe.views:  # in base-first order
+            ptrs[b] = ptrs[exe.buffers[b].base]
+        self.ptrs = ptrs
+        self.arrays = arrays
+
+    def array(self, b: int):
+        """Buffer `b` as a CuPy array (views and arena slices without copies)."""
+        arr = self.arrays.get(b)
+        if arr is not None:
+            return arr
+        exe, cupy = self.exe, self.exe.cupy
+        buf = exe.buffers[b]
+        if buf.kind == "view":
+            arr = self.array(buf.base).reshape(buf.shape)
+        else:  # a temporary: a slice of this call's arena
+            arr = cupy.ndarray(buf.shape, buf.dtype, self.arena + buf.offset)
+        self.arrays[b] = arr
+        return arr
+
+
+class CudaExecutable:
+    """A compiled function on the GPU: `__call__(arrays) -> CuPy arrays`, `source()`, `kernels()`."""
+
+    def __init__(self, cupy, schedule: K.Schedule, program: CudaProgram):
+        self.cupy = cupy
+        self.schedule = schedule
+        self.program = program
+        self.buffers = {b.id: b for b in schedule.buffers}
+        names = [launch.name for launch in program.launches]
+        module = load_module(cupy, program.source, names) if names else None
+        self.const_arrays = {}
+        self.const_ptrs = {}
+        for b in schedule.buffers:
+            if b.kind == "const":
+                arr = cupy.asarray(schedule.consts[b.index])
+                self.const_arrays[b.id] = arr
+                self.const_ptrs[b.id] = arr.data.ptr
+        self.temps = [b.id for b in schedule.buffers if b.kind == "temp"]
+        self.views = self._views_base_first()
+        device = cupy.cuda.Device()
+        max_blocks = device.attributes["MultiProcessorCount"] * BLOCKS_PER_SM
+        launches = iter(program.launches)
+        self.steps: list[_Step] = []
+        for step in schedule.steps:
+            if isinstance(step, K.Kernel):
+                launch = next(launches)
+                self.steps.append(_KernelStep(module.get_function(launch.name), launch, max_blocks))
+            elif isinstance(step, K.Matmul):
+                self.steps.append(_MatmulStep(cupy, step))
+            elif isinstance(step, K.Fallback):
+                self.steps.append(_FallbackStep(step, self.buffers))
+
+    def _views_base_first(self) -> list[int]:
+        order, done = [], set()
+        for b in self.buffers.values():
+            chain = []
+            x = b
+            while x.kind == "view" and x.id not in done:
+                chain.append(x.id)
+                x = self.buffers[x.base]
+            for v in reversed(chain):
+                order.append(v)
+                done.add(v)
+        return order
+
+    def __call__(self, args: Sequence) -> list:
+        call = _Call(self, args)
+        for step in self.steps:
+            step(call)
+        return call.outputs
+
+    def source(self) -> str:
+        return self.program.source
+
+    def kernels(self) -> list[str]:
+        return self.schedule.kernel_names()
+
+    def fallbacks(self) -> list[str]:
+        """Primitives this function runs through NumPy on the host (no CUDA kernel yet)."""
+        return [s.prim for s in self.schedule.steps if isinstance(s, K.Fallback)]
+
+
+__all__ = ["CudaExecutable", "load_module"]

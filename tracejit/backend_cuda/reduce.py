@@ -1,0 +1,323 @@
+"""CUDA reduction kernels: a group of threads per outer index, phases separated by a reduce.
+
+A block holds `X` outer indices ("rows") and `Y` threads per row; thread `lane` of a row walks
+the inner index `j = lane, lane + Y, ...`. After each phase the row's partial results combine
+across its `Y` threads — by warp shuffles (`__shfl_xor_sync`, every lane gets the result), then
+through shared memory when a row spans several warps — and every thread of the row can use
+them in the next phase. Two layouts:
+
+* row layout (the rows are contiguous in memory: softmax, layernorm, a sum over the last axis):
+  the `Y` threads of a row are consecutive lanes, so a warp reads consecutive addresses. When
+  the kernel has several phases and the row fits (`ITEMS = ceil(inner / Y)` <= MAX_CACHED),
+  each thread keeps its elements of every row-dependent load in registers: the row is read
+  from memory once, as on the CPU it stays in cache.
+* column layout (the outer index is the contiguous one: a sum over axis 0): the `X` threads of
+  a warp take `X` consecutive outer indices, so each load instruction is coalesced, and the
+  `Y` partial results of a row combine through shared memory.
+
+>>> import numpy as np, tracejit as tj
+>>> from tracejit.ir.fusion import fuse
+>>> from tracejit.ir.memory import plan_memory
+>>> from tracejit.backend_cuda.codegen import generate
+>>> g = tj.make_ir(lambda x: x.sum(axis=1))(np.ones((4, 8), np.float32))
+>>> "__shfl_xor_sync" in generate(plan_memory(fuse(g))).source
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tracejit.backend_cpu.simplify import simplify
+from tracejit.backend_cuda.codegen import (
+    Emitter,
+    Launch,
+    decompose,
+    indent,
+    index_type,
+    kernel_params,
+)
+from tracejit.ir import kernel as K
+from tracejit.ir.c_render import c_type, literal
+
+# Threads per block of a reduction kernel in row layout (unless one row needs more threads).
+ROW_BLOCK = 256
+# Elements one thread aims to reduce before the cross-thread combine: enough sequential work
+# to hide the shuffle/shared-memory combine, few enough that rows spread over many threads.
+ITEMS_PER_THREAD = 8
+# Most elements per thread kept in registers (per cached load) to read a row once.
+MAX_CACHED = 16
+# Column layout: at most this many threads share one outer index (the rest of the block spans
+# consecutive outer indices); kept small so each reduction's shared array stays <= 4 KiB.
+MAX_COLUMN_THREADS = 8
+COLUMN_BLOCK = 256
+
+
+def _pow2_at_least(n: int) -> int:
+    p = 1
+    while p < n:
+        p *= 2
+    return p
+
+
+def _layout(k: K.Kernel) -> tuple[str, int, int]:
+    """(layout, X rows per block, Y threads per row)."""
+    outer = int(np.prod(k.outer, dtype=np.int64)) if k.outer else 1
+    inner = int(np.prod(k.inner, dtype=np.int64)) if k.inner else 1
+    nouter = len(k.outer)
+    row = col = 0
+    for ld in k.loads():
+        inner_strides = ld.strides[nouter:]
+        if not any(inner_strides):
+            continue
+        if inner_strides[-1] == 1:
+            row += 1
+        elif nouter and ld.strides[nouter - 1] == 1:
+            col += 1
+    if col > row and outer >= 32:
+        y = min(_pow2_at_least(-(-inner // (2 * ITEMS_PER_THREAD))), MAX_COLUMN_THREADS)
+        return "column", COLUMN_BLOCK // y, y
+    y = min(_pow2_at_least(-(-inner // ITEMS_PER_THREAD)), 1024)
+    return "row", max(1, ROW_BLOCK // y), y
+
+
+class _Reduction:
+    """The C text of one reduction: accumulator, update, cross-thread combine, result."""
+
+    def __init__(self, r: K.Reduction):
+        self.r = r
+        self.in_dt = K.expr_dtype(r.expr)
+        self.name = f"a{r.rid}"
+        self.is_arg = r.op in ("argmax", "argmin")
+        if self.is_arg:  # warp shuffles move 32/64-bit words: bool compares as int32
+            self.acc_t = "int32_t" if self.in_dt == np.bool_ else c_type(self.in_dt)
+        elif self.in_dt == np.bool_:
+            self.acc_t = "int32_t"
+        else:
+            self.acc_t = c_type(r.dtype)
+
+    def init(self) -> list[str]:
+        a, r = self.name, self.r
+        if self.is_arg:
+            return [f"{self.acc_t} {a}v = 0;", f"int64_t {a}i = -1;"]
+        if self.in_dt == np.bool_:
+            return [f"int32_t {a} = {0 if r.op in ('sum', 'max') else 1};"]
+        if r.op in ("sum", "prod"):
+            return [f"{self.acc_t} {a} = {literal(0 if r.op == 'sum' else 1, r.dtype)};"]
+        return [f"{self.acc_t} {a} = {_extreme(self.in_dt, low=r.op == 'max')};"]
+
+    def combine(self, a: str, b: str) -> str:
+        """Expression combining accumulators `a` and `b` (non-arg reductions)."""
+        op = self.r.op
+        if self.in_dt == np.bool_:
+            return f"({a} {'|' if op in ('sum', 'max') else '&'} {b})"
+        if op == "sum":
+            return f"({a} + {b})"
+        if op == "prod":
+            return f"({a} * {b})"
+        if self.in_dt.kind == "f":
+            return f"tj_{op}_nan<{self.acc_t}>({a}, {b})"
+        return f"(({b}) {'>' if op == 'max' else '<'} ({a}) ? ({b}) : ({a}))"
+
+    def update(self, v: str, index: str) -> list[str]:
+        a = self.name
+        if self.is_arg:
+            is_max = "true" if self.r.op == "argmax" else "false"
+            cand = f"tj_arg_better<{self.acc_t}>({v}, (int64_t)({index}), {a}v, {a}i, {is_max})"
+            return [f"if ({cand}) {{ {a}v = {v}; {a}i = (int64_t)({index}); }}"]
+        if self.in_dt == np.bool_:
+            v = f"(int32_t){v}"
+        return [f"{a} = {self.combine(a, v)};"]
+
+    def merge_from(self, src_v: str, src_i: str = "") -> list[str]:
+        """Fold another thread's accumulator (`src_v`, and `src_i` for arg reductions) in."""
+        a = self.name
+        if self.is_arg:
+            is_max = "true" if self.r.op == "argmax" else "false"
+            cand = f"tj_arg_better<{self.acc_t}>({src_v}, {src_i}, {a}v, {a}i, {is_max})"
+            return [f"if ({cand}) {{ {a}v = {src_v}; {a}i = {src_i}; }}"]
+        return [f"{a} = {self.combine(a, src_v)};"]
+
+    def parts(self) -> list[tuple[str, str]]:
+        """(C type, variable) of each accumulator part."""
+        if self.is_arg:
+            return [(self.acc_t, f"{self.name}v"), ("int64_t", f"{self.name}i")]
+        return [(self.acc_t, self.name)]
+
+    def result(self) -> str:
+        a, rid = self.name, self.r.rid
+        if self.is_arg:
+            return f"const int64_t r{rid} = {a}i < 0 ? 0 : {a}i;"
+        if self.in_dt == np.bool_:
+            return f"const bool r{rid} = {a} != 0;"
+        return f"const {self.acc_t} r{rid} = {a};"
+
+
+def _extreme(dt: np.dtype, low: bool) -> str:
+    if dt.kind == "f":
+        return literal(float("-inf") if low else float("inf"), dt)
+    if dt == np.bool_:
+        return "false" if low else "true"
+    info = np.iinfo(dt)
+    return literal(info.min if low else info.max, dt)
+
+
+def _shuffle_combine(red: _Reduction, width: int) -> list[str]:
+    """Butterfly over `width` consecutive lanes: every lane ends with the group's result."""
+    lines = [f"for (int m = {width // 2}; m > 0; m >>= 1) {{"]
+    parts = red.parts()
+    others = [f"__shfl_xor_sync(0xffffffffu, {var}, m, {width})" for _, var in parts]
+    names = [f"{var}_o" for _, var in parts]
+    lines += [f"  const {t} {n} = {o};" for (t, _), n, o in zip(parts, names, others)]
+    lines += indent(red.merge_from(*names))
+    return lines + ["}"]
+
+
+class _Writer:
+    def __init__(self, kernel: K.Kernel, buffers: dict[int, K.Buffer], uses: set):
+        self.k = simplify(kernel)
+        self.buffers = buffers
+        self.uses = uses
+        self.idx = index_type(self.k)
+        self.layout, self.x, self.y = _layout(self.k)
+        self.threads = self.x * self.y
+        self.outer = int(np.prod(self.k.outer, dtype=np.int64)) if self.k.outer else 1
+        self.inner = int(np.prod(self.k.inner, dtype=np.int64)) if self.k.inner else 1
+        self.items = -(-self.inner // self.y)
+        self.reds = {r.rid: _Reduction(r) for r in self.k.reductions}
+        self.cache = self._cached_loads()
+
+    def _cached_loads(self) -> dict:
+        """Row-dependent loads kept in registers (row layout, several phases, short rows)."""
+        k = self.k
+        if self.layout != "row" or k.nphases < 2 or self.items > MAX_CACHED:
+            return {}
+        nouter = len(k.outer)
+        loads = sorted(
+            {ld for ld in k.loads() if any(ld.strides[nouter:])},
+            key=lambda ld: (ld.buf, ld.offset, ld.strides),
+        )
+        return {ld: f"c{n}[it]" for n, ld in enumerate(loads)}
+
+    # -- pieces
+    def _inner_loop(self, body: list[str], cached: bool) -> list[str]:
+        k, idx = self.k, self.idx
+        split = decompose(k.inner, "j", len(k.outer), idx)
+        if cached:
+            head = [
+                "#pragma unroll",
+                f"for (int it = 0; it < {self.items}; ++it) {{",
+                f"  const {idx} j = lane + ({idx})it * {self.y};",
+                f"  if (j < {self.inner}) {{",
+            ]
+            return head + indent(split + body, 4) + ["  }", "}"]
+        head = [f"for ({idx} j = lane; j < {self.inner}; j += {self.y}) {{"]
+        return head + indent(split + body) + ["}"]
+
+    def _fill_cache(self) -> list[str]:
+        if not self.cache:
+            return []
+        lines = [f"{c_type(ld.dtype)} c{n}[{self.items}];" for n, ld in enumerate(self.cache)]
+        em = Emitter(self.uses, "f", self.idx)
+        body = [
+            f"{text} = b{ld.buf}[{em.affine(ld.offset, ld.strides)}];"
+            for ld, text in self.cache.items()
+        ]
+        return lines + ["if (active) {", *indent(self._inner_loop(body, True)), "}"]
+
+    def _combine_group(self, red: _Reduction) -> list[str]:
+        """Statements leaving the row's result in every thread's accumulator of `red`."""
+        lines: list[str] = []
+        rid = red.r.rid
+        if self.layout == "row":
+            width = min(self.y, 32)
+            if width > 1:
+                lines += _shuffle_combine(red, width)
+            if self.y > 32:
+                warps = self.y // 32
+                for t, var in red.parts():
+                    lines.append(f"__shared__ {t} s{rid}_{var}[{self.threads // 32}];")
+                lines.append("if ((threadIdx.x & 31) == 0) {")
+                lines += [f"  s{rid}_{var}[threadIdx.x >> 5] = {var};" for _, var in red.parts()]
+                lines += ["}", "__syncthreads();"]
+                lines += [f"{var} = s{rid}_{var}[row * {warps}];" for _, var in red.parts()]
+                lines.append(f"for (int q = 1; q < {warps}; ++q) {{")
+                srcs = [f"s{rid}_{var}[row * {warps} + q]" for _, var in red.parts()]
+                lines += indent(red.merge_from(*srcs))
+                lines.append("}")
+            return lines
+        if self.y == 1:
+            return lines
+        for t, var in red.parts():
+            lines.append(f"__shared__ {t} s{rid}_{var}[{self.threads}];")
+            lines.append(f"s{rid}_{var}[threadIdx.x] = {var};")
+        lines.append("__syncthreads();")
+        lines += [f"{var} = s{rid}_{var}[row];" for _, var in red.parts()]
+        lines.append(f"for (int q = 1; q < {self.y}; ++q) {{")
+        srcs = [f"s{rid}_{var}[q * {self.x} + row]" for _, var in red.parts()]
+        lines += indent(red.merge_from(*srcs))
+        return lines + ["}"]
+
+    def _phase(self, phase: int) -> list[str]:
+        k = self.k
+        reds = [self.reds[r.rid] for r in k.reductions if r.phase == phase]
+        em = Emitter(self.uses, f"p{phase}_", self.idx, self.cache)
+        update = []
+        for red in reds:
+            v = em.value(red.r.expr)
+            update += red.update(v, f"i{red.r.arg_dim}" if red.is_arg else "")
+        stores = em.stores(k, phase)
+        body = em.lines + update + stores
+        lines = [f"// phase {phase}"]
+        for red in reds:
+            lines += red.init()
+        if body:
+            lines += ["if (active) {", *indent(self._inner_loop(body, bool(self.cache))), "}"]
+        for red in reds:
+            lines += self._combine_group(red) + [red.result()]
+        return lines
+
+    def _epilogue(self) -> list[str]:
+        em = Emitter(self.uses, "e", self.idx)
+        stores = em.stores(self.k, -1)
+        if not stores:
+            return []
+        return ["if (active && lane == 0) {", *indent(em.lines + stores), "}"]
+
+    def function(self) -> str:
+        k, idx = self.k, self.idx
+        _, params = kernel_params(k, self.buffers)
+        if self.layout == "row":
+            lane, row = f"threadIdx.x % {self.y}", f"threadIdx.x / {self.y}"
+        else:
+            lane, row = f"threadIdx.x / {self.x}", f"threadIdx.x % {self.x}"
+        body = [
+            f"const int lane = {lane};",
+            f"const int row = {row};",
+            f"const {idx} u = ({idx})blockIdx.x * {self.x} + row;",
+            f"const bool active = u < {self.outer};",
+            "(void)lane; (void)row;",
+            *decompose(k.outer, "u", 0, idx),
+            *self._fill_cache(),
+        ]
+        for phase in range(k.nphases):
+            body += self._phase(phase)
+        body += self._epilogue()
+        head = f'extern "C" __global__ void __launch_bounds__({self.threads}) {k.name}({params}) {{'
+        return "\n".join([head, *indent(body), "}"])
+
+    def launch(self) -> Launch:
+        ids, _ = kernel_params(self.k, self.buffers)
+        blocks = -(-self.outer // self.x)
+        return Launch(self.k.name, ids, self.threads, blocks, False)
+
+
+def reduction_kernel(
+    kernel: K.Kernel, buffers: dict[int, K.Buffer], uses: set
+) -> tuple[str, Launch]:
+    """A reduction kernel (see the module docstring) and its launch."""
+    writer = _Writer(kernel, buffers, uses)
+    return writer.function(), writer.launch()
+
+
+__all__ = ["reduction_kernel"]

@@ -29,4 +29,6 @@ TEST_DEVICE = os.environ.get("TRACEJIT_TEST_DEVICE", "cpu")
 
 @pytest.fixture
 def device():
+    if TEST_DEVICE == "cuda" and not tj.devices.cuda_available():
+        pytest.skip("TRACEJIT_TEST_DEVICE=cuda but CuPy or a CUDA GPU is missing")
     return TEST_DEVICE

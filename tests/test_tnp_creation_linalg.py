@@ -437,6 +437,6 @@ def test_creation_and_products_compile_for_the_test_device(device):
                 m.eye(4, dtype=np.float32) * c, m.vecdot(a, c[0]), m.linspace(0.0, 1.0, 5),
                 m.arange(3) + m.zeros_like(c[0, :3], dtype=np.int64))  # fmt: skip
 
-    got = tj.jit(lambda a, b, c: f(tnp, a, b, c), device=device)(x, w, s)
+    got = tj.device_get(tj.jit(lambda a, b, c: f(tnp, a, b, c), device=device)(x, w, s))
     for g, e in zip(got, f(np, x, w, s)):
         assert_matches(g, e, rtol=1e-4, atol=1e-5)

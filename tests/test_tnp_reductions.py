@@ -272,6 +272,6 @@ def test_reductions_compile_for_the_test_device(device):
                 m.min(a), m.argmax(a, axis=1), m.argmin(a), m.all(a > -3, axis=1),
                 m.any(b > 3), m.cumsum(b, axis=0), m.prod(b, axis=1), m.sum(b))  # fmt: skip
 
-    got = tj.jit(lambda a, b: f(tnp, a, b), device=device)(x, i)
+    got = tj.device_get(tj.jit(lambda a, b: f(tnp, a, b), device=device)(x, i))
     for g, e in zip(got, f(np, x, i)):
         assert_matches(g, e, scale=50.0)

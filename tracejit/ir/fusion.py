@@ -24,12 +24,11 @@ The rules, in the order they apply:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from tracejit.ir import kernel as K
 from tracejit.ir.c_render import LIBM_BINARY, LIBM_UNARY, RENDERABLE
+from tracejit.ir.fusion_merge import Group, Invalid, Other, Steps, drop_internal, merge
 from tracejit.ir.graph import Graph, Node, Value
 from tracejit.ir.memory import step_io
 
@@ -45,10 +44,6 @@ FOLDED_LAYOUT = {"broadcast_in_dim", "transpose", "slice", "rev"}
 # Relative cost of recomputing an op per element: an inlined value read by two kernels is
 # recomputed by both unless its cone costs at least EXPENSIVE (one transcendental call).
 EXPENSIVE = 8
-
-
-class _Invalid(Exception):
-    """A tentative kernel is not expressible (a reduction result read at another index)."""
 
 
 def _row_major(shape) -> tuple[int, ...]:
@@ -82,28 +77,6 @@ def classify(node: Node) -> str:
     if name in ("concatenate", "pad"):
         return "partial"
     return "fallback"
-
-
-@dataclass(eq=False)
-class _Group:
-    key: tuple  # ("e", shape) or ("r", in_shape, axes)
-    stores: list[Value] = field(default_factory=list)
-    reduces: list[Node] = field(default_factory=list)
-    order: int = 0  # position of its first node in the graph (for a stable schedule)
-    fixed: list[K.Kernel] | None = None  # prebuilt kernels (concatenate / pad)
-    writes: list[Value] = field(default_factory=list)  # fixed groups: the values written
-    reads: list[Value] = field(default_factory=list)  # fixed groups: the values read
-
-
-@dataclass
-class _Other:
-    """A non-kernel step: matmul, view or fallback."""
-
-    node: Node
-    kind: str
-    order: int
-    reads: list[Value]
-    trans: tuple[bool, bool] = (False, False)
 
 
 class _Fuser:
@@ -164,12 +137,12 @@ class _Fuser:
 
     # ------------------------------------------------------------ expressions
 
-    def build(self, group: _Group) -> K.Kernel:
-        """The kernel for `group`, or _Invalid."""
+    def build(self, group: Group) -> K.Kernel:
+        """The kernel for `group`, or Invalid."""
         builder = _Builder(self, group)
         return builder.kernel()
 
-    def reads(self, group: _Group) -> set[Value]:
+    def reads(self, group: Group) -> set[Value]:
         if group.fixed is not None:
             return set(group.reads)
         return set(_Builder(self, group).kernel_reads())
@@ -181,9 +154,9 @@ class _Fuser:
 
 
 class _Builder:
-    """Builds the expressions of one group; raises _Invalid when they cannot be formed."""
+    """Builds the expressions of one group; raises Invalid when they cannot be formed."""
 
-    def __init__(self, fuser: _Fuser, group: _Group):
+    def __init__(self, fuser: _Fuser, group: Group):
         self.f = fuser
         self.group = group
         self.in_group = set(group.stores) | {n.outputs[0] for n in group.reduces}
@@ -221,7 +194,7 @@ class _Builder:
         node = f.producer.get(v)
         if v in self.rid:
             if amap != self.outer_map:
-                raise _Invalid("reduction result read at another index")
+                raise Invalid("reduction result read at another index")
             n = self.group.reduces[self.rid[v]]
             return K.Acc(self.rid[v], n.outputs[0].dtype)
         if v in f.materialized and v not in self.in_group:
@@ -235,7 +208,7 @@ class _Builder:
             off, coefs = amap[node.attrs["axis"]]
             return K.Index(off, coefs, v.dtype)
         if f.kind[node] != "inline":
-            raise _Invalid(f"{name} result needed inline")
+            raise Invalid(f"{name} result needed inline")
         return None
 
     def _load(self, v: Value, amap) -> K.Load:
@@ -331,7 +304,7 @@ class _Builder:
             inner = self.inner_map is not None and v.shape == g.key[1]
             amap = self.inner_map if inner else self.outer_map
             if not inner and v.shape != self.outer:
-                raise _Invalid("store shape fits neither level")
+                raise Invalid("store shape fits neither level")
             e = self.expr(v, amap) if v not in self.rid else K.Acc(self.rid[v], v.dtype)
             if self.inner_map is None:
                 phase = 0
@@ -367,13 +340,13 @@ def _partial_kernels(f: _Fuser, node: Node) -> tuple[list[K.Kernel], list[Value]
             pos += x.shape[axis]
     else:
         x, val = node.inputs
-        fill = _Builder(f, _Group(("e", out.shape)))
+        fill = _Builder(f, Group(("e", out.shape)))
         e = fill.expr(val, ())
         kernels.append(_store_kernel(out.shape, out_buf, 0, strides, e))
         reads += fill.loaded
         pieces.append((x, tuple(lo for lo, _ in node.attrs["widths"])))
     for x, corner in pieces:
-        b = _Builder(f, _Group(("e", x.shape)))
+        b = _Builder(f, Group(("e", x.shape)))
         e = b.expr(x, b.outer_map)
         offset = sum(c * s for c, s in zip(corner, strides))
         kernels.append(_store_kernel(x.shape, out_buf, offset, strides, e))
@@ -386,166 +359,32 @@ def _store_kernel(shape, buf: int, offset: int, strides, e: K.Expr) -> K.Kernel:
     return K.Kernel("", tuple(shape), (), [], [K.Store(buf, offset, coefs, e, 0)])
 
 
-# ---------------------------------------------------------------- merging
-
-
-class _Steps:
-    """The step graph during merging: groups and other steps, with cached reads."""
-
-    def __init__(self, f: _Fuser, groups: list[_Group], others: list[_Other]):
-        self.f = f
-        self.groups = groups
-        self.others = others
-        self.read_cache: dict[_Group, set[Value]] = {}  # keyed by identity
-
-    def reads(self, item) -> set[Value]:
-        if isinstance(item, _Other):
-            return set(item.reads)
-        if item not in self.read_cache:
-            self.read_cache[item] = self.f.reads(item)
-        return self.read_cache[item]
-
-    @staticmethod
-    def writes(item) -> list[Value]:
-        if isinstance(item, _Other):
-            return list(item.node.outputs)
-        if item.fixed is not None:
-            return list(item.writes)
-        return list(item.stores)
-
-    def items(self) -> list:
-        return [*self.groups, *self.others]
-
-    def edges(self, items: list) -> dict[int, set[int]]:
-        writer = {v: i for i, it in enumerate(items) for v in self.writes(it)}
-        deps: dict[int, set[int]] = {i: set() for i in range(len(items))}
-        for i, it in enumerate(items):
-            for v in self.reads(it):
-                w = writer.get(v)
-                if w is not None and w != i:
-                    deps[i].add(w)
-        return deps
-
-    def is_acyclic(self, items: list) -> bool:
-        deps = self.edges(items)
-        indegree = {i: len(d) for i, d in deps.items()}
-        users: dict[int, list[int]] = {i: [] for i in deps}
-        for i, d in deps.items():
-            for w in d:
-                users[w].append(i)
-        ready = [i for i, n in indegree.items() if n == 0]
-        seen = 0
-        while ready:
-            i = ready.pop()
-            seen += 1
-            for u in users[i]:
-                indegree[u] -= 1
-                if indegree[u] == 0:
-                    ready.append(u)
-        return seen == len(items)
-
-    def try_merge(self, a: _Group, b: _Group, key: tuple) -> bool:
-        merged = _Group(
-            key,
-            stores=a.stores + [v for v in b.stores if v not in a.stores],
-            reduces=sorted(a.reduces + b.reduces, key=self.f.order.__getitem__),
-            order=min(a.order, b.order),
-        )
-        try:
-            self.f.build(merged)
-        except _Invalid:
-            return False
-        items = [merged] + [it for it in self.items() if it is not a and it is not b]
-        if not self.is_acyclic(items):
-            return False
-        self.groups = [g for g in self.groups if g is not a and g is not b] + [merged]
-        self.groups.sort(key=lambda g: g.order)
-        return True
-
-
-def _related(steps: _Steps, a: _Group, b: _Group) -> bool:
-    ra, rb = steps.reads(a), steps.reads(b)
-    return bool(ra & set(b.stores) or rb & set(a.stores) or ra & rb)
-
-
-def _merge_key(a: _Group, b: _Group) -> tuple | None:
-    """The key of the merged group if `a` and `b` can share a loop nest, else None."""
-    if a.fixed is not None or b.fixed is not None:
-        return None
-    if a.key == b.key:
-        return a.key
-    for r, e in ((a, b), (b, a)):
-        if r.key[0] == "r" and e.key[0] == "e":
-            shape, axes = r.key[1], r.key[2]
-            kept = tuple(d for i, d in enumerate(shape) if i not in axes)
-            if e.key[1] in (tuple(shape), kept):
-                return r.key
-    return None
-
-
-def merge(steps: _Steps) -> None:
-    """Greedily merge related groups, reductions first, until nothing changes."""
-    changed = True
-    while changed:
-        changed = False
-        ordered = sorted(steps.groups, key=lambda g: (g.key[0] != "r", g.order))
-        for a in ordered:
-            for b in sorted(steps.groups, key=lambda g: g.order):
-                if a is b or a not in steps.groups or b not in steps.groups:
-                    continue
-                key = _merge_key(a, b)
-                if key is None or not _related(steps, a, b):
-                    continue
-                if steps.try_merge(a, b, key):
-                    changed = True
-                    break
-            if changed:
-                break
-
-
-def _drop_internal(steps: _Steps, outputs: set[Value]) -> None:
-    """Values read only inside the group that computes them need no buffer."""
-    for g in steps.groups:
-        if g.fixed is not None:
-            continue
-        read_elsewhere = set()
-        for it in steps.items():
-            if it is not g:
-                read_elsewhere |= steps.reads(it)
-        keep = [v for v in g.stores if v in outputs or v in read_elsewhere]
-        for v in g.stores:
-            if v not in keep:
-                steps.f.materialized.discard(v)
-        g.stores = keep
-        steps.read_cache.pop(g, None)
-
-
 # ---------------------------------------------------------------- the schedule
 
 
-def _initial_steps(f: _Fuser) -> _Steps:
+def _initial_steps(f: _Fuser) -> Steps:
     groups, others = [], []
     for node in f.graph.nodes:
         kind, order = f.kind[node], f.order[node]
         v = node.outputs[0] if node.outputs else None
         if kind == "inline" and v in f.materialized:
-            groups.append(_Group(("e", v.shape), stores=[v], order=order))
+            groups.append(Group(("e", v.shape), stores=[v], order=order))
         elif kind == "reduce":
             axes = node.attrs.get("axes", (node.attrs.get("axis"),))
             key = ("r", node.inputs[0].shape, tuple(axes))
-            groups.append(_Group(key, stores=[v], reduces=[node], order=order))
+            groups.append(Group(key, stores=[v], reduces=[node], order=order))
         elif kind == "partial":
             kernels, reads = _partial_kernels(f, node)
-            groups.append(_Group(("p",), order=order, fixed=kernels, writes=[v], reads=reads))
+            groups.append(Group(("p",), order=order, fixed=kernels, writes=[v], reads=reads))
         elif kind == "matmul":
             ops = f.matmul_operands[node]
-            others.append(_Other(node, kind, order, [u for u, _ in ops], (ops[0][1], ops[1][1])))
+            others.append(Other(node, kind, order, [u for u, _ in ops], (ops[0][1], ops[1][1])))
         elif kind in ("view", "fallback"):
-            others.append(_Other(node, kind, order, list(node.inputs)))
-    return _Steps(f, groups, others)
+            others.append(Other(node, kind, order, list(node.inputs)))
+    return Steps(f, groups, others)
 
 
-def _topological(steps: _Steps) -> list:
+def _topological(steps: Steps) -> list:
     items = steps.items()
     deps = steps.edges(items)
     done: set[int] = set()
@@ -563,7 +402,7 @@ def _topological(steps: _Steps) -> list:
     return out
 
 
-def _lower_other(f: _Fuser, other: _Other, name: str) -> K.Step:
+def _lower_other(f: _Fuser, other: Other, name: str) -> K.Step:
     node = other.node
     if other.kind == "view":
         return K.View(f.buffer_of(node.inputs[0]), f.buffer_of(node.outputs[0]))
@@ -597,7 +436,7 @@ def _lower(f: _Fuser, ordered: list) -> list[K.Step]:
     steps: list[K.Step] = []
     for item in ordered:
         name = f"k{len(steps)}"
-        if isinstance(item, _Other):
+        if isinstance(item, Other):
             steps.append(_lower_other(f, item, name))
         elif item.fixed is not None:
             for kern in item.fixed:
@@ -685,7 +524,7 @@ def fuse(graph: Graph) -> K.Schedule:
         f.buffer_of(v)
     steps = _initial_steps(f)
     merge(steps)
-    _drop_internal(steps, set(graph.outputs))
+    drop_internal(steps, set(graph.outputs))
     lowered = _lower(f, _topological(steps))
     buffers, outputs, consts = _buffers(f, lowered)
     inputs = [f.buffer_of(v) for v in graph.inputs]

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The prepared GPU check (issue 6): install, GPU tests, GPU benchmarks, then the whole suite.
+# Runs in about 8 minutes on one H100/H200 with 16 cores and no network. Results (test logs,
+# gpu_bench.json) go to $OUT when set, else benchmarks/results/.
+#
+#   bash benchmarks/gpu_check.sh            # from the repository root
+#
+# If pytest/hypothesis are missing on that machine, put their wheels in benchmarks/wheels/
+# (pip download --only-binary=:all: --python-version 3.12 -d benchmarks/wheels pytest hypothesis)
+# and they are installed from there.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+out="${OUT:-benchmarks/results}"
+mkdir -p "$out"
+t0=$SECONDS
+step() { echo; echo "== $1 ($((SECONDS - t0)) s)"; }
+
+step "machine"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
+python -c "import sys, numpy, cupy; print(sys.version.split()[0], 'numpy', numpy.__version__,
+'cupy', cupy.__version__, 'cuda runtime', cupy.cuda.runtime.runtimeGetVersion())"
+
+step "install (no network)"
+pip install --no-build-isolation --no-deps -e . -q 2>&1 | grep -v -i "warning" | tail -5
+python -c "import tracejit, tracejit._core; print('tracejit imports, C++ runtime built')" ||
+  echo "INSTALL FAILED: the CPU backend will be unavailable"
+if ! python -c "import pytest, hypothesis" 2>/dev/null && [ -d benchmarks/wheels ]; then
+  pip install --no-index --find-links benchmarks/wheels -q pytest hypothesis 2>&1 | tail -2
+fi
+have_pytest=1
+python -c "import pytest, hypothesis" 2>/dev/null || { have_pytest=0; echo "NO pytest/hypothesis: tests skipped"; }
+
+export HYPOTHESIS_PROFILE=ci TRACEJIT_TEST_DEVICE=cuda
+TRACEJIT_CACHE_DIR="$(mktemp -d)"
+export TRACEJIT_CACHE_DIR
+pytest_args=(-q -rs -p no:cacheprovider)
+
+if [ "$have_pytest" = 1 ]; then
+  step "GPU tests: the CUDA backend and every device-fixture test on cuda"
+  timeout 180 python -m pytest "${pytest_args[@]}" tests/test_backend_cuda.py \
+    tests/test_tnp_reductions.py::test_reductions_compile_for_the_test_device \
+    tests/test_tnp_creation_linalg.py::test_creation_and_products_compile_for_the_test_device \
+    tests/test_passes.py::test_naive_log_softmax_of_large_logits_is_finite \
+    tests/test_debug.py::test_debug_nans_on_the_test_device \
+    tests/test_tnp_shape.py::test_compiled_layout_matches_numpy \
+    >"$out/gpu_tests.txt" 2>&1
+  echo "exit $?"; tail -n 40 "$out/gpu_tests.txt"
+fi
+
+step "GPU benchmarks"
+timeout 200 python benchmarks/gpu_bench.py --json "$out/gpu_bench.json" --budget 150 \
+  >"$out/gpu_bench.txt" 2>&1
+echo "exit $?"; tail -n 30 "$out/gpu_bench.txt"
+
+if [ "$have_pytest" = 1 ]; then
+  left=$((470 - (SECONDS - t0)))
+  [ "$left" -lt 60 ] && left=60
+  step "whole suite with TRACEJIT_TEST_DEVICE=cuda (timeout ${left} s)"
+  timeout "$left" python -m pytest "${pytest_args[@]}" >"$out/suite.txt" 2>&1
+  code=$?
+  tail -n 25 "$out/suite.txt"
+  [ "$code" = 124 ] && echo "suite: TIMED OUT after ${left} s (partial results above)"
+  echo "suite exit $code"
+fi
+step "done"

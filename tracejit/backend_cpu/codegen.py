@@ -26,6 +26,8 @@ from tracejit.ir.c_render import PRELUDE, c_type, literal, render
 # Below this many element-iterations a kernel runs on the calling thread: an OpenMP fork/join
 # costs a few microseconds, about what 32K simple element operations take on one core.
 PARALLEL_MIN_WORK = 1 << 15
+# Work blocks per parallel loop, handed out dynamically (a few per thread balances load).
+PARALLEL_BLOCKS = 32
 
 HEADER = r"""
 #include <cstdint>
@@ -48,12 +50,14 @@ typedef void (*tj_sgemm_t)(int, int, int, int, int, int, float, const float*, in
 typedef void (*tj_dgemm_t)(int, int, int, int, int, int, double, const double*, int,
                            const double*, int, double, double*, int);
 
+// Dynamic blocks rather than one static slice per thread: on a shared machine one busy core
+// would otherwise hold every other thread at the join.
 template <class F> static void tj_parallel(int64_t units, int64_t work, const F& fn) {
   if (units > 1 && work >= TJ_PARALLEL_MIN_WORK) {
-#pragma omp parallel
-    {
-      int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-      int64_t lo = units * t / nt, hi = units * (t + 1) / nt;
+    const int64_t nblocks = units < TJ_PARALLEL_BLOCKS ? units : TJ_PARALLEL_BLOCKS;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t b = 0; b < nblocks; ++b) {
+      int64_t lo = units * b / nblocks, hi = units * (b + 1) / nblocks;
       if (lo < hi) fn(lo, hi);
     }
   } else if (units > 0) {
@@ -420,6 +424,7 @@ def generate(schedule: K.Schedule, name: str = "function") -> str:
         f"// tracejit: generated from {name}",
         HEADER,
         f"#define TJ_PARALLEL_MIN_WORK {PARALLEL_MIN_WORK}LL",
+        f"#define TJ_PARALLEL_BLOCKS {PARALLEL_BLOCKS}LL",
         _declarations(uses),
         PRELUDE,
         RUNTIME,

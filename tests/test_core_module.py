@@ -7,9 +7,10 @@ import importlib.metadata
 
 import pytest
 
-from tracejit import errors
-
-from tracejit import _core  # built by `pip install -e .`; a missing build is a failure
+from tracejit import (
+    _core,  # built by `pip install -e .`; a missing build is a failure
+    errors,
+)
 
 TRACEJIT_KINDS = {
     "shape": errors.ShapeError,

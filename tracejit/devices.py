@@ -24,14 +24,14 @@ def _cupy_status() -> tuple[object | None, str]:
     """(cupy module or None, reason it cannot be used)."""
     try:
         import cupy
-    except Exception as err:  # ImportError, or a broken CUDA runtime raising at import
+    except Exception as err:  # noqa: BLE001  (ImportError, or a broken CUDA runtime at import)
         return None, (
             f"CuPy is not importable ({err.__class__.__name__}: {err}); install it with "
             "pip install 'tracejit[cuda]'"
         )
     try:
         count = cupy.cuda.runtime.getDeviceCount()
-    except Exception as err:
+    except Exception as err:  # noqa: BLE001  (any CUDA runtime failure means "no GPU")
         return None, f"CuPy is installed but found no usable CUDA GPU ({err})"
     if count == 0:
         return None, "CuPy is installed but found no CUDA GPU"

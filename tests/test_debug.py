@@ -62,6 +62,33 @@ def test_dumps_every_stage_that_changed_in_order(dump_dir):
     assert "mul-one x1" in summary[2] and "log1p x1" in summary[3]
 
 
+def test_grad_on_cpu_dumps_joint_graph_schedule_and_source(dump_dir):
+    def loss(w, x):
+        return tnp.sum(tnp.tanh(x @ w) ** 2)
+
+    w, x = np.ones((3, 2)), np.ones((4, 3))
+    tj.jit(tj.grad(loss))(w, x)
+    (folder,) = os.listdir(dump_dir)
+    names = sorted(os.listdir(dump_dir / folder))
+    stages = [n.split("_", 1)[1] for n in names]
+    for stage in ("joint.txt", "traced.txt", "schedule.txt", "source.cpp.txt"):
+        assert stage in stages, names
+    # in pipeline order: joint graph, then what jit traced, then the schedule, then C++
+    order = [stages.index(s) for s in ("joint.txt", "traced.txt", "schedule.txt", "source.cpp.txt")]
+    assert order == sorted(order)
+    assert "matmul" in _read(dump_dir / folder / names[stages.index("joint.txt")])
+    assert "tj_run" in _read(dump_dir / folder / names[stages.index("source.cpp.txt")])
+
+
+def test_vjp_dumps_both_partitioned_graphs(dump_dir):
+    from tracejit import debug
+
+    with debug.start_dump("vjp_of_sin") as handle:
+        tj.vjp(tnp.sin, np.zeros(3))
+    stages = [os.path.basename(p).split("_", 1)[1] for p in handle.files()]
+    assert "partition_forward.txt" in stages and "partition_backward.txt" in stages
+
+
 def test_each_compile_gets_its_own_folder(dump_dir):
     f = tj.jit(lambda x: x * 2.0, device="numpy")
     f(np.ones(2))

@@ -15,12 +15,14 @@ from typing import Any
 
 import numpy as np
 
+from tracejit import debug
 from tracejit.config import config
 from tracejit.ir import dtypes
 from tracejit.ir.autodiff import joint_graph
 from tracejit.ir.graph import Graph, verify
 from tracejit.ir.interpret import eval_graph
 from tracejit.ir.partition import partition
+from tracejit.ir.passes import optimize
 from tracejit.tracer.core import Trace, Tracer, bind
 from tracejit.tracer.jit import Jitted, Traced
 from tracejit.tracer.pytree import PyTreeDef, tree_flatten, tree_unflatten
@@ -97,9 +99,15 @@ class _Traceable:
         hit = self._joints.get(key)
         if hit is not None and hit[0] is traced:
             return hit[1]
-        joint = joint_graph(traced.graph, wrt, seeded)
+        # The seeds' three stages: passes before differentiation, on the joint graph, and
+        # (in `vjp`, and in `jit` for whatever inlines this) after the partition.
+        dump = debug.current_dump()
+        graph = optimize(traced.graph, config.verify_graphs, stage="pre_grad", dump=dump)
+        joint = joint_graph(graph, wrt, seeded)
         if config.verify_graphs:
             verify(joint)
+        dump.write("joint", joint)
+        joint = optimize(joint, config.verify_graphs, stage="joint", dump=dump)
         if not traced.captured:  # graphs reading outer tracers are valid for one call only
             self._joints[key] = (traced, joint)
         return joint
@@ -298,6 +306,11 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, memory_budget: float | N
     if config.verify_graphs:
         verify(part.forward)
         verify(part.backward)
+    dump = debug.current_dump()
+    dump.write("partition_forward", part.forward)
+    dump.write("partition_backward", part.backward)
+    part.forward = optimize(part.forward, config.verify_graphs, dump=dump)
+    part.backward = optimize(part.backward, config.verify_graphs, dump=dump)
     fwd = run_graph(part.forward, leaves + traced.captured)
     n_out = len(graph.outputs)
     all_out = tree_unflatten(traced.out_tree, fwd[:n_out])

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tracejit import cache
+from tracejit import cache, debug
 from tracejit.backend_cpu import blas, codegen, compiler, simplify
 from tracejit.config import config
 from tracejit.ir import c_render, fusion, kernel, memory
@@ -110,6 +110,9 @@ def compile_cpu(graph: Graph, name: str = "function") -> CpuExecutable:
     t1 = time.perf_counter()
     source = codegen.generate(schedule, name)
     t2 = time.perf_counter()
+    dump = debug.current_dump()
+    dump.write("schedule", kernel.format_schedule(schedule))
+    dump.write("source.cpp", source)
     cxx = compiler.find_compiler()
     parts = {
         "backend": "cpu",

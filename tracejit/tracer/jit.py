@@ -97,6 +97,9 @@ class Jitted:
         self._executables: dict[Any, Any] = {}
         self._traces: dict[Any, Traced] = {}
         self._graphs: dict[Any, Graph] = {}  # the optimized graph per key, for debug_nans
+        # hot path: for positional plain ndarrays (no statics, no kwargs) the (shape, dtype) of
+        # each argument is the whole signature, so flattening and abstractifying are skipped
+        self._fast: dict[Any, tuple] = {}
 
     # -- argument handling
     def _split(self, args, kwargs):
@@ -150,6 +153,17 @@ class Jitted:
 
     # -- calls
     def __call__(self, *args, **kwargs):
+        if not kwargs and not self.static_argnums and not config.debug_nans:
+            sig = [self.device or config.default_device]
+            for x in args:
+                if type(x) is not np.ndarray:
+                    break
+                sig.append((x.shape, x.dtype))
+            else:
+                fast = self._fast.get(tuple(sig))
+                if fast is not None:
+                    outs = fast[0](list(args))
+                    return outs[0] if fast[1] is None else tree_unflatten(fast[1], outs)
         dyn, static, _rebuild = self._split(args, kwargs)
         leaves, treedef = tree_flatten(dyn)
         if any(isinstance(x, Tracer) for x in leaves):
@@ -171,6 +185,9 @@ class Jitted:
             for x, a in zip(leaves, avals)
         ]
         outs = executable(arrays)
+        if not kwargs and not self.static_argnums and all(type(x) is np.ndarray for x in args):
+            sig = (device, *((x.shape, x.dtype) for x in args))
+            self._fast[sig] = (executable, None if out_tree.kind is None else out_tree)
         if config.debug_nans:
             host = _host_copies if device == "cuda" else lambda xs: xs
             debug.check_outputs(self._graphs[key], host(arrays), host(outs), self._label())

@@ -2,7 +2,8 @@
 
 `compile_cuda(graph)` fuses and plans the graph exactly as the CPU backend does (ir/fusion,
 ir/memory), generates one CUDA source for the whole function (codegen, reduce), compiles it
-once with NVRTC through `cupy.RawModule` and returns a `CudaExecutable` (launcher). Matmul is
+once with NVRTC under IEEE float options (nvrtc; cached on disk), loads it with
+`cupy.RawModule` and returns a `CudaExecutable` (launcher). Matmul is
 cuBLAS through `cupy.matmul`; buffers come from CuPy's memory pool.
 
 `cuda_source(graph)` needs no GPU (nor CuPy): it is what CI compiles with `nvcc --cubin`.

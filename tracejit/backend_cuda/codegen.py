@@ -6,7 +6,7 @@ access is contiguous (or a broadcast scalar) they also carry a 16-byte vector pa
 run time when every pointer is aligned. Reduction kernels are written by `reduce.py`. Scalar
 expressions come from the op -> C table shared with the C++ backend (`ir/c_render.py`).
 
-The source compiles both with NVRTC (what CuPy's RawModule uses at run time) and with
+The source compiles both with NVRTC (backend_cuda/nvrtc.py, at run time) and with
 `nvcc --cubin` (what CI checks without a GPU).
 
 >>> import numpy as np, tracejit as tj

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from tracejit.backend_cuda import nvrtc
 from tracejit.backend_cuda.codegen import CudaProgram, Launch
-from tracejit.errors import CompileError
 from tracejit.ir import kernel as K
 from tracejit.ir.interpret import apply_primitive
 from tracejit.ir.primitives import get as get_primitive
@@ -22,7 +22,6 @@ from tracejit.ir.primitives import get as get_primitive
 # Most blocks a grid-stride kernel launches per SM: enough resident warps to saturate memory
 # bandwidth, few enough that each thread loops over several elements.
 BLOCKS_PER_SM = 32
-NVRTC_OPTIONS = ("--std=c++17",)
 
 _modules: dict[str, object] = {}  # source -> loaded RawModule (one compile per process)
 
@@ -30,22 +29,17 @@ _modules: dict[str, object] = {}  # source -> loaded RawModule (one compile per 
 def load_module(cupy, source: str, names: Sequence[str]):
     """A `cupy.RawModule` of `source` with every kernel loaded (CompileError with the log).
 
-    CuPy keeps compiled binaries in its own on-disk cache (keyed by source, options and
-    architecture), so a second process skips NVRTC; this dict skips it within a process.
+    The binary comes from `nvrtc.binary_path` (compiled with IEEE float options, cached on
+    disk by tracejit's cache, so a second process skips NVRTC); this dict skips the load
+    within a process.
     """
     module = _modules.get(source)
     if module is not None:
         return module
-    try:
-        module = cupy.RawModule(code=source, options=NVRTC_OPTIONS)
-        for name in names:
-            module.get_function(name)  # compiles now: errors surface at jit time, not mid-run
-    except cupy.cuda.compiler.CompileException as err:
-        raise CompileError(
-            f"NVRTC rejected the generated CUDA source: {err}\n"
-            "This is a tracejit bug: please report it with the source "
-            "(jitted.lower(...).compile().source())"
-        ) from None
+    capability = int(cupy.cuda.Device().compute_capability)
+    module = cupy.RawModule(path=nvrtc.binary_path(source, capability))
+    for name in names:
+        module.get_function(name)  # loads now: errors surface at jit time, not mid-run
     _modules[source] = module
     return module
 

@@ -208,8 +208,10 @@ class _Writer:
                 "#pragma unroll",
                 f"for (int it = 0; it < {self.items}; ++it) {{",
                 f"  const {idx} j = lane + ({idx})it * {self.y};",
-                f"  if (j < {self.inner}) {{",
             ]
+            if self.items * self.y == self.inner:  # every j is in the row: no bounds check
+                return head + indent(split + body) + ["}"]
+            head.append(f"  if (j < {self.inner}) {{")
             return head + indent(split + body, 4) + ["  }", "}"]
         head = [f"for ({idx} j = lane; j < {self.inner}; j += {self.y}) {{"]
         return head + indent(split + body) + ["}"]

@@ -60,13 +60,25 @@ def _to_numpy(x):
     return np.asarray(x)
 
 
+def to_cuda(cupy, x):
+    """`x` as a CuPy array; host data is copied bit for bit.
+
+    Not `cupy.asarray` alone: it fills a 0-d array through `ndarray.fill`, which memsets
+    zero for any value == 0 and so turns -0.0 into +0.0 (1 / x then gives +inf).
+    """
+    if is_cuda_array(x):
+        return cupy.asarray(x)
+    host = np.asarray(x)
+    return cupy.asarray(host.reshape(-1)).reshape(host.shape)
+
+
 def device_put(x, device: str = "cpu"):
     """Copy every array leaf of `x` to `device` ("cpu"/"numpy": NumPy, "cuda": CuPy)."""
     if device not in DEVICES:
         raise DeviceError(f"unknown device {device!r}; use one of {DEVICES}")
     if device == "cuda":
         cupy = cupy_or_error()
-        return tree_map(lambda a: cupy.asarray(a), x)
+        return tree_map(lambda a: to_cuda(cupy, a), x)
     return tree_map(_to_numpy, x)
 
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from tracejit.backend_cuda import nvrtc
 from tracejit.backend_cuda.codegen import CudaProgram, Launch
+from tracejit.devices import to_cuda
 from tracejit.ir import kernel as K
 from tracejit.ir.interpret import apply_primitive
 from tracejit.ir.primitives import get as get_primitive
@@ -117,7 +118,7 @@ class _Call:
         for b, x in zip(exe.schedule.inputs, args):
             buf = exe.buffers[b]
             if not hasattr(x, "__cuda_array_interface__"):
-                x = cupy.asarray(np.asarray(x, dtype=buf.dtype))  # NumPy in: copied to device
+                x = to_cuda(cupy, np.asarray(x, dtype=buf.dtype))  # NumPy in: copied to device
             elif x.dtype != buf.dtype:
                 x = x.astype(buf.dtype)
             x = cupy.ascontiguousarray(x)  # kernels index row-major data (no copy if it is)
@@ -168,7 +169,7 @@ class CudaExecutable:
         self.const_ptrs = {}
         for b in schedule.buffers:
             if b.kind == "const":
-                arr = cupy.asarray(schedule.consts[b.index])
+                arr = to_cuda(cupy, schedule.consts[b.index])
                 self.const_arrays[b.id] = arr
                 self.const_ptrs[b.id] = arr.data.ptr
         self.temps = [b.id for b in schedule.buffers if b.kind == "temp"]

@@ -287,6 +287,13 @@ def _meta(opts, systems) -> dict:
     }
 
 
+def _pin_to_one_core() -> None:
+    """The 1-thread runs use one core: XLA still runs large loop fusions on 2 cores under
+    the one-thread XLA_FLAGS (process CPU time ~2x wall time), so a flag alone is not enough."""
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+
 def _worker_main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--worker")
@@ -299,6 +306,8 @@ def _worker_main() -> None:
     p.add_argument("--cache")
     p.add_argument("--out", required=True)
     a = p.parse_args()
+    if a.threads == 1:
+        _pin_to_one_core()
     res = run_worker(a) if a.worker else run_w5_worker(a)
     Path(a.out).write_text(json.dumps(res))
     sys.stdout.flush()

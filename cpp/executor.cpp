@@ -5,7 +5,7 @@
 
 #include <cstdlib>
 #include <exception>
-#include <sstream>
+#include <string>
 #include <utility>
 
 #include "errors.h"
@@ -33,20 +33,38 @@ int fallback_trampoline(void* self, int64_t step, void* const* ptrs) {
   }
 }
 
+// std::to_string, not an ostringstream: iostreams go through the std::locale facet tables,
+// which break when _core carries its own (statically linked) libstdc++ next to the process's
+// libstdc++.so (CMakeLists.txt says how that is kept apart; this keeps it off error paths).
 std::string shape_str(const std::vector<int64_t>& shape) {
-  std::ostringstream out;
-  out << "(";
+  std::string out = "(";
   for (size_t i = 0; i < shape.size(); ++i) {
-    out << shape[i] << (shape.size() == 1 ? "," : (i + 1 < shape.size() ? ", " : ""));
+    out += std::to_string(shape[i]);
+    out += shape.size() == 1 ? "," : (i + 1 < shape.size() ? ", " : "");
   }
-  out << ")";
-  return out.str();
+  return out + ")";
 }
 
 bool same_dtype(const py::dtype& a, const py::dtype& b) {
   return a.kind() == b.kind() && a.itemsize() == b.itemsize() &&
          (a.byteorder() == b.byteorder() || a.itemsize() == 1 || a.byteorder() == '=' ||
           a.byteorder() == '|');
+}
+
+// A library built with -fopenmp starts its OpenMP runtime's worker threads at its first
+// parallel region, and they stay parked inside that runtime (spinning, then asleep) for the
+// life of the process. The runtime is a dependency of the library, so the dlclose of the last
+// library that needs it unmaps it under those threads, which then crash in unmapped code,
+// in whatever the process runs next. So the runtime is pinned as soon as a library brings it
+// in: the reference taken here is never released, on purpose.
+void pin_openmp_runtime(void* library) {
+  // Exported by every OpenMP runtime (libgomp, libomp, libiomp5). Looked up in the library's
+  // own dependency scope: a library that needs no runtime (no parallel loop) finds none.
+  void* symbol = dlsym(library, "omp_get_num_threads");
+  Dl_info info{};
+  if (!symbol || !dladdr(symbol, &info) || !info.dli_fname) return;
+  // NOLOAD: only the runtime already loaded for this library; NODELETE: never unmap it.
+  dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
 }
 
 }  // namespace
@@ -74,6 +92,7 @@ Executor::Executor(const std::string& library, std::vector<ArraySpec> inputs,
     handle_ = nullptr;
     throw CompileError("compiled library " + library + " has no tj_run symbol");
   }
+  pin_openmp_runtime(handle_);
   for (auto& c : consts_) {
     const_ptrs_.push_back(const_cast<void*>(c.data()));
   }
@@ -92,7 +111,8 @@ py::array Executor::check_input(size_t i, py::handle arg) const {
   if (!same_dtype(arr.dtype(), spec.dtype)) {
     throw ShapeError("argument " + std::to_string(i) + " has dtype " +
                      std::string(py::str(arr.dtype())) + ", the compiled function expects " +
-                     std::string(py::str(spec.dtype)));
+                     // py::handle: py::str(const dtype&) is ambiguous in pybind11 2.12/2.13.
+                     std::string(py::str(py::handle(spec.dtype))));
   }
   bool shape_ok = static_cast<size_t>(arr.ndim()) == spec.shape.size();
   for (size_t d = 0; shape_ok && d < spec.shape.size(); ++d) {

@@ -8,6 +8,9 @@ only values. Shapes come from a small fixed set that covers 0-d, size-1 and size
 from __future__ import annotations
 
 import functools
+import os
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -311,6 +314,54 @@ def test_wrong_shape_to_compiled_function_is_a_shape_error():
     compiled = tj.jit(lambda x: x + 1).lower(np.ones(3)).compile()
     with pytest.raises(tj.errors.ShapeError, match=r"shape \(4,\)"):
         compiled(np.ones(4))
+
+
+# Runs in a fresh process, where the one compiled function is the only user of the OpenMP
+# runtime. OMP_WAIT_POLICY=active keeps the runtime's idle workers spinning in its code, so
+# an unloaded runtime crashes the process at once instead of some tests later.
+_FREE_LAST_PARALLEL_FUNCTION = """
+import gc, time
+import numpy as np
+import tracejit as tj
+
+def runtimes():
+    with open("/proc/self/maps") as maps:
+        names = {line.split()[-1] for line in maps if len(line.split()) > 5}
+    return {n for n in names if any(k in n for k in ("libgomp", "libomp", "libiomp"))}
+
+f = tj.jit(lambda x: tj.numpy.exp(x) * 2.0)  # big enough for a parallel loop
+f(np.ones((256, 256)))
+loaded = runtimes()
+del f
+gc.collect()
+time.sleep(0.2)
+print("runtimes", sorted(loaded), "kept", sorted(loaded & runtimes()))
+print("ok" if loaded and loaded <= runtimes() else "skip" if not loaded else "unloaded")
+"""
+
+
+def test_freeing_the_last_parallel_function_keeps_the_openmp_runtime(tmp_path):
+    # Regression: dlclose of the last library using OpenMP unloaded the runtime under its
+    # parked worker threads: a segfault in whatever ran next (a worker thread woke up in
+    # unmapped code on the 16-core GPU machine; here, at once with OMP_WAIT_POLICY=active).
+    if not os.path.exists("/proc/self/maps"):
+        pytest.skip("needs /proc/self/maps (Linux) to see which libraries are loaded")
+    env = dict(os.environ, TRACEJIT_CACHE_DIR=str(tj.config.cache_dir))
+    env.update(OMP_WAIT_POLICY="active", OMP_NUM_THREADS="2")
+    run = subprocess.run(
+        [sys.executable, "-c", _FREE_LAST_PARALLEL_FUNCTION],
+        env=env,
+        cwd=tmp_path,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    # A negative code is the signal that killed the child: -11 is the segfault of this bug.
+    assert run.returncode == 0, (run.returncode, run.stdout, run.stderr[-2000:])
+    if run.stdout.split()[-1] == "skip":
+        pytest.skip(f"the compiled function loaded no OpenMP runtime: {run.stdout}")
+    assert run.stdout.split()[-1] == "ok", run.stdout
 
 
 def test_matmul_without_blas_uses_the_cpp_loops(monkeypatch):

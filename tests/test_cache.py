@@ -463,3 +463,15 @@ def test_cache_info_of_a_missing_dir(tmp_path, monkeypatch):
     info = tj.cache_info()
     assert (info["dir"], info["entries"], info["bytes"]) == (str(tmp_path / "never-created"), 0, 0)
     assert cache.clear_cache()["entries"] == 0
+
+
+def test_compiler_identity_accepts_flags_in_cxx():
+    """CXX="g++ -fsanitize=address" is a valid compiler command; its flags key the cache."""
+    cxx = shutil.which("g++") or shutil.which("c++")
+    if cxx is None:
+        pytest.skip("no C++ compiler on PATH")
+    plain = cache._query_compiler(cxx)
+    flagged = cache._query_compiler(f"{cxx} -O1")
+    assert flagged.splitlines()[0].endswith("-O1")
+    assert plain.splitlines()[1:] == flagged.splitlines()[1:]
+    assert cache.cache_key({"c": plain}) != cache.cache_key({"c": flagged})

@@ -54,6 +54,7 @@ import json
 import logging
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -182,7 +183,9 @@ def compiler_identity(cxx: str) -> str:
 
 
 def _query_compiler(cxx: str) -> str:
-    resolved = shutil.which(cxx)
+    # CXX may carry flags ("g++ -fsanitize=address"): they are part of the identity
+    argv = shlex.split(cxx) or [cxx]
+    resolved = shutil.which(argv[0])
     if resolved is None:
         raise CompileError(
             f"C++ compiler {cxx!r} was not found on PATH; install one (e.g. `apt-get install "
@@ -194,7 +197,8 @@ def _query_compiler(cxx: str) -> str:
         )
     except (OSError, subprocess.SubprocessError) as exc:
         raise CompileError(f"could not run `{cxx} --version`: {exc}") from exc
-    return f"{os.path.realpath(resolved)}\n{proc.stdout.strip()}"
+    flags = " ".join(argv[1:])
+    return f"{os.path.realpath(resolved)} {flags}".rstrip() + f"\n{proc.stdout.strip()}"
 
 
 # --------------------------------------------------------------------------- layout

@@ -19,14 +19,25 @@ from collections.abc import Sequence
 import numpy as np
 
 from tracejit import cache, debug
-from tracejit.backend_cpu import blas, codegen, compiler, simplify
+from tracejit.backend_cpu import blas, codegen, columns, compiler, emit, rows, simplify
 from tracejit.config import config
 from tracejit.ir import c_render, fusion, kernel, memory
 from tracejit.ir.graph import Graph
 from tracejit.ir.interpret import apply_primitive
 from tracejit.ir.primitives import get as get_primitive
 
-CODEGEN_SOURCES = (codegen, c_render, simplify, compiler, fusion, kernel, memory)
+CODEGEN_SOURCES = (
+    codegen,
+    columns,
+    emit,
+    rows,
+    c_render,
+    simplify,
+    compiler,
+    fusion,
+    kernel,
+    memory,
+)
 
 
 class _Fallbacks:

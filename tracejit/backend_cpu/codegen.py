@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from tracejit.backend_cpu.simplify import simplify
+from tracejit.backend_cpu.columns import ColumnWriter, PartialWriter, is_column, is_partial
+from tracejit.backend_cpu.emit import BaseWriter, indent
+from tracejit.backend_cpu.rows import LoopWriter, RowWriter
 from tracejit.ir import kernel as K
-from tracejit.ir.c_render import PRELUDE, c_type, literal, render
+from tracejit.ir.c_render import PRELUDE, c_type
 
 # Below this many element-iterations a kernel runs on the calling thread: an OpenMP fork/join
 # costs a few microseconds, about what 32K simple element operations take on one core.
@@ -63,6 +65,19 @@ template <class F> static void tj_parallel(int64_t units, int64_t work, const F&
   } else if (units > 0) {
     fn(0, units);
   }
+}
+
+// The same split for a reduction into per-block partial results: fn(block, lo, hi). Returns
+// the number of blocks (each block's partials are combined in order by the caller).
+template <class F> static int64_t tj_parallel_parts(int64_t units, int64_t work, const F& fn) {
+  if (units > 1 && work >= TJ_PARALLEL_MIN_WORK) {
+    const int64_t nblocks = units < TJ_PARALLEL_BLOCKS ? units : TJ_PARALLEL_BLOCKS;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t b = 0; b < nblocks; ++b) fn(b, units * b / nblocks, units * (b + 1) / nblocks);
+    return nblocks;
+  }
+  fn(0, 0, units);
+  return 1;
 }
 
 template <class T>
@@ -112,9 +127,6 @@ static void tj_matmul(const TjContext* ctx, int blas, bool ta, bool tb, int64_t 
 }
 """
 
-IDENTITY = {"sum": 0, "prod": 1}
-OMP_REDUCTION = {"sum": "+", "prod": "*", "max": "max", "min": "min"}
-
 
 def _declarations(uses: set[str]) -> str:
     lines = ['extern "C" {']
@@ -128,232 +140,15 @@ def _declarations(uses: set[str]) -> str:
     return "\n".join(lines)
 
 
-class _Emitter:
-    """Emits the statements of one loop body: every sub-expression once, as a local."""
-
-    def __init__(self, uses: set[str], prefix: str = "t", var: str = "i"):
-        self.uses = uses
-        self.prefix = prefix
-        self.var = var
-        self.names: dict = {}
-        self.lines: list[str] = []
-        self.counter = 0
-
-    def affine(self, offset: int, coefs) -> str:
-        terms = [str(offset)] if offset else []
-        for d, c in enumerate(coefs):
-            if c == 1:
-                terms.append(f"{self.var}{d}")
-            elif c:
-                terms.append(f"{c}LL * {self.var}{d}")
-        return " + ".join(terms) or "0"
-
-    def value(self, e: K.Expr) -> str:
-        for node in K.walk(e):
-            if node in self.names:
-                continue
-            if isinstance(node, K.Literal):
-                self.names[node] = literal(node.value, node.dtype)
-                continue
-            if isinstance(node, K.Acc):
-                self.names[node] = f"r{node.rid}"
-                continue
-            if isinstance(node, K.Load):
-                text = f"b{node.buf}[{self.affine(node.offset, node.strides)}]"
-            elif isinstance(node, K.Index):
-                text = f"({c_type(node.dtype)})({self.affine(node.offset, node.coefs)})"
-            else:
-                args = [self.names[a] for a in node.args]
-                text = render(
-                    node.prim, args, node.dtype, node.out_dtype, dict(node.attrs), self.uses
-                )
-            name = f"{self.prefix}{self.counter}"
-            self.counter += 1
-            self.lines.append(f"const {c_type(K.expr_dtype(node))} {name} = {text};")
-            self.names[node] = name
-        return self.names[e]
-
-
-def _indent(lines: list[str], n: int) -> list[str]:
-    return [" " * n + line if line else line for line in lines]
-
-
-def _decompose(extents: tuple[int, ...], unit: str, first_var: int) -> list[str]:
-    """Statements that split flat index `unit` into loop variables over `extents`."""
-    lines = []
-    rest = unit
-    for d in reversed(range(len(extents))):
-        var = f"i{first_var + d}"
-        if d == 0:
-            lines.append(f"const int64_t {var} = {rest};")
-        else:
-            lines.append(f"const int64_t {var} = {rest} % {extents[d]}LL;")
-            lines.append(f"const int64_t q{first_var + d} = {rest} / {extents[d]}LL;")
-            rest = f"q{first_var + d}"
-    return lines
-
-
-class KernelWriter:
-    def __init__(self, kernel: K.Kernel, buffers: dict[int, K.Buffer], uses: set[str]):
-        self.k = simplify(kernel)
-        self.buffers = buffers
-        self.uses = uses
-
-    def params(self) -> list[int]:
-        bufs = {ld.buf for ld in self.k.loads()} | {s.buf for s in self.k.stores}
-        return sorted(bufs)
-
-    def signature(self) -> str:
-        ps = ", ".join(f"{c_type(self.buffers[b].dtype)}* b{b}" for b in self.params())
-        return f"static void {self.k.name}(int64_t lo, int64_t hi{', ' if ps else ''}{ps})"
-
-    def units_and_work(self) -> tuple[int, int]:
-        k = self.k
-        inner = int(np.prod(k.inner, dtype=np.int64)) * max(k.nphases, 1)
-        if not k.reductions and len(k.outer) >= 1:
-            units = int(np.prod(k.outer[:-1], dtype=np.int64)) if len(k.outer) > 1 else k.outer[0]
-            return units, int(np.prod(k.outer, dtype=np.int64))
-        units = int(np.prod(k.outer, dtype=np.int64))
-        return units, units * max(inner, 1)
-
-    def body(self) -> list[str]:
-        if self.k.reductions:
-            return self._reduction_body()
-        return self._loop_body()
-
-    def _stores(self, em: _Emitter, phase: int) -> list[str]:
-        out = []
-        for s in self.k.stores:
-            if s.phase == phase:
-                val = em.value(s.expr)
-                out.append(f"b{s.buf}[{em.affine(s.offset, s.strides)}] = {val};")
-        return out
-
-    def _loop_body(self) -> list[str]:
-        k = self.k
-        em = _Emitter(self.uses)
-        stores = self._stores(em, 0)
-        body = em.lines + stores
-        n = len(k.outer)
-        if n == 0:
-            return ["(void)lo; (void)hi;", "{", *_indent(body, 2), "}"]
-        if n == 1:
-            loop = ["#pragma omp simd", "for (int64_t i0 = lo; i0 < hi; ++i0) {"]
-            return [*loop, *_indent(body, 2), "}"]
-        last = n - 1
-        lines = ["for (int64_t u = lo; u < hi; ++u) {"]
-        lines += _indent(_decompose(k.outer[:-1], "u", 0), 2)
-        lines += _indent(
-            [
-                "#pragma omp simd",
-                (f"for (int64_t i{last} = 0; i{last} < {k.outer[-1]}LL; ++i{last}) {{"),
-            ],
-            2,
-        )
-        lines += _indent(body, 4) + ["  }", "}"]
-        return lines
-
-    def _reduction_body(self) -> list[str]:
-        k = self.k
-        lines = ["for (int64_t u = lo; u < hi; ++u) {"]
-        body = _decompose(k.outer, "u", 0) if k.outer else []
-        for phase in range(k.nphases):
-            body += self._phase(phase)
-        em = _Emitter(self.uses, "e")
-        stores = self._stores(em, -1)
-        body += em.lines + stores
-        return lines + _indent(body, 2) + ["}"]
-
-    def _phase(self, phase: int) -> list[str]:
-        k = self.k
-        reds = [r for r in k.reductions if r.phase == phase]
-        em = _Emitter(self.uses, f"p{phase}_")
-        pre, update, post, clauses = [], [], [], []
-        sequential = False
-        for r in reds:
-            p, u, q, c, seq = self._reduction(r, em)
-            pre += p
-            update += u
-            post += q
-            clauses += c
-            sequential |= seq
-        stores = self._stores(em, phase)
-        body = em.lines + update + stores
-        nouter = len(k.outer)
-        loops = []
-        for d, ext in enumerate(k.inner):
-            var = f"i{nouter + d}"
-            if d == len(k.inner) - 1 and not sequential:
-                red = " ".join(f"reduction({op}:{name})" for op, name in clauses)
-                loops.append(f"#pragma omp simd {red}".rstrip())
-            loops.append(f"for (int64_t {var} = 0; {var} < {ext}LL; ++{var}) {{")
-        lines = []
-        depth = 0
-        for line in loops:
-            lines.append(" " * depth + line)
-            if line.startswith("for"):
-                depth += 2
-        lines += _indent(body, depth)
-        for d in range(len(k.inner)):
-            lines.append(" " * (depth - 2 * (d + 1)) + "}")
-        return [*pre, *lines, *post]
-
-    def _reduction(self, r: K.Reduction, em: _Emitter):
-        """(before loop, in loop, after loop, simd reduction clauses, must be sequential)."""
-        v = em.value(r.expr)
-        in_dt = K.expr_dtype(r.expr)
-        ct, name = c_type(r.dtype), f"a{r.rid}"
-        if r.op in ("argmax", "argmin"):
-            cmp = ">" if r.op == "argmax" else "<"
-            start = self._extreme(in_dt, low=r.op == "argmax")
-            cond = f"{v} {cmp} {name}v"
-            if in_dt.kind == "f":
-                cond = f"({cond}) || ({v} != {v} && {name}v == {name}v)"
-            pre = [f"{c_type(in_dt)} {name}v = {start};", f"int64_t {name} = 0;"]
-            upd = [f"if ({cond}) {{ {name}v = {v}; {name} = i{r.arg_dim}; }}"]
-            return pre, upd, [f"const int64_t r{r.rid} = {name};"], [], True
-        if in_dt == np.bool_:
-            op = "|" if r.op in ("sum", "max") else "&"
-            init = "0" if op == "|" else "1"
-            pre = [f"int32_t {name} = {init};"]
-            upd = [f"{name} = {name} {op} (int32_t){v};"]
-            return pre, upd, [f"const bool r{r.rid} = {name} != 0;"], [(op, name)], False
-        if r.op in ("sum", "prod"):
-            pre = [f"{ct} {name} = {IDENTITY[r.op]};"]
-            sym = "+" if r.op == "sum" else "*"
-            upd = [f"{name} = {name} {sym} {v};"]
-            return pre, upd, [f"const {ct} r{r.rid} = {name};"], [(sym, name)], False
-        cmp = ">" if r.op == "max" else "<"
-        pre = [f"{ct} {name} = {self._extreme(in_dt, low=r.op == 'max')};"]
-        upd = [f"{name} = {v} {cmp} {name} ? {v} : {name};"]
-        clauses = [(r.op, name)]
-        post = [f"const {ct} r{r.rid} = {name};"]
-        if in_dt.kind == "f":
-            pre.append(f"int32_t {name}n = 0;")
-            upd.append(f"{name}n = {name}n | ({v} != {v});")
-            clauses.append(("|", f"{name}n"))
-            post = [f"const {ct} r{r.rid} = {name}n ? {literal(float('nan'), in_dt)} : {name};"]
-        return pre, upd, post, clauses, False
-
-    @staticmethod
-    def _extreme(dt: np.dtype, low: bool) -> str:
-        if dt.kind == "f":
-            return literal(float("-inf") if low else float("inf"), dt)
-        if dt == np.bool_:
-            return "false" if low else "true"
-        info = np.iinfo(dt)
-        return literal(info.min if low else info.max, dt)
-
-    def function(self) -> str:
-        return "\n".join([self.signature() + " {", *_indent(self.body(), 2), "}"])
-
-    def call(self) -> str:
-        units, work = self.units_and_work()
-        args = "".join(f", b{b}" for b in self.params())
-        return (
-            f"tj_parallel({units}LL, {work}LL, [&](int64_t lo, int64_t hi) "
-            f"{{ {self.k.name}(lo, hi{args}); }});"
-        )
+def writer_for(kernel: K.Kernel, buffers: dict[int, K.Buffer], uses: set[str]) -> BaseWriter:
+    """The code writer for one kernel: elementwise loop, row, column or split full reduction."""
+    if not kernel.reductions:
+        return LoopWriter(kernel, buffers, uses)
+    if is_column(kernel):
+        return ColumnWriter(kernel, buffers, uses)
+    if is_partial(kernel):
+        return PartialWriter(kernel, buffers, uses)
+    return RowWriter(kernel, buffers, uses)
 
 
 def _pointer(buf: K.Buffer) -> str:
@@ -411,7 +206,7 @@ def generate(schedule: K.Schedule, name: str = "function") -> str:
     buffers = {b.id: b for b in schedule.buffers}
     uses: set[str] = set()
     writers = {
-        i: KernelWriter(s, buffers, uses)
+        i: writer_for(s, buffers, uses)
         for i, s in enumerate(schedule.steps)
         if isinstance(s, K.Kernel)
     }
@@ -433,7 +228,7 @@ def generate(schedule: K.Schedule, name: str = "function") -> str:
             'extern "C" int tj_run(void* const* in, void* const* out, void* const* consts, '
             "char* arena, const TjContext* ctx) {"
         ),
-        *_indent(body, 2),
+        *indent(body, 2),
         "}",
         "",
     ]

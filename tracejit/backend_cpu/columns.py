@@ -1,0 +1,281 @@
+"""C++ for reductions that a row loop would run badly: column reductions and full reductions.
+
+Column reductions (a sum over axis 0: bias gradients, batch statistics) read memory that is
+contiguous along a *kept* axis. A row loop would walk the reduced axis innermost with a large
+stride; instead the reduced axes become the outer loops and the innermost loop runs over a
+block of `COLUMN_BLOCK` consecutive kept indices, updating one accumulator per column (a
+stack array): every load is contiguous and the loop vectorizes without a reduction clause.
+Column blocks (times the other kept indices) are the parallel units.
+
+Full reductions to a scalar (a loss, a mean) have one outer unit; they split the first
+reduced dim into blocks whose partial results go to a per-block struct, combined in block
+order afterwards (argmax keeps the first index of the extreme, NaN still wins).
+
+>>> import numpy as np
+>>> from tracejit.ir import kernel as K
+>>> f32 = np.dtype("float32")
+>>> k = K.Kernel("k0", (64,), (32,), [K.Reduction(0, "sum", K.Load(0, 0, (1, 64), f32), f32, 0)],
+...              [K.Store(1, 0, (1, 0), K.Acc(0, f32), -1)])
+>>> is_column(K.Kernel("k0", (64,), (32,), k.reductions, k.stores))
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tracejit.backend_cpu.emit import IDENTITY, BaseWriter, Emitter, decompose, extreme, indent
+from tracejit.backend_cpu.rows import RowWriter, accumulator
+from tracejit.backend_cpu.simplify import simplify
+from tracejit.ir import kernel as K
+from tracejit.ir.c_render import c_type
+
+# Columns per parallel unit: a multiple of every vector width, and small enough that the
+# accumulator arrays (one per reduction, <= 8 bytes a column) stay in L1 next to the rows.
+COLUMN_BLOCK = 256
+
+
+def _load_bias(k: K.Kernel) -> tuple[int, int]:
+    """(loads contiguous along the reduced axes, loads contiguous along the last kept axis)."""
+    nouter = len(k.outer)
+    row = col = 0
+    for ld in k.loads():
+        inner = ld.strides[nouter:]
+        if not any(inner):
+            continue
+        if abs(inner[-1]) == 1:
+            row += 1
+        elif nouter and abs(ld.strides[nouter - 1]) == 1:
+            col += 1
+    return row, col
+
+
+def is_column(kernel: K.Kernel) -> bool:
+    """Whether `kernel` (a reduction) reads memory contiguously along its last kept axis
+    rather than along its reduced axes: it then runs as a column reduction."""
+    k = simplify(kernel)
+    if not k.reductions or not k.outer or not k.inner or k.outer[-1] < 2:
+        return False
+    row, col = _load_bias(k)
+    return col > row
+
+
+def is_partial(kernel: K.Kernel) -> bool:
+    """Whether `kernel` reduces everything to one outer unit in one phase, so its reduced
+    range can be split across threads."""
+    k = simplify(kernel)
+    return (
+        bool(k.reductions)
+        and not k.outer
+        and bool(k.inner)
+        and k.inner[0] > 1
+        and k.nphases == 1
+        and all(s.phase == -1 for s in k.stores)
+    )
+
+
+class _ColumnAcc:
+    """Accumulator arrays of one reduction over a block of columns (index `jj`)."""
+
+    def __init__(self, r: K.Reduction):
+        self.r = r
+        self.in_dt = K.expr_dtype(r.expr)
+        self.name = f"a{r.rid}"
+
+    def decls(self) -> list[str]:
+        r, n, dt = self.r, self.name, self.in_dt
+        if r.op in ("argmax", "argmin"):
+            return [f"{c_type(dt)} {n}v[{COLUMN_BLOCK}];", f"int64_t {n}[{COLUMN_BLOCK}];"]
+        ct = "int32_t" if dt == np.bool_ else c_type(r.dtype)
+        return [f"{ct} {n}[{COLUMN_BLOCK}];"]
+
+    def init(self) -> list[str]:
+        r, n, dt = self.r, self.name, self.in_dt
+        if r.op in ("argmax", "argmin"):
+            return [f"{n}v[jj] = {extreme(dt, low=r.op == 'argmax')};", f"{n}[jj] = 0;"]
+        if dt == np.bool_:
+            return [f"{n}[jj] = {'1' if r.op in ('prod', 'min') else '0'};"]
+        if r.op in ("sum", "prod"):
+            return [f"{n}[jj] = {IDENTITY[r.op]};"]
+        return [f"{n}[jj] = {extreme(dt, low=r.op == 'max')};"]
+
+    def update(self, v: str) -> list[str]:
+        r, n, dt = self.r, self.name, self.in_dt
+        if r.op in ("argmax", "argmin"):
+            cmp = ">" if r.op == "argmax" else "<"
+            cond = f"{v} {cmp} {n}v[jj]"
+            if dt.kind == "f":
+                cond = f"({cond}) || ({v} != {v} && {n}v[jj] == {n}v[jj])"
+            return [
+                f"const bool {n}c = {cond};",
+                f"{n}v[jj] = {n}c ? {v} : {n}v[jj];",
+                f"{n}[jj] = {n}c ? i{r.arg_dim} : {n}[jj];",
+            ]
+        if dt == np.bool_:
+            op = "|" if r.op in ("sum", "max") else "&"
+            return [f"{n}[jj] = {n}[jj] {op} (int32_t){v};"]
+        if r.op in ("sum", "prod"):
+            return [f"{n}[jj] = {n}[jj] {'+' if r.op == 'sum' else '*'} {v};"]
+        cmp = ">" if r.op == "max" else "<"
+        if dt.kind == "f":  # a NaN, once stored, compares false and stays: NaN wins
+            return [f"{n}[jj] = ({v} {cmp} {n}[jj] || {v} != {v}) ? {v} : {n}[jj];"]
+        return [f"{n}[jj] = {v} {cmp} {n}[jj] ? {v} : {n}[jj];"]
+
+    def result(self) -> str:
+        """The statement defining `r<rid>` for column `jj` (in later phases, the epilogue)."""
+        r, n = self.r, self.name
+        if r.op in ("argmax", "argmin"):
+            return f"const int64_t r{r.rid} = {n}[jj];"
+        if self.in_dt == np.bool_:
+            return f"const bool r{r.rid} = {n}[jj] != 0;"
+        return f"const {c_type(r.dtype)} r{r.rid} = {n}[jj];"
+
+
+class ColumnWriter(BaseWriter):
+    """A reduction whose innermost loop runs over a block of the last kept (outer) axis."""
+
+    def __init__(self, kernel: K.Kernel, buffers: dict[int, K.Buffer], uses: set[str]):
+        super().__init__(kernel, buffers, uses)
+        k = self.k
+        self.col = len(k.outer) - 1  # the column loop variable
+        self.nblocks = -(-k.outer[-1] // COLUMN_BLOCK)
+        self.accs = [_ColumnAcc(r) for r in k.reductions]
+
+    def units_and_work(self) -> tuple[int, int]:
+        k = self.k
+        rest = int(np.prod(k.outer[:-1], dtype=np.int64))
+        work = int(np.prod(k.outer + k.inner, dtype=np.int64)) * max(k.nphases, 1)
+        return rest * self.nblocks, work
+
+    def _column_loop(self, lines: list[str], acc_phase: int) -> list[str]:
+        """A simd loop over the block's columns; `r<rid>` of phases < acc_phase are defined."""
+        c = f"i{self.col}"
+        results = [a.result() for a in self.accs if a.r.phase < acc_phase]
+        head = [
+            "#pragma omp simd",
+            f"for (int64_t {c} = c0; {c} < c1; ++{c}) {{",
+            f"  const int64_t jj = {c} - c0;",
+            "  (void)jj;",
+        ]
+        return head + indent(results + lines, 2) + ["}"]
+
+    def body(self) -> list[str]:
+        k = self.k
+        lines = [d for a in self.accs for d in a.decls()]
+        lines.append("for (int64_t u = lo; u < hi; ++u) {")
+        body = [
+            f"const int64_t c0 = (u % {self.nblocks}LL) * {COLUMN_BLOCK}LL;",
+            (
+                f"const int64_t c1 = c0 + {COLUMN_BLOCK}LL < {k.outer[-1]}LL ? "
+                f"c0 + {COLUMN_BLOCK}LL : {k.outer[-1]}LL;"
+            ),
+        ]
+        if self.col:
+            body.append(f"const int64_t w = u / {self.nblocks}LL;")
+            body += decompose(k.outer[:-1], "w", 0)
+        body += self._column_loop([i for a in self.accs for i in a.init()], 0)
+        for phase in range(k.nphases):
+            body += self._phase(phase)
+        em = Emitter(self.uses, "e")
+        stores = self.stores(em, -1)
+        if stores:
+            body += self._column_loop(em.lines + stores, k.nphases)
+        return lines + indent(body, 2) + ["}"]
+
+    def _phase(self, phase: int) -> list[str]:
+        k = self.k
+        em = Emitter(self.uses, f"p{phase}_")
+        update = []
+        for a in self.accs:
+            if a.r.phase == phase:
+                update += a.update(em.value(a.r.expr))
+        stores = self.stores(em, phase)
+        inner = self._column_loop(em.lines + update + stores, phase)
+        nouter = len(k.outer)
+        loops = [
+            f"for (int64_t i{nouter + d} = 0; i{nouter + d} < {ext}LL; ++i{nouter + d}) {{"
+            for d, ext in enumerate(k.inner)
+        ]
+        return RowWriter._nest(loops, inner)
+
+
+class PartialWriter(RowWriter):
+    """A full reduction split over blocks of its first reduced dim; a finish function
+    combines the blocks' partial accumulators in order and runs the epilogue."""
+
+    def units_and_work(self) -> tuple[int, int]:
+        k = self.k
+        return k.inner[0], int(np.prod(k.inner, dtype=np.int64))
+
+    def _fields(self) -> list[tuple[str, str, str]]:
+        return [f for r in self.k.reductions for f in accumulator(r, "v").fields]
+
+    def signature(self) -> str:
+        ps = self.param_text()
+        name = self.k.name
+        return (
+            f"static void {name}(int64_t lo, int64_t hi, {name}_part* part{', ' if ps else ''}{ps})"
+        )
+
+    def body(self) -> list[str]:
+        lines = self.phase(0, ("lo", "hi"))
+        lines += [f"part->{var} = {var};" for _, var, _ in self._fields()]
+        return lines
+
+    def function(self) -> str:
+        name = self.k.name
+        struct = [f"struct {name}_part {{"]
+        struct += [f"  {ct} {var};" for ct, var, _ in self._fields()] + ["};"]
+        ps = self.param_text()
+        finish = [
+            (
+                f"static void {name}_finish(const {name}_part* parts, int64_t n"
+                f"{', ' if ps else ''}{ps}) {{"
+            ),
+            *indent(self._finish_body(), 2),
+            "}",
+        ]
+        return "\n".join([*struct, super().function(), *finish])
+
+    def _finish_body(self) -> list[str]:
+        fields = self._fields()
+        lines = [f"{ct} {var} = parts[0].{var};" for ct, var, _ in fields]
+        lines.append("for (int64_t b = 1; b < n; ++b) {")
+        for ct, var, op in fields:
+            src = f"parts[b].{var}"
+            if op in ("+", "*", "|", "&"):
+                lines.append(f"  {var} = {var} {op} {src};")
+            elif op in ("max", "min"):
+                lines.append(
+                    f"  {var} = {src} {'>' if op == 'max' else '<'} {var} ? {src} : {var};"
+                )
+            elif op.startswith("arg"):
+                idx = var[:-1]
+                cond = f"{src} {op[3:]} {var}"
+                if ct in ("float", "double"):
+                    cond = f"({cond}) || ({src} != {src} && {var} == {var})"
+                lines.append(f"  if ({cond}) {{ {var} = {src}; {idx} = parts[b].{idx}; }}")
+        lines.append("}")
+        lines += [q for r in self.k.reductions for q in accumulator(r, "v").post]
+        em = Emitter(self.uses, "e")
+        stores = self.stores(em, -1)
+        return lines + em.lines + stores
+
+    def call(self) -> str:
+        units, work = self.units_and_work()
+        name, args = self.k.name, self.args()
+        return "\n".join(
+            [
+                "{",
+                f"  {name}_part parts[TJ_PARALLEL_BLOCKS];",
+                (
+                    f"  const int64_t n = tj_parallel_parts({units}LL, {work}LL, "
+                    f"[&](int64_t b, int64_t lo, int64_t hi) {{ {name}(lo, hi, &parts[b]{args}); }});"
+                ),
+                f"  {name}_finish(parts, n{args});",
+                "}",
+            ]
+        )
+
+
+__all__ = ["COLUMN_BLOCK", "ColumnWriter", "PartialWriter", "is_column", "is_partial"]

@@ -1,0 +1,325 @@
+"""C++ for elementwise loops and row reductions (the reduced axes are the inner loops).
+
+A row kernel runs, per outer index, one inner loop per phase (softmax: max, sum, store). A
+sub-expression that a later phase needs again and that calls a libm function (softmax's
+`exp(x - max)`) is computed once: its phase writes it into a per-row scratch array on the
+stack (L1-resident), later phases read it back. A division by a loop-invariant reduction
+result (`e / sum`) multiplies by the reciprocal when that is within rounding of the quotient
+(the divisor and its reciprocal are normal numbers), chosen once per row.
+
+>>> import numpy as np
+>>> from tracejit.ir import kernel as K
+>>> f32 = np.dtype("float32")
+>>> k = K.Kernel("k0", (4,), (8,), [K.Reduction(0, "sum", K.Load(0, 0, (8, 1), f32), f32, 0)],
+...              [K.Store(1, 0, (1, 0), K.Acc(0, f32), -1)])
+>>> bufs = {0: K.Buffer(0, (4, 8), f32, "input"), 1: K.Buffer(1, (4,), f32, "output")}
+>>> "reduction(+:a0)" in RowWriter(k, bufs, set()).function()
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tracejit.backend_cpu.emit import (
+    IDENTITY,
+    BaseWriter,
+    Emitter,
+    decompose,
+    extreme,
+    indent,
+    nan_literal,
+)
+from tracejit.ir import kernel as K
+from tracejit.ir.c_render import LIBM_BINARY, LIBM_UNARY, c_type, literal
+
+# Scratch rows live on the stack of the thread running the kernel: bounded so they stay in
+# L1/L2 and far from the stack limit of OpenMP worker threads (2-8 MiB).
+SCRATCH_MAX_BYTES = 32 * 1024
+# Cost of recomputing a sub-expression, relative to a simple arithmetic op: one libm call
+# (a vector exp is ~10-20 instructions) is worth a store and a reload from L1.
+LIBM_COST = 8
+# Reciprocal multiply is within ~1 ulp of the quotient while d and 1/d are normal numbers.
+RECIP_RANGE = {np.dtype(np.float32): 2.0**125, np.dtype(np.float64): 2.0**1021}
+
+
+@dataclass
+class AccCode:
+    """The code of one reduction's accumulator(s) in a row or partial loop."""
+
+    pre: list[str]
+    update: list[str]
+    post: list[str]
+    clauses: list[tuple[str, str]]  # omp simd reduction clauses (op, variable)
+    sequential: bool  # argmax/argmin: the loop carries a dependence, no simd reduction
+    fields: list[tuple[str, str, str]] = field(default_factory=list)  # (ctype, var, combine)
+
+
+def accumulator(r: K.Reduction, v: str) -> AccCode:
+    """Scalar accumulator code for reduction `r` of per-element value `v`."""
+    in_dt = K.expr_dtype(r.expr)
+    ct, name = c_type(r.dtype), f"a{r.rid}"
+    if r.op in ("argmax", "argmin"):
+        cmp = ">" if r.op == "argmax" else "<"
+        cond = f"{v} {cmp} {name}v"
+        if in_dt.kind == "f":
+            cond = f"({cond}) || ({v} != {v} && {name}v == {name}v)"
+        pre = [f"{c_type(in_dt)} {name}v = {extreme(in_dt, low=r.op == 'argmax')};"]
+        pre.append(f"int64_t {name} = 0;")
+        upd = [f"if ({cond}) {{ {name}v = {v}; {name} = i{r.arg_dim}; }}"]
+        fields = [(c_type(in_dt), f"{name}v", "arg" + cmp), ("int64_t", name, "")]
+        return AccCode(pre, upd, [f"const int64_t r{r.rid} = {name};"], [], True, fields)
+    if in_dt == np.bool_:
+        op = "|" if r.op in ("sum", "max") else "&"
+        pre = [f"int32_t {name} = {'0' if op == '|' else '1'};"]
+        upd = [f"{name} = {name} {op} (int32_t){v};"]
+        post = [f"const bool r{r.rid} = {name} != 0;"]
+        return AccCode(pre, upd, post, [(op, name)], False, [("int32_t", name, op)])
+    if r.op in ("sum", "prod"):
+        sym = "+" if r.op == "sum" else "*"
+        pre = [f"{ct} {name} = {IDENTITY[r.op]};"]
+        upd = [f"{name} = {name} {sym} {v};"]
+        post = [f"const {ct} r{r.rid} = {name};"]
+        return AccCode(pre, upd, post, [(sym, name)], False, [(ct, name, sym)])
+    cmp = ">" if r.op == "max" else "<"
+    pre = [f"{ct} {name} = {extreme(in_dt, low=r.op == 'max')};"]
+    upd = [f"{name} = {v} {cmp} {name} ? {v} : {name};"]
+    clauses = [(r.op, name)]
+    fields = [(ct, name, r.op)]
+    post = [f"const {ct} r{r.rid} = {name};"]
+    if in_dt.kind == "f":  # omp simd max/min drop NaN: a flag carries it
+        pre.append(f"int32_t {name}n = 0;")
+        upd.append(f"{name}n = {name}n | ({v} != {v});")
+        clauses.append(("|", f"{name}n"))
+        fields.append(("int32_t", f"{name}n", "|"))
+        post = [f"const {ct} r{r.rid} = {name}n ? {nan_literal(in_dt)} : {name};"]
+    return AccCode(pre, upd, post, clauses, False, fields)
+
+
+def libm_heavy(e: K.Expr) -> set:
+    """The sub-expressions of `e` whose cone costs at least one libm call."""
+    cost: dict = {}
+    for node in K.walk(e):
+        if isinstance(node, K.Op):
+            own = LIBM_COST if node.prim in LIBM_UNARY or node.prim in LIBM_BINARY else 1
+            cost[node] = own + sum(cost.get(a, 0) for a in node.args)
+    return {n for n, c in cost.items() if c >= LIBM_COST}
+
+
+def _varies(e: K.Expr) -> bool:
+    """Whether `e` reads memory or an index (else it is constant over a row's loop)."""
+    return any(isinstance(n, (K.Load, K.Index)) for n in K.walk(e))
+
+
+class LoopWriter(BaseWriter):
+    """An elementwise loop nest: units are outer rows, the last dim is a simd loop."""
+
+    def units_and_work(self) -> tuple[int, int]:
+        k = self.k
+        if len(k.outer) > 1:
+            return int(np.prod(k.outer[:-1], dtype=np.int64)), int(np.prod(k.outer))
+        return (k.outer[0], k.outer[0]) if k.outer else (1, 1)
+
+    def body(self) -> list[str]:
+        k = self.k
+        em = Emitter(self.uses)
+        stores = self.stores(em, 0)
+        body = em.lines + stores
+        n = len(k.outer)
+        if n == 0:
+            return ["(void)lo; (void)hi;", "{", *indent(body, 2), "}"]
+        if n == 1:
+            loop = ["#pragma omp simd", "for (int64_t i0 = lo; i0 < hi; ++i0) {"]
+            return [*loop, *indent(body, 2), "}"]
+        last = n - 1
+        lines = ["for (int64_t u = lo; u < hi; ++u) {"]
+        lines += indent(decompose(k.outer[:-1], "u", 0), 2)
+        lines += indent(
+            [
+                "#pragma omp simd",
+                f"for (int64_t i{last} = 0; i{last} < {k.outer[-1]}LL; ++i{last}) {{",
+            ],
+            2,
+        )
+        lines += indent(body, 4) + ["  }", "}"]
+        return lines
+
+
+class RowWriter(BaseWriter):
+    """A reduction kernel whose units are outer indices, each running every phase's loop."""
+
+    def __init__(self, kernel: K.Kernel, buffers: dict[int, K.Buffer], uses: set[str]):
+        super().__init__(kernel, buffers, uses)
+        self.scratch = self._plan_scratch()
+
+    def units_and_work(self) -> tuple[int, int]:
+        k = self.k
+        inner = int(np.prod(k.inner, dtype=np.int64)) * max(k.nphases, 1)
+        units = int(np.prod(k.outer, dtype=np.int64))
+        return units, units * max(inner, 1)
+
+    # -- scratch rows
+    def _phase_roots(self, phase: int) -> list[K.Expr]:
+        k = self.k
+        roots = [r.expr for r in k.reductions if r.phase == phase]
+        return roots + [s.expr for s in k.stores if s.phase == phase]
+
+    def _plan_scratch(self) -> dict:
+        """{sub-expression: (scratch index, phase that writes it)} for expensive values a
+        later phase would recompute."""
+        k = self.k
+        size = int(np.prod(k.inner, dtype=np.int64)) if k.inner else 0
+        if k.nphases < 2 or size == 0:
+            return {}
+        first: dict = {}
+        for p in range(k.nphases):
+            for root in self._phase_roots(p):
+                for node in K.walk(root):
+                    first.setdefault(node, p)
+        plan: dict = {}
+        nbytes = 0
+        for p in range(1, k.nphases):
+            for root in self._phase_roots(p):
+                heavy = libm_heavy(root)
+                stack = [root]
+                while stack:
+                    node = stack.pop()
+                    if node in plan or node not in heavy:
+                        continue
+                    item = K.expr_dtype(node).itemsize * size
+                    if first[node] < p and nbytes + item <= SCRATCH_MAX_BYTES:
+                        plan[node] = (len(plan), first[node])
+                        nbytes += item
+                        continue
+                    stack.extend(node.args)
+        return plan
+
+    def _flat_inner(self) -> str:
+        k = self.k
+        nouter, terms, stride = len(k.outer), [], 1
+        for d in reversed(range(len(k.inner))):
+            terms.append(f"i{nouter + d}" if stride == 1 else f"{stride}LL * i{nouter + d}")
+            stride *= k.inner[d]
+        return " + ".join(reversed(terms))
+
+    # -- the body
+    def body(self) -> list[str]:
+        k = self.k
+        lines = [
+            f"{c_type(K.expr_dtype(node))} s{i}[{int(np.prod(k.inner))}];"
+            for node, (i, _) in self.scratch.items()
+        ]
+        lines.append("for (int64_t u = lo; u < hi; ++u) {")
+        body = decompose(k.outer, "u", 0) if k.outer else []
+        for phase in range(k.nphases):
+            body += self.phase(phase)
+        body += self.epilogue()
+        return lines + indent(body, 2) + ["}"]
+
+    def epilogue(self) -> list[str]:
+        em = Emitter(self.uses, "e")
+        stores = self.stores(em, -1)
+        return em.lines + stores
+
+    def phase(self, phase: int, first_range: tuple[str, str] | None = None) -> list[str]:
+        """One phase's loop nest over the inner dims (the first over `first_range` if given),
+        with its accumulators before and results after."""
+        recips = self._reciprocals(phase)
+        pre, post, plain = self._phase_loop(phase, first_range, {}, f"p{phase}_")
+        if not recips:
+            return [*pre, *plain, *post]
+        # Divisions by a row's reduction result multiply by its reciprocal where that is as
+        # accurate (1 ulp), else divide; the test is made once per row, outside the loop.
+        names = {d: name for d, (name, _) in recips.items()}
+        _, _, fast = self._phase_loop(phase, first_range, names, f"p{phase}f_")
+        decl = []
+        for d, (name, _) in recips.items():
+            ct = c_type(d.dtype)
+            decl.append(f"const {ct} {name} = ({ct})1 / r{d.rid};")
+        ok = " && ".join(cond for _, cond in recips.values())
+        return [*pre, *decl, f"if ({ok}) {{", *indent(fast, 2), "} else {"] + [
+            *indent(plain, 2),
+            "}",
+            *post,
+        ]
+
+    def _phase_loop(self, phase: int, first_range, recips: dict, prefix: str):
+        """(accumulator declarations, results, the loop nest) of one phase."""
+        k = self.k
+        seed = self._seed(phase)
+        em = Emitter(self.uses, prefix, names=seed, recips=recips)
+        accs = [accumulator(r, em.value(r.expr)) for r in k.reductions if r.phase == phase]
+        stores = self.stores(em, phase)
+        flat = self._flat_inner() if k.inner else "0"
+        scratch = [
+            f"s{i}[{flat}] = {em.value(node)};"
+            for node, (i, p) in self.scratch.items()
+            if p == phase
+        ]
+        body = em.lines + [u for a in accs for u in a.update] + stores + scratch
+        sequential = any(a.sequential for a in accs)
+        clauses = [c for a in accs for c in a.clauses]
+        loops = self._loops(clauses, sequential, first_range)
+        pre = [p for a in accs for p in a.pre]
+        post = [q for a in accs for q in a.post]
+        return pre, post, self._nest(loops, body)
+
+    def _seed(self, phase: int) -> dict:
+        flat = self._flat_inner() if self.k.inner else "0"
+        return {node: f"s{i}[{flat}]" for node, (i, p) in self.scratch.items() if p < phase}
+
+    def _reciprocals(self, phase: int) -> dict:
+        """{divisor: (reciprocal's name, range test)} for the float divisions by a reduction
+        result that this phase's loop computes."""
+        seed = self._seed(phase)
+        found: dict = {}
+        stack = list(self._phase_roots(phase))
+        seen: set = set()
+        while stack:
+            node = stack.pop()
+            if node in seen or node in seed or not isinstance(node, K.Op):
+                continue
+            seen.add(node)
+            stack.extend(node.args)
+            d = node.args[1] if node.prim == "div" else None
+            if not isinstance(d, K.Acc) or node.dtype.kind != "f" or d in found:
+                continue
+            if not _varies(node.args[0]):  # a row constant: the compiler hoists the division
+                continue
+            big = RECIP_RANGE[np.dtype(node.dtype)]
+            lo, hi = literal(1.0 / big, node.dtype), literal(big, node.dtype)
+            r = f"r{d.rid}"
+            test = f"({r} >= {lo} || {r} <= -{lo}) && {r} <= {hi} && {r} >= -{hi}"
+            found[d] = (f"q{phase}_{len(found)}", f"({test})")
+        return found
+
+    def _loops(self, clauses, sequential: bool, first_range) -> list[str]:
+        k = self.k
+        nouter = len(k.outer)
+        loops = []
+        for d, ext in enumerate(k.inner):
+            var = f"i{nouter + d}"
+            lo, hi = first_range if (d == 0 and first_range) else ("0", f"{ext}LL")
+            if d == len(k.inner) - 1 and not sequential:
+                red = " ".join(f"reduction({op}:{name})" for op, name in clauses)
+                loops.append(f"#pragma omp simd {red}".rstrip())
+            loops.append(f"for (int64_t {var} = {lo}; {var} < {hi}; ++{var}) {{")
+        return loops
+
+    @staticmethod
+    def _nest(loops: list[str], body: list[str]) -> list[str]:
+        lines, depth = [], 0
+        for line in loops:
+            lines.append(" " * depth + line)
+            if line.startswith("for"):
+                depth += 2
+        lines += indent(body, depth)
+        while depth:
+            depth -= 2
+            lines.append(" " * depth + "}")
+        return lines
+
+
+__all__ = ["AccCode", "LoopWriter", "RowWriter", "accumulator", "libm_heavy"]

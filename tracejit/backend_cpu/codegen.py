@@ -30,6 +30,10 @@ from tracejit.ir.c_render import PRELUDE, c_type
 PARALLEL_MIN_WORK = 1 << 15
 # Work blocks per parallel loop, handed out dynamically (a few per thread balances load).
 PARALLEL_BLOCKS = 32
+# A matmul splits across threads above this many multiply-adds (~0.1 ms of one core), in
+# slabs of C whose row/column counts are multiples of GEMM_SLAB (BLAS micro-kernel tiles).
+GEMM_SPLIT_MIN = 1 << 20
+GEMM_SLAB = 16
 
 HEADER = r"""
 #include <cstdint>
@@ -37,6 +41,8 @@ HEADER = r"""
 extern "C" {
 int omp_get_num_threads(void);
 int omp_get_thread_num(void);
+int omp_get_max_threads(void);
+int omp_in_parallel(void);
 }
 """
 
@@ -105,21 +111,60 @@ static bool tj_blas_ok(int64_t m, int64_t n, int64_t k) {
   return m > 0 && n > 0 && k > 0 && m < lim && n < lim && k < lim;
 }
 
+// One BLAS call on a sub-block of C (row-major; lda/ldb/ldc in elements).
+template <class T>
+static void tj_gemm_blas(const TjContext* ctx, int blas, bool ta, bool tb, int64_t m, int64_t n,
+                         int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
+                         int64_t ldc) {
+  int oa = ta ? 112 : 111, ob = tb ? 112 : 111;  // CblasTrans : CblasNoTrans
+  if (blas == 1) {
+    ((tj_sgemm_t)ctx->sgemm)(101, oa, ob, (int)m, (int)n, (int)k, 1.0f, (const float*)a, (int)lda,
+                             (const float*)b, (int)ldb, 0.0f, (float*)c, (int)ldc);
+  } else {
+    ((tj_dgemm_t)ctx->dgemm)(101, oa, ob, (int)m, (int)n, (int)k, 1.0, (const double*)a,
+                             (int)lda, (const double*)b, (int)ldb, 0.0, (double*)c, (int)ldc);
+  }
+}
+
+// BLAS runs single-threaded (blas.py sets it so): our OpenMP threads each multiply one slab of
+// C, rows when m >= n, else columns. One thread pool for kernels and matmul: a second pool
+// (OpenBLAS's) spinning next to libgomp's on the same cores slowed a 2-thread MLP step 5x.
+template <class T>
+static void tj_gemm_split(const TjContext* ctx, int blas, bool ta, bool tb, int64_t m, int64_t n,
+                          int64_t k, const T* a, const T* b, T* c) {
+  const int64_t lda = ta ? m : k, ldb = tb ? k : n;
+  const bool rows = m >= n;
+  const int64_t len = rows ? m : n;
+  int64_t parts = omp_get_max_threads();
+  if (parts > len / TJ_GEMM_SLAB) parts = len / TJ_GEMM_SLAB;
+  if (parts < 2 || m * n * k < TJ_GEMM_SPLIT_MIN || omp_in_parallel()) {
+    tj_gemm_blas<T>(ctx, blas, ta, tb, m, n, k, a, lda, b, ldb, c, n);
+    return;
+  }
+#pragma omp parallel for schedule(static, 1) num_threads(parts)
+  for (int64_t p = 0; p < parts; ++p) {
+    const int64_t lo = len * p / parts / TJ_GEMM_SLAB * TJ_GEMM_SLAB;
+    const int64_t hi = p + 1 == parts ? len : len * (p + 1) / parts / TJ_GEMM_SLAB * TJ_GEMM_SLAB;
+    if (rows) {
+      const T* ap = ta ? a + lo : a + lo * k;
+      tj_gemm_blas<T>(ctx, blas, ta, tb, hi - lo, n, k, ap, lda, b, ldb, c + lo * n, n);
+    } else {
+      const T* bp = tb ? b + lo * k : b + lo;
+      tj_gemm_blas<T>(ctx, blas, ta, tb, m, hi - lo, k, a, lda, bp, ldb, c + lo, n);
+    }
+  }
+}
+
 template <class T>
 static void tj_matmul(const TjContext* ctx, int blas, bool ta, bool tb, int64_t batch, int64_t m,
                       int64_t n, int64_t k, const T* a, const T* b, T* c) {
+  const bool have = (blas == 1 && ctx->sgemm) || (blas == 2 && ctx->dgemm);
   for (int64_t i = 0; i < batch; ++i) {
     const T* ai = a + i * m * k;
     const T* bi = b + i * k * n;
     T* ci = c + i * m * n;
-    int lda = (int)(ta ? m : k), ldb = (int)(tb ? k : n);
-    int oa = ta ? 112 : 111, ob = tb ? 112 : 111;  // CblasTrans : CblasNoTrans
-    if (blas == 1 && ctx->sgemm && tj_blas_ok(m, n, k)) {
-      ((tj_sgemm_t)ctx->sgemm)(101, oa, ob, (int)m, (int)n, (int)k, 1.0f, (const float*)ai, lda,
-                               (const float*)bi, ldb, 0.0f, (float*)ci, (int)n);
-    } else if (blas == 2 && ctx->dgemm && tj_blas_ok(m, n, k)) {
-      ((tj_dgemm_t)ctx->dgemm)(101, oa, ob, (int)m, (int)n, (int)k, 1.0, (const double*)ai, lda,
-                               (const double*)bi, ldb, 0.0, (double*)ci, (int)n);
+    if (have && tj_blas_ok(m, n, k)) {
+      tj_gemm_split<T>(ctx, blas, ta, tb, m, n, k, ai, bi, ci);
     } else {
       tj_gemm_loops<T>(ta, tb, m, n, k, ai, bi, ci);
     }
@@ -220,6 +265,8 @@ def generate(schedule: K.Schedule, name: str = "function") -> str:
         HEADER,
         f"#define TJ_PARALLEL_MIN_WORK {PARALLEL_MIN_WORK}LL",
         f"#define TJ_PARALLEL_BLOCKS {PARALLEL_BLOCKS}LL",
+        f"#define TJ_GEMM_SPLIT_MIN {GEMM_SPLIT_MIN}LL",
+        f"#define TJ_GEMM_SLAB {GEMM_SLAB}LL",
         _declarations(uses),
         PRELUDE,
         RUNTIME,

@@ -50,7 +50,4 @@ def test_batched_split_matmul_matches_numpy():
 def test_blas_runs_single_threaded_under_our_threads():
     if blas.gemm_pointers() == (0, 0):
         pytest.skip("scipy-openblas32 is not installed (pip install tracejit[blas])")
-    import scipy_openblas32
-
-    get = scipy_openblas32.dll.scipy_openblas_get_num_threads
-    assert get() == 1
+    assert blas.library().scipy_openblas_get_num_threads() == 1

@@ -79,7 +79,9 @@ class CpuExecutable:
         self.schedule = schedule
         self._source = source
         self.library = library
-        sgemm, dgemm = blas.gemm_pointers()
+        # BLAS is loaded only for schedules that multiply (~1-20 ms on a first call).
+        has_matmul = any(isinstance(s, kernel.Matmul) for s in schedule.steps)
+        sgemm, dgemm = blas.gemm_pointers() if has_matmul else (0, 0)
         fallbacks = _Fallbacks(schedule)
         buffers = {b.id: b for b in schedule.buffers}
         spec = [(tuple(v.shape), v.dtype) for v in graph.inputs]
@@ -128,7 +130,7 @@ def compile_cpu(graph: Graph, name: str = "function") -> CpuExecutable:
     parts = {
         "backend": "cpu",
         "source": source,
-        "compiler": cache.compiler_identity(cxx),
+        "compiler": compiler.identity(cxx),
         "flags": list(compiler.command(cxx, "SRC", "LIB")),
         "codegen": cache.source_hash(CODEGEN_SOURCES),
     }

@@ -5,6 +5,12 @@ The compiler is `$CXX` if set, else the first of `c++`, `g++`, `clang++` on PATH
 libm calls can vectorize; -fwrapv so signed overflow wraps as in NumPy. glibc's libmvec
 (-lmvec) provides the vector math functions; it is linked when the compiler finds it.
 
+What we learn about a compiler by running it (its `--version` identity, ~10 ms; whether it
+links -lmvec, a ~40 ms probe compile) is stored in `<cache_dir>/toolchain/`, keyed by the
+`$CXX` text, the resolved binary's path, size and mtime, and the flags: a fresh process with
+a warm cache runs no compiler at all (the first call of a cached function then costs ~0.1 s
+less). Updating the compiler changes its mtime, so the entry is re-probed.
+
 >>> find_compiler() is not None
 True
 """
@@ -12,12 +18,15 @@ True
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import os
 import shlex
 import shutil
 import subprocess
 import tempfile
 
+from tracejit.config import config
 from tracejit.errors import CompileError
 
 FLAGS = (
@@ -48,9 +57,65 @@ def find_compiler() -> str:
     )
 
 
+def _toolchain_file(cxx: str) -> str | None:
+    """Where facts about `cxx` are stored on disk, or None when it cannot be resolved."""
+    argv = shlex.split(cxx) or [cxx]
+    resolved = shutil.which(argv[0])
+    if resolved is None:
+        return None
+    real = os.path.realpath(resolved)
+    try:
+        st = os.stat(real)
+    except OSError:
+        return None
+    key = json.dumps([cxx, real, st.st_size, st.st_mtime_ns, FLAGS])
+    digest = hashlib.sha256(key.encode()).hexdigest()[:32]
+    return os.path.join(config.cache_dir, "toolchain", f"{digest}.json")
+
+
+def _remembered(cxx: str, name: str, compute):
+    """`compute()` for fact `name` of compiler `cxx`, through the on-disk toolchain record."""
+    path = _toolchain_file(cxx)
+    facts: dict = {}
+    if path is not None:
+        try:
+            with open(path) as f:
+                facts = json.load(f)
+        except (OSError, ValueError):
+            facts = {}
+        if isinstance(facts, dict) and name in facts:
+            return facts[name]
+    value = compute()
+    if path is not None:
+        facts = dict(facts) if isinstance(facts, dict) else {}
+        facts[name] = value
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+            with os.fdopen(fd, "w") as f:
+                json.dump(facts, f)
+            os.replace(tmp, path)
+        except OSError:
+            pass  # a read-only cache only costs the probe again
+    return value
+
+
+@functools.cache
+def identity(cxx: str) -> str:
+    """The compiler's identity for cache keys (`tracejit.cache.compiler_identity`), stored on
+    disk per compiler binary so that a warm process does not run `cxx --version`."""
+    from tracejit import cache
+
+    return _remembered(cxx, "identity", lambda: cache.compiler_identity(cxx))
+
+
 @functools.cache
 def extra_libs(cxx: str) -> tuple[str, ...]:
     """-lmvec where the toolchain has libmvec (glibc), else nothing (scalar libm calls)."""
+    return tuple(_remembered(cxx, "extra_libs", lambda: list(_probe_libs(cxx))))
+
+
+def _probe_libs(cxx: str) -> tuple[str, ...]:
     with tempfile.TemporaryDirectory(prefix="tracejit-probe-") as tmp:
         src = os.path.join(tmp, "probe.cpp")
         with open(src, "w") as f:
@@ -89,4 +154,4 @@ def compile_library(cxx: str, source: str, library: str) -> None:
         )
 
 
-__all__ = ["FLAGS", "command", "compile_library", "extra_libs", "find_compiler"]
+__all__ = ["FLAGS", "command", "compile_library", "extra_libs", "find_compiler", "identity"]

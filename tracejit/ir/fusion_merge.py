@@ -138,7 +138,12 @@ def merge_key(a: Group, b: Group) -> tuple | None:
 
 
 def merge(steps: Steps) -> None:
-    """Greedily merge related groups, reductions first, until nothing changes."""
+    """Greedily merge related groups, reductions first, until nothing changes.
+
+    A pair that failed to merge is not tried again after later merges: its merged kernel is
+    still unbuildable (the pair's contents are unchanged), and a cycle through other steps
+    survives merging them (contracting edges removes no path)."""
+    failed: set[tuple[Group, Group]] = set()  # the pairs themselves: ids could be reused
     changed = True
     while changed:
         changed = False
@@ -147,12 +152,15 @@ def merge(steps: Steps) -> None:
             for b in sorted(steps.groups, key=lambda g: g.order):
                 if a is b or a not in steps.groups or b not in steps.groups:
                     continue
+                if (a, b) in failed:
+                    continue
                 key = merge_key(a, b)
                 if key is None or not related(steps, a, b):
                     continue
                 if steps.try_merge(a, b, key):
                     changed = True
                     break
+                failed.add((a, b))
             if changed:
                 break
 

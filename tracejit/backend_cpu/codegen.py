@@ -7,6 +7,10 @@ made in C++ at run time (`omp parallel if(...)` costs ~0.3 us even when false). 
 loops carry `omp simd`, and libm functions are declared `omp declare simd`, so GCC calls
 glibc's libmvec vector variants without -ffast-math (NaN/Inf semantics stay intact).
 
+Each kernel gets a writer by shape (`writer_for`): elementwise loops and row reductions
+(rows.py), column reductions and full reductions split into per-thread partials
+(columns.py). Matmuls call single-threaded BLAS per slab of the output from our own threads.
+
 >>> import numpy as np, tracejit as tj
 >>> from tracejit.ir.fusion import fuse
 >>> from tracejit.ir.memory import plan_memory

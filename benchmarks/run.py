@@ -103,9 +103,8 @@ def _bandwidth(reps: int) -> dict:
     return {"copy_s": t, "gb_per_s": gbps, "w1_floor_s": W1_BYTES / (gbps * 1e9)}
 
 
-# Compiled functions stay alive until the worker ends with os._exit: freeing a tracejit
-# executable dlcloses its library, which unloads libgomp under its live worker threads when
-# the library was its only user (a segfault after any call that ran 2+ OpenMP threads).
+# Compiled functions stay alive until the worker ends with os._exit, so no system's teardown
+# (freeing executables, JAX/torch shutdown) runs inside or between measurements.
 _KEEP_ALIVE: list = []
 
 

@@ -204,3 +204,14 @@ def test_decorator_with_options_and_wraps():
 
     assert repeat_add.__name__ == "repeat_add" and repeat_add.__doc__ == "doc"
     np.testing.assert_array_equal(repeat_add(np.zeros(1), n=3), [3])
+
+
+def test_log_compiles_reports_unused_arguments(caplog):
+    tj.config.log_compiles = True
+    try:
+        f = tj.jit(lambda x, unused, params: x + params["b"], device="numpy")
+        with caplog.at_level(logging.WARNING, logger="tracejit"):
+            f(np.ones(2), np.ones(3), {"b": np.ones(2), "w": np.ones(4)})
+    finally:
+        tj.config.log_compiles = False
+    assert "no output depends on argument(s) 'unused', \"params['w']\"" in caplog.text

@@ -23,7 +23,7 @@ from tracejit.errors import DeviceError, UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.ir.graph import Graph, verify
 from tracejit.ir.interpret import eval_graph
-from tracejit.ir.passes import optimize
+from tracejit.ir.passes import optimize, unused_inputs
 from tracejit.tracer.core import Trace, Tracer, bind
 from tracejit.tracer.pytree import PyTreeDef, keystr_paths, tree_flatten, tree_unflatten
 
@@ -210,11 +210,26 @@ class Jitted:
             traced, _ = self._get_trace(args, kwargs)
             dump.write("traced", traced.graph)
             graph = optimize(traced.graph, config.verify_graphs, dump=dump)
+            if config.log_compiles or dump.enabled:
+                self._report_unused_inputs(graph, args, kwargs, dump)
             executable = compile_graph(graph, key[3], self._label())
         self._graphs[key] = graph
         entry = (executable, traced.out_tree)
         self._executables[key] = entry
         return entry
+
+    def _report_unused_inputs(self, graph, args, kwargs, dump):
+        """Name the arguments no output depends on (DCE keeps them: they are the signature)."""
+        unused = unused_inputs(graph)
+        if not unused:
+            return
+        dyn, _, _ = self._split(args, kwargs)
+        names = self._leaf_names(*dyn, len(args))
+        listed = ", ".join(repr(names[i]) if i < len(names) else f"input {i}" for i in unused)
+        text = f"{self._label()}: no output depends on argument(s) {listed}"
+        dump.write("unused_inputs", text)
+        if config.log_compiles:
+            log.warning(text)
 
     def _explain_miss(self, key, args, kwargs):
         dyn, _, _ = self._split(args, kwargs)

@@ -2,6 +2,7 @@
 
 import collections
 import logging
+import re
 
 import numpy as np
 import pytest
@@ -215,3 +216,17 @@ def test_log_compiles_reports_unused_arguments(caplog):
     finally:
         tj.config.log_compiles = False
     assert "no output depends on argument(s) 'unused', \"params['w']\"" in caplog.text
+
+
+def test_log_compiles_reports_every_phase_and_the_cache_key(caplog):
+    tj.config.log_compiles = True
+    try:
+        f = tj.jit(tj.value_and_grad(lambda w, x: tnp.sum(tnp.tanh(x @ w))), device="cpu")
+        with caplog.at_level(logging.WARNING, logger="tracejit"):
+            f(np.ones((3, 2)), np.ones((4, 3)))
+    finally:
+        tj.config.log_compiles = False
+    text = caplog.text
+    for phase in ("trace", "autodiff", "passes", "fusion", "codegen", "C++ compile", "load"):
+        assert phase in text, phase
+    assert re.search(r"cache (hit|miss) [0-9a-f]{64}", text)

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from tracejit import debug
+from tracejit import debug, timing
 from tracejit.config import config
 from tracejit.ir import dtypes
 from tracejit.ir.autodiff import joint_graph
@@ -102,8 +102,9 @@ class _Traceable:
         # The seeds' three stages: passes before differentiation, on the joint graph, and
         # (in `vjp`, and in `jit` for whatever inlines this) after the partition.
         dump = debug.current_dump()
-        graph = optimize(traced.graph, config.verify_graphs, stage="pre_grad", dump=dump)
-        joint = joint_graph(graph, wrt, seeded)
+        with timing.phase("autodiff"):
+            graph = optimize(traced.graph, config.verify_graphs, stage="pre_grad", dump=dump)
+            joint = joint_graph(graph, wrt, seeded)
         if config.verify_graphs:
             verify(joint)
         dump.write("joint", joint)
@@ -302,7 +303,8 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, memory_budget: float | N
     _check_float_inputs(graph, wrt, names, "vjp")
     seeded = tuple(i for i in range(n_main) if dtypes.is_float(graph.outputs[i].dtype))
     joint = traceable.joint(traced, wrt, seeded)
-    part = partition(joint, len(graph.inputs), len(graph.outputs), budget)
+    with timing.phase("partition"):
+        part = partition(joint, len(graph.inputs), len(graph.outputs), budget)
     if config.verify_graphs:
         verify(part.forward)
         verify(part.backward)

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from tracejit import debug
+from tracejit import debug, timing
 from tracejit.backends import check_device, compile_graph
 from tracejit.config import config
 from tracejit.errors import DeviceError, UnsupportedError
@@ -206,12 +206,16 @@ class Jitted:
     def _compile(self, key, args, kwargs):
         if config.explain_cache_misses:
             self._explain_miss(key, args, kwargs)
-        with debug.start_dump(self._label()) as dump:  # later stages: debug.current_dump()
-            traced, _ = self._get_trace(args, kwargs)
+        with debug.start_dump(self._label()) as dump, timing.collect() as times:
+            with timing.phase("trace"):  # includes autodiff, which is also timed on its own
+                traced, _ = self._get_trace(args, kwargs)
             dump.write("traced", traced.graph)
-            graph = optimize(traced.graph, config.verify_graphs, dump=dump)
+            with timing.phase("passes"):
+                graph = optimize(traced.graph, config.verify_graphs, dump=dump)
             if config.log_compiles or dump.enabled:
                 self._report_unused_inputs(graph, args, kwargs, dump)
+            if config.log_compiles:
+                log.warning("%s: %s", self._label(), timing.format_times(times))
             executable = compile_graph(graph, key[3], self._label())
         self._graphs[key] = graph
         entry = (executable, traced.out_tree)

@@ -9,6 +9,7 @@ from tracejit.numpy._core import asarray, broadcast_shapes, cast  # noqa: F401
 from tracejit.numpy._creation import *
 from tracejit.numpy._elementwise import *
 from tracejit.numpy._indexing import *
+from tracejit.numpy._join import *
 from tracejit.numpy._linalg import *
 from tracejit.numpy._reductions import *
 from tracejit.numpy._shape import *

@@ -73,7 +73,7 @@ def asarray(x, dtype=None):
     if isinstance(x, Tracer):
         return x if dtype is None else cast(x, dtype)
     if isinstance(x, (list, tuple)) and any(isinstance(e, Tracer) for e in _flat(x)):
-        from tracejit.numpy._shape import stack
+        from tracejit.numpy._join import stack
 
         return stack([asarray(e, dtype) for e in x])
     dt, _ = aval_of(x)
@@ -194,3 +194,10 @@ def _static_int(x, what: str) -> int:
     if isinstance(x, Tracer):
         raise x._concretization_error(f"Using as {what}")
     return int(x)
+
+
+def _static_ints(seq, what: str) -> tuple[int, ...]:
+    """An int or a sequence of ints as a tuple of Python ints (a tracer cannot be one)."""
+    if isinstance(seq, (int, np.integer, Tracer)):
+        seq = (seq,)
+    return tuple(_static_int(s, what) for s in seq)

@@ -20,15 +20,16 @@ import numpy as np
 from tracejit.ir import dtypes
 
 
-class Value:
-    """An SSA value with a static shape and dtype. `weak` marks a Python-scalar origin."""
+class Shaped:
+    """What follows from a static `shape` and `dtype`: shared by `Value` and kernel `Buffer`s.
 
-    __slots__ = ("__weakref__", "dtype", "shape", "weak")
+    >>> Value((2, 3), "float32").type_str
+    'f32[2,3]'
+    """
 
-    def __init__(self, shape: tuple[int, ...], dtype, weak: bool = False):
-        self.shape = tuple(int(d) for d in shape)
-        self.dtype = np.dtype(dtype)
-        self.weak = bool(weak)
+    __slots__ = ()
+    shape: tuple[int, ...]
+    dtype: np.dtype
 
     @property
     def ndim(self) -> int:
@@ -46,6 +47,17 @@ class Value:
     def type_str(self) -> str:
         dims = ",".join(str(d) for d in self.shape)
         return f"{dtypes.short_name(self.dtype)}[{dims}]"
+
+
+class Value(Shaped):
+    """An SSA value with a static shape and dtype. `weak` marks a Python-scalar origin."""
+
+    __slots__ = ("__weakref__", "dtype", "shape", "weak")
+
+    def __init__(self, shape: tuple[int, ...], dtype, weak: bool = False):
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.weak = bool(weak)
 
     def __repr__(self) -> str:
         return f"Value({self.type_str}{', weak' if self.weak else ''})"

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from tracejit.ir import dtypes
+from tracejit.ir.graph import Shaped
 
 # ---------------------------------------------------------------- expressions
 
@@ -105,7 +105,7 @@ def walk(e: Expr):
 
 
 @dataclass
-class Buffer:
+class Buffer(Shaped):
     id: int
     shape: tuple[int, ...]
     dtype: np.dtype
@@ -113,18 +113,6 @@ class Buffer:
     index: int = -1  # position among inputs / consts / outputs
     base: int | None = None  # a view's source buffer
     offset: int = -1  # a temp's byte offset in the arena (memory plan)
-
-    @property
-    def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
-
-    @property
-    def nbytes(self) -> int:
-        return self.size * self.dtype.itemsize
-
-    @property
-    def type_str(self) -> str:
-        return f"{dtypes.short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
 
 
 @dataclass

@@ -21,7 +21,7 @@ import numpy as np
 from tracejit import cache, debug
 from tracejit.backend_cpu import blas, codegen, columns, compiler, emit, rows, simplify
 from tracejit.config import config
-from tracejit.ir import c_render, fusion, kernel, memory
+from tracejit.ir import c_common, c_render, fusion, kernel, memory
 from tracejit.ir.graph import Graph
 from tracejit.ir.interpret import apply_primitive
 from tracejit.ir.primitives import get as get_primitive
@@ -32,6 +32,7 @@ CODEGEN_SOURCES = (
     emit,
     rows,
     c_render,
+    c_common,
     simplify,
     compiler,
     fusion,

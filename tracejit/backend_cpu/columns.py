@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from tracejit.backend_cpu.emit import IDENTITY, BaseWriter, Emitter, decompose, extreme, indent
+from tracejit.backend_cpu.emit import IDENTITY, BaseWriter, Emitter
 from tracejit.backend_cpu.rows import RowWriter, accumulator
 from tracejit.backend_cpu.simplify import simplify
 from tracejit.ir import kernel as K
+from tracejit.ir.c_common import decompose, extreme_literal, indent
 from tracejit.ir.c_render import c_type
 
 # Columns per parallel unit: a multiple of every vector width, and small enough that the
@@ -92,12 +93,12 @@ class _ColumnAcc:
     def init(self) -> list[str]:
         r, n, dt = self.r, self.name, self.in_dt
         if r.op in ("argmax", "argmin"):
-            return [f"{n}v[jj] = {extreme(dt, low=r.op == 'argmax')};", f"{n}[jj] = 0;"]
+            return [f"{n}v[jj] = {extreme_literal(dt, low=r.op == 'argmax')};", f"{n}[jj] = 0;"]
         if dt == np.bool_:
             return [f"{n}[jj] = {'1' if r.op in ('prod', 'min') else '0'};"]
         if r.op in ("sum", "prod"):
             return [f"{n}[jj] = {IDENTITY[r.op]};"]
-        return [f"{n}[jj] = {extreme(dt, low=r.op == 'max')};"]
+        return [f"{n}[jj] = {extreme_literal(dt, low=r.op == 'max')};"]
 
     def update(self, v: str) -> list[str]:
         r, n, dt = self.r, self.name, self.in_dt

@@ -1,5 +1,6 @@
-"""Building blocks of the C++ kernel writers: expression emission, loop-variable splitting,
-reduction identities, and the parts every kernel writer shares (parameters, signature, call).
+"""Building blocks of the C++ kernel writers: expression emission, reduction identities and
+the parts every kernel writer shares (parameters, signature, call). Loop-variable splitting and
+the max/min identities are shared with the CUDA writers in `tracejit.ir.c_common`.
 
 >>> import numpy as np
 >>> from tracejit.ir import kernel as K
@@ -13,10 +14,9 @@ reduction identities, and the parts every kernel writer shares (parameters, sign
 
 from __future__ import annotations
 
-import numpy as np
-
 from tracejit.backend_cpu.simplify import simplify
 from tracejit.ir import kernel as K
+from tracejit.ir.c_common import indent
 from tracejit.ir.c_render import c_type, literal, render
 
 IDENTITY = {"sum": 0, "prod": 1}
@@ -91,39 +91,6 @@ class Emitter:
         return self.names[e]
 
 
-def indent(lines: list[str], n: int) -> list[str]:
-    return [" " * n + line if line else line for line in lines]
-
-
-def decompose(extents: tuple[int, ...], unit: str, first_var: int) -> list[str]:
-    """Statements that split flat index `unit` into loop variables over `extents`."""
-    lines = []
-    rest = unit
-    for d in reversed(range(len(extents))):
-        var = f"i{first_var + d}"
-        if d == 0:
-            lines.append(f"const int64_t {var} = {rest};")
-        else:
-            lines.append(f"const int64_t {var} = {rest} % {extents[d]}LL;")
-            lines.append(f"const int64_t q{first_var + d} = {rest} / {extents[d]}LL;")
-            rest = f"q{first_var + d}"
-    return lines
-
-
-def extreme(dt: np.dtype, low: bool) -> str:
-    """The identity of max (`low`) or min over dtype `dt`."""
-    if dt.kind == "f":
-        return literal(float("-inf") if low else float("inf"), dt)
-    if dt == np.bool_:
-        return "false" if low else "true"
-    info = np.iinfo(dt)
-    return literal(info.min if low else info.max, dt)
-
-
-def nan_literal(dt: np.dtype) -> str:
-    return literal(float("nan"), dt)
-
-
 class BaseWriter:
     """What every kernel writer shares: the simplified kernel, its parameters, its signature,
     and the `tj_parallel` call over `units_and_work()`. Subclasses write `body()`."""
@@ -172,4 +139,4 @@ class BaseWriter:
         )
 
 
-__all__ = ["IDENTITY", "BaseWriter", "Emitter", "decompose", "extreme", "indent", "nan_literal"]
+__all__ = ["IDENTITY", "BaseWriter", "Emitter", "indent"]

@@ -23,16 +23,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tracejit.backend_cpu.emit import (
-    IDENTITY,
-    BaseWriter,
-    Emitter,
-    decompose,
-    extreme,
-    indent,
-    nan_literal,
-)
+from tracejit.backend_cpu.emit import IDENTITY, BaseWriter, Emitter
 from tracejit.ir import kernel as K
+from tracejit.ir.c_common import decompose, extreme_literal, indent, nan_literal
 from tracejit.ir.c_render import LIBM_BINARY, LIBM_UNARY, c_type, literal
 
 # Scratch rows live on the stack of the thread running the kernel: bounded so they stay in
@@ -66,7 +59,7 @@ def accumulator(r: K.Reduction, v: str) -> AccCode:
         cond = f"{v} {cmp} {name}v"
         if in_dt.kind == "f":
             cond = f"({cond}) || ({v} != {v} && {name}v == {name}v)"
-        pre = [f"{c_type(in_dt)} {name}v = {extreme(in_dt, low=r.op == 'argmax')};"]
+        pre = [f"{c_type(in_dt)} {name}v = {extreme_literal(in_dt, low=r.op == 'argmax')};"]
         pre.append(f"int64_t {name} = 0;")
         upd = [f"if ({cond}) {{ {name}v = {v}; {name} = i{r.arg_dim}; }}"]
         fields = [(c_type(in_dt), f"{name}v", "arg" + cmp), ("int64_t", name, "")]
@@ -84,7 +77,7 @@ def accumulator(r: K.Reduction, v: str) -> AccCode:
         post = [f"const {ct} r{r.rid} = {name};"]
         return AccCode(pre, upd, post, [(sym, name)], False, [(ct, name, sym)])
     cmp = ">" if r.op == "max" else "<"
-    pre = [f"{ct} {name} = {extreme(in_dt, low=r.op == 'max')};"]
+    pre = [f"{ct} {name} = {extreme_literal(in_dt, low=r.op == 'max')};"]
     upd = [f"{name} = {v} {cmp} {name} ? {v} : {name};"]
     clauses = [(r.op, name)]
     fields = [(ct, name, r.op)]

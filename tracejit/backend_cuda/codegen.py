@@ -25,6 +25,7 @@ import numpy as np
 
 from tracejit.backend_cpu.simplify import simplify
 from tracejit.ir import kernel as K
+from tracejit.ir.c_common import decompose, indent
 from tracejit.ir.c_render import PRELUDE, c_type, literal, render
 
 # Threads per block of elementwise kernels: a multiple of the warp size that keeps many blocks
@@ -200,25 +201,6 @@ class Emitter:
         return out
 
 
-def indent(lines: list[str], n: int = 2) -> list[str]:
-    return [" " * n + line if line else line for line in lines]
-
-
-def decompose(extents, flat: str, first_var: int, idx: str) -> list[str]:
-    """Statements splitting flat index `flat` into loop variables i{first_var}... over extents."""
-    lines = []
-    rest = flat
-    for d in reversed(range(len(extents))):
-        var = f"i{first_var + d}"
-        if d == 0:
-            lines.append(f"const {idx} {var} = {rest};")
-        else:
-            lines.append(f"const {idx} {var} = {rest} % {extents[d]};")
-            lines.append(f"const {idx} q{first_var + d} = {rest} / {extents[d]};")
-            rest = f"q{first_var + d}"
-    return lines
-
-
 def kernel_params(kernel: K.Kernel, buffers: dict[int, K.Buffer]) -> tuple[list[int], str]:
     """(buffer ids in parameter order, the C parameter list); read-only buffers are restrict."""
     written = {s.buf for s in kernel.stores}
@@ -304,7 +286,7 @@ def elementwise_kernel(
     units = int(np.prod(k.outer, dtype=np.int64)) if k.outer else 1
     em = Emitter(uses, "t", idx)
     stores = em.stores(k, 0)
-    body = decompose(k.outer, "u", 0, idx) + em.lines + stores
+    body = decompose(k.outer, "u", 0, idx, suffix="") + em.lines + stores
     lines = [
         f'extern "C" __global__ void __launch_bounds__({BLOCK}) {k.name}({params}) {{',
         f"  const {idx} stride = ({idx})gridDim.x * blockDim.x;",

@@ -29,15 +29,9 @@ from __future__ import annotations
 import numpy as np
 
 from tracejit.backend_cpu.simplify import simplify
-from tracejit.backend_cuda.codegen import (
-    Emitter,
-    Launch,
-    decompose,
-    indent,
-    index_type,
-    kernel_params,
-)
+from tracejit.backend_cuda.codegen import Emitter, Launch, index_type, kernel_params
 from tracejit.ir import kernel as K
+from tracejit.ir.c_common import decompose, extreme_literal, indent
 from tracejit.ir.c_render import c_type, literal
 
 # Threads per block of a reduction kernel in row layout (unless one row needs more threads).
@@ -104,7 +98,7 @@ class _Reduction:
             return [f"int32_t {a} = {0 if r.op in ('sum', 'max') else 1};"]
         if r.op in ("sum", "prod"):
             return [f"{self.acc_t} {a} = {literal(0 if r.op == 'sum' else 1, r.dtype)};"]
-        return [f"{self.acc_t} {a} = {_extreme(self.in_dt, low=r.op == 'max')};"]
+        return [f"{self.acc_t} {a} = {extreme_literal(self.in_dt, low=r.op == 'max')};"]
 
     def combine(self, a: str, b: str) -> str:
         """Expression combining accumulators `a` and `b` (non-arg reductions)."""
@@ -153,15 +147,6 @@ class _Reduction:
         return f"const {self.acc_t} r{rid} = {a};"
 
 
-def _extreme(dt: np.dtype, low: bool) -> str:
-    if dt.kind == "f":
-        return literal(float("-inf") if low else float("inf"), dt)
-    if dt == np.bool_:
-        return "false" if low else "true"
-    info = np.iinfo(dt)
-    return literal(info.min if low else info.max, dt)
-
-
 def _shuffle_combine(red: _Reduction, width: int) -> list[str]:
     """Butterfly over `width` consecutive lanes: every lane ends with the group's result."""
     lines = [f"for (int m = {width // 2}; m > 0; m >>= 1) {{"]
@@ -202,7 +187,7 @@ class _Writer:
     # -- pieces
     def _inner_loop(self, body: list[str], cached: bool) -> list[str]:
         k, idx = self.k, self.idx
-        split = decompose(k.inner, "j", len(k.outer), idx)
+        split = decompose(k.inner, "j", len(k.outer), idx, suffix="")
         if cached:
             head = [
                 "#pragma unroll",
@@ -299,7 +284,7 @@ class _Writer:
             f"const {idx} u = ({idx})blockIdx.x * {self.x} + row;",
             f"const bool active = u < {self.outer};",
             "(void)lane; (void)row;",
-            *decompose(k.outer, "u", 0, idx),
+            *decompose(k.outer, "u", 0, idx, suffix=""),
             *self._fill_cache(),
         ]
         for phase in range(k.nphases):

@@ -1,0 +1,74 @@
+"""C text shared by the CPU (C++) and CUDA kernel writers, next to c_render's op table.
+
+Reduction identities as literals, splitting a flat index into loop variables, indentation.
+
+>>> import numpy as np
+>>> extreme_literal(np.dtype(np.int32), low=True)
+'((int32_t)(-2147483647LL - 1))'
+>>> decompose((4, 5), "u", 0)
+['const int64_t i1 = u % 5LL;', 'const int64_t q1 = u / 5LL;', 'const int64_t i0 = q1;']
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tracejit.ir.c_render import literal
+
+
+def extreme_literal(dtype: np.dtype, low: bool) -> str:
+    """The identity of max (`low`: the lowest value of `dtype`) or of min (the highest).
+
+    >>> extreme_literal(np.dtype(np.float32), low=False)
+    '__builtin_inff()'
+    """
+    if dtype.kind == "f":
+        return literal(float("-inf") if low else float("inf"), dtype)
+    if dtype == np.bool_:
+        return "false" if low else "true"
+    info = np.iinfo(dtype)
+    return literal(info.min if low else info.max, dtype)
+
+
+def nan_literal(dtype: np.dtype) -> str:
+    """A quiet NaN of float `dtype` as C text.
+
+    >>> nan_literal(np.dtype(np.float64))
+    '__builtin_nan("")'
+    """
+    return literal(float("nan"), dtype)
+
+
+def decompose(
+    extents, flat: str, first_var: int, idx: str = "int64_t", suffix: str = "LL"
+) -> list[str]:
+    """Statements splitting flat index `flat` into loop variables i{first_var}... over `extents`.
+
+    `idx` is the C type of the variables, `suffix` the one of the integer literals.
+
+    >>> decompose((2, 3), "j", 1, idx="int", suffix="")
+    ['const int i2 = j % 3;', 'const int q2 = j / 3;', 'const int i1 = q2;']
+    """
+    lines = []
+    rest = flat
+    for d in reversed(range(len(extents))):
+        var = f"i{first_var + d}"
+        if d == 0:
+            lines.append(f"const {idx} {var} = {rest};")
+        else:
+            lines.append(f"const {idx} {var} = {rest} % {extents[d]}{suffix};")
+            lines.append(f"const {idx} q{first_var + d} = {rest} / {extents[d]}{suffix};")
+            rest = f"q{first_var + d}"
+    return lines
+
+
+def indent(lines: list[str], n: int = 2) -> list[str]:
+    """`lines` indented by `n` spaces (empty lines stay empty).
+
+    >>> indent(["a;", "", "b;"])
+    ['  a;', '', '  b;']
+    """
+    return [" " * n + line if line else line for line in lines]
+
+
+__all__ = ["decompose", "extreme_literal", "indent", "nan_literal"]

@@ -9,6 +9,7 @@ traced and interpreted rather than compiled.
 
 import numpy as np
 import pytest
+from _finite_diff import numeric_grad
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -359,15 +360,6 @@ def test_other_index_errors():
 
 
 # ---------------------------------------------------------------- gradients
-
-
-def numeric_grad(f, x, eps=1e-6):
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        step = np.zeros_like(x)
-        step[i] = eps
-        grad[i] = (f(x + step) - f(x - step)) / (2 * eps)
-    return grad
 
 
 GRAD_CASES = [

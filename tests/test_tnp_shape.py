@@ -9,6 +9,7 @@ checks a fixed set of layout graphs on the device under test.
 
 import numpy as np
 import pytest
+from _finite_diff import numeric_grad
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -379,15 +380,6 @@ def test_axis_out_of_range_is_a_shape_error():
 
 
 # ---------------------------------------------------------------- gradients
-
-
-def numeric_grad(f, x, eps=1e-6):
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        step = np.zeros_like(x)
-        step[i] = eps
-        grad[i] = (f(x + step) - f(x - step)) / (2 * eps)
-    return grad
 
 
 GRAD_CASES = [

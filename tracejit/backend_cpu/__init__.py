@@ -19,9 +19,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from tracejit import cache, debug
-from tracejit.backend_cpu import blas, codegen, columns, compiler, emit, rows, simplify
+from tracejit.backend_cpu import blas, codegen, columns, compiler, emit, rows
 from tracejit.config import config
-from tracejit.ir import c_common, c_render, fusion, kernel, memory
+from tracejit.ir import c_common, c_render, fusion, kernel, kernel_simplify, memory
 from tracejit.ir.graph import Graph
 from tracejit.ir.interpret import apply_primitive
 from tracejit.ir.primitives import get as get_primitive
@@ -33,7 +33,7 @@ CODEGEN_SOURCES = (
     rows,
     c_render,
     c_common,
-    simplify,
+    kernel_simplify,
     compiler,
     fusion,
     kernel,

@@ -26,10 +26,10 @@ import numpy as np
 
 from tracejit.backend_cpu.emit import IDENTITY, BaseWriter, Emitter
 from tracejit.backend_cpu.rows import RowWriter, accumulator
-from tracejit.backend_cpu.simplify import simplify
 from tracejit.ir import kernel as K
 from tracejit.ir.c_common import decompose, extreme_literal, indent
 from tracejit.ir.c_render import c_type
+from tracejit.ir.kernel_simplify import simplify
 
 # Columns per parallel unit: a multiple of every vector width, and small enough that the
 # accumulator arrays (one per reduction, <= 8 bytes a column) stay in L1 next to the rows.

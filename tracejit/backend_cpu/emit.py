@@ -14,10 +14,10 @@ the max/min identities are shared with the CUDA writers in `tracejit.ir.c_common
 
 from __future__ import annotations
 
-from tracejit.backend_cpu.simplify import simplify
 from tracejit.ir import kernel as K
 from tracejit.ir.c_common import indent
 from tracejit.ir.c_render import c_type, literal, render
+from tracejit.ir.kernel_simplify import simplify
 
 IDENTITY = {"sum": 0, "prod": 1}
 

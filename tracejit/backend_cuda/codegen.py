@@ -23,10 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tracejit.backend_cpu.simplify import simplify
 from tracejit.ir import kernel as K
 from tracejit.ir.c_common import decompose, indent
 from tracejit.ir.c_render import PRELUDE, c_type, literal, render
+from tracejit.ir.kernel_simplify import simplify
 
 # Threads per block of elementwise kernels: a multiple of the warp size that keeps many blocks
 # resident per SM (2048 threads / SM on sm_80..sm_90).

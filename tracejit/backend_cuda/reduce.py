@@ -28,11 +28,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from tracejit.backend_cpu.simplify import simplify
 from tracejit.backend_cuda.codegen import Emitter, Launch, index_type, kernel_params
 from tracejit.ir import kernel as K
 from tracejit.ir.c_common import decompose, extreme_literal, indent
 from tracejit.ir.c_render import c_type, literal
+from tracejit.ir.kernel_simplify import simplify
 
 # Threads per block of a reduction kernel in row layout (unless one row needs more threads).
 ROW_BLOCK = 256

@@ -1,0 +1,100 @@
+"""Loop-nest simplification before the C++ and CUDA codegen: drop extent-1 dims, merge
+contiguous dims.
+
+Two adjacent loop dims merge when every affine access walks them as one
+(`coef[d] == coef[d + 1] * extent[d + 1]`): a contiguous elementwise kernel over (64, 1024)
+becomes one flat loop of 65536 that splits evenly across threads and vectorizes end to end.
+Outer and inner (reduced) dims never merge with each other.
+
+>>> from tracejit.ir import kernel as K
+>>> import numpy as np
+>>> f32 = np.dtype("float32")
+>>> k = K.Kernel("k", (4, 8), (), [], [K.Store(1, 0, (8, 1), K.Load(0, 0, (8, 1), f32), 0)])
+>>> simplify(k).outer
+(32,)
+"""
+
+from __future__ import annotations
+
+from tracejit.ir import kernel as K
+
+
+def _coef_vectors(kernel: K.Kernel) -> list[tuple[int, ...]]:
+    vectors = [s.strides for s in kernel.stores]
+    roots = [r.expr for r in kernel.reductions] + [s.expr for s in kernel.stores]
+    for root in roots:
+        for e in K.walk(root):
+            if isinstance(e, K.Load):
+                vectors.append(e.strides)
+            elif isinstance(e, K.Index):
+                vectors.append(e.coefs)
+    return vectors
+
+
+def _plan(extents: list[int], first: int, vectors, keep: set[int]) -> list[list[int]]:
+    """Groups of original dims (indices from `first`) that become one dim each."""
+    groups: list[list[int]] = []
+    for d in range(first, first + len(extents)):
+        ext = extents[d - first]
+        if ext == 1 and d not in keep:
+            continue
+        if groups and d not in keep and groups[-1][-1] not in keep:
+            last = groups[-1][-1]
+            if all(v[last] == v[d] * ext for v in vectors):
+                groups[-1].append(d)
+                continue
+        groups.append([d])
+    return groups
+
+
+def simplify(kernel: K.Kernel) -> K.Kernel:
+    """An equivalent kernel with fewer, longer loop dims."""
+    vectors = _coef_vectors(kernel)
+    nouter = len(kernel.outer)
+    keep = {r.arg_dim for r in kernel.reductions if r.arg_dim >= 0}
+    extents = list(kernel.outer) + list(kernel.inner)
+    outer_groups = _plan(list(kernel.outer), 0, vectors, set())
+    inner_groups = _plan(list(kernel.inner), nouter, vectors, keep)
+    groups = outer_groups + inner_groups
+
+    def coefs(vec: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(vec[g[-1]] for g in groups)
+
+    def extent(g: list[int]) -> int:
+        n = 1
+        for d in g:
+            n *= extents[d]
+        return n
+
+    memo: dict = {}
+
+    def rewrite(e: K.Expr) -> K.Expr:
+        for node in K.walk(e):
+            if node in memo:
+                continue
+            if isinstance(node, K.Load):
+                memo[node] = K.Load(node.buf, node.offset, coefs(node.strides), node.dtype)
+            elif isinstance(node, K.Index):
+                memo[node] = K.Index(node.offset, coefs(node.coefs), node.dtype)
+            elif isinstance(node, K.Op):
+                args = tuple(memo[a] for a in node.args)
+                memo[node] = K.Op(node.prim, args, node.dtype, node.out_dtype, node.attrs)
+            else:
+                memo[node] = node
+        return memo[e]
+
+    new_arg = {d: i for i, g in enumerate(groups) for d in g}
+    reductions = [
+        K.Reduction(r.rid, r.op, rewrite(r.expr), r.dtype, r.phase, new_arg.get(r.arg_dim, -1))
+        for r in kernel.reductions
+    ]
+    stores = [
+        K.Store(s.buf, s.offset, coefs(s.strides), rewrite(s.expr), s.phase) for s in kernel.stores
+    ]
+    return K.Kernel(
+        kernel.name,
+        tuple(extent(g) for g in outer_groups),
+        tuple(extent(g) for g in inner_groups),
+        reductions,
+        stores,
+    )

@@ -18,8 +18,7 @@ from tracejit import numpy as tnp  # noqa: F401
 from tracejit.cache import cache_info
 from tracejit.config import config
 from tracejit.devices import device_get, device_put
-from tracejit.tracer.jit import jit, make_ir
-from tracejit.tracer.pytree import (
+from tracejit.pytree import (
     register_pytree_node,
     tree_flatten,
     tree_leaves,
@@ -27,6 +26,7 @@ from tracejit.tracer.pytree import (
     tree_structure,
     tree_unflatten,
 )
+from tracejit.tracer.jit import jit, make_ir
 from tracejit.transforms import grad, hessian, jacrev, jvp, value_and_grad, vjp
 
 __version__ = "0.1.0"

@@ -16,7 +16,7 @@ import numpy as np
 
 from tracejit.config import DEVICES
 from tracejit.errors import DeviceError
-from tracejit.tracer.pytree import tree_map
+from tracejit.pytree import tree_map
 
 
 @functools.lru_cache(maxsize=1)

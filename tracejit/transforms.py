@@ -25,7 +25,7 @@ from tracejit.ir.partition import partition
 from tracejit.ir.passes import optimize
 from tracejit.tracer.core import Trace, Tracer, bind
 from tracejit.tracer.jit import Jitted, Traced
-from tracejit.tracer.pytree import PyTreeDef, tree_flatten, tree_unflatten
+from tracejit.pytree import PyTreeDef, tree_flatten, tree_unflatten
 
 # ---------------------------------------------------------------- running graphs
 

@@ -25,7 +25,7 @@ from tracejit.ir.graph import Graph, verify
 from tracejit.ir.interpret import eval_graph
 from tracejit.ir.passes import optimize, unused_inputs
 from tracejit.tracer.core import Trace, Tracer, bind
-from tracejit.tracer.pytree import PyTreeDef, keystr_paths, tree_flatten, tree_unflatten
+from tracejit.pytree import PyTreeDef, keystr_paths, tree_flatten, tree_unflatten
 
 log = logging.getLogger("tracejit")
 

@@ -14,6 +14,9 @@ the max/min identities are shared with the CUDA writers in `tracejit.ir.c_common
 
 from __future__ import annotations
 
+import numpy as np
+
+from tracejit.backend_cpu.fast_tanh import TANHF_NAME
 from tracejit.ir import kernel as K
 from tracejit.ir.c_common import indent
 from tracejit.ir.c_render import c_type, literal, render
@@ -79,6 +82,9 @@ class Emitter:
                 text = f"({c_type(node.dtype)})({self.affine(node.offset, node.coefs)})"
             elif node.prim == "div" and node.args[1] in self.recips:
                 text = f"({self.names[node.args[0]]} * {self.recips[node.args[1]]})"
+            elif node.prim == "tanh" and node.dtype == np.float32:  # inlined: fast_tanh.py
+                text = f"{TANHF_NAME}({self.names[node.args[0]]})"
+                self.uses.add(TANHF_NAME)
             else:
                 args = [self.names[a] for a in node.args]
                 text = render(

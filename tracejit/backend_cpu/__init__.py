@@ -19,7 +19,16 @@ from collections.abc import Sequence
 import numpy as np
 
 from tracejit import cache, debug
-from tracejit.backend_cpu import blas, codegen, columns, compiler, emit, fast_tanh, rows
+from tracejit.backend_cpu import (
+    blas,
+    codegen,
+    columns,
+    compiler,
+    emit,
+    fast_exp,
+    fast_tanh,
+    rows,
+)
 from tracejit.config import config
 from tracejit.ir import c_common, c_render, fusion, kernel, kernel_simplify, memory
 from tracejit.ir.graph import Graph
@@ -30,6 +39,7 @@ CODEGEN_SOURCES = (
     codegen,
     columns,
     emit,
+    fast_exp,
     fast_tanh,
     rows,
     c_render,

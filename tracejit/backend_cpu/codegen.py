@@ -25,6 +25,7 @@ import numpy as np
 
 from tracejit.backend_cpu.columns import ColumnWriter, PartialWriter, is_column, is_partial
 from tracejit.backend_cpu.emit import BaseWriter, indent
+from tracejit.backend_cpu.fast_exp import EXPF_C, EXPF_NAME
 from tracejit.backend_cpu.fast_tanh import TANHF_C, TANHF_NAME
 from tracejit.backend_cpu.rows import LoopWriter, RowWriter
 from tracejit.ir import kernel as K
@@ -180,7 +181,7 @@ static void tj_matmul(const TjContext* ctx, int blas, bool ta, bool tb, int64_t 
 
 def _declarations(uses: set[str]) -> str:
     lines = ['extern "C" {']
-    for fn in sorted(uses - {TANHF_NAME}):
+    for fn in sorted(uses - {TANHF_NAME, EXPF_NAME}):
         t = "float" if fn.endswith("f") and fn not in ("erf",) else "double"
         nargs = 2 if fn.rstrip("f") in ("pow", "atan2") else 1
         params = ", ".join([t] * nargs)
@@ -275,6 +276,7 @@ def generate(schedule: K.Schedule, name: str = "function") -> str:
         _declarations(uses),
         PRELUDE,
         TANHF_C if TANHF_NAME in uses else "",
+        EXPF_C if EXPF_NAME in uses else "",
         RUNTIME,
         *functions,
         (

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tracejit.backend_cpu.fast_exp import EXPF_NAME
 from tracejit.backend_cpu.fast_tanh import TANHF_NAME
 from tracejit.ir import kernel as K
 from tracejit.ir.c_common import indent
@@ -23,6 +24,8 @@ from tracejit.ir.c_render import c_type, literal, render
 from tracejit.ir.kernel_simplify import simplify
 
 IDENTITY = {"sum": 0, "prod": 1}
+# float32 functions generated inline (their C is included by codegen) instead of libm/libmvec.
+INLINE_F32 = {"tanh": TANHF_NAME, "exp": EXPF_NAME}
 
 
 class Emitter:
@@ -82,9 +85,10 @@ class Emitter:
                 text = f"({c_type(node.dtype)})({self.affine(node.offset, node.coefs)})"
             elif node.prim == "div" and node.args[1] in self.recips:
                 text = f"({self.names[node.args[0]]} * {self.recips[node.args[1]]})"
-            elif node.prim == "tanh" and node.dtype == np.float32:  # inlined: fast_tanh.py
-                text = f"{TANHF_NAME}({self.names[node.args[0]]})"
-                self.uses.add(TANHF_NAME)
+            elif node.prim in INLINE_F32 and node.dtype == np.float32:  # fast_tanh/fast_exp.py
+                fn = INLINE_F32[node.prim]
+                text = f"{fn}({self.names[node.args[0]]})"
+                self.uses.add(fn)
             else:
                 args = [self.names[a] for a in node.args]
                 text = render(
@@ -145,4 +149,4 @@ class BaseWriter:
         )
 
 
-__all__ = ["IDENTITY", "BaseWriter", "Emitter", "indent"]
+__all__ = ["IDENTITY", "INLINE_F32", "BaseWriter", "Emitter", "indent"]

@@ -27,6 +27,7 @@ from tracejit.backend_cpu import (
     emit,
     fast_exp,
     fast_tanh,
+    gather,
     rows,
 )
 from tracejit.config import config
@@ -41,6 +42,7 @@ CODEGEN_SOURCES = (
     emit,
     fast_exp,
     fast_tanh,
+    gather,
     rows,
     c_render,
     c_common,
@@ -52,12 +54,17 @@ CODEGEN_SOURCES = (
 )
 
 
+def _is_callback(step: kernel.Step, buffers: dict[int, kernel.Buffer]) -> bool:
+    """A Fallback step the generated C++ calls NumPy back for (not compiled natively)."""
+    return isinstance(step, kernel.Fallback) and not gather.is_native(step, buffers)
+
+
 class _Fallbacks:
     """Runs the NumPy fallback steps of one schedule when generated code calls back."""
 
     def __init__(self, schedule: kernel.Schedule):
         self.buffers = {b.id: b for b in schedule.buffers}
-        self.steps = {i: s for i, s in enumerate(schedule.steps) if isinstance(s, kernel.Fallback)}
+        self.steps = {i: s for i, s in enumerate(schedule.steps) if _is_callback(s, self.buffers)}
 
     def __bool__(self) -> bool:
         return bool(self.steps)
@@ -120,7 +127,8 @@ class CpuExecutable:
 
     def fallbacks(self) -> list[str]:
         """Primitives this function runs through NumPy (not yet compiled to C++)."""
-        return [s.prim for s in self.schedule.steps if isinstance(s, kernel.Fallback)]
+        buffers = {b.id: b for b in self.schedule.buffers}
+        return [s.prim for s in self.schedule.steps if _is_callback(s, buffers)]
 
 
 def schedule_graph(graph: Graph) -> kernel.Schedule:

@@ -27,6 +27,7 @@ from tracejit.backend_cpu.columns import ColumnWriter, PartialWriter, is_column,
 from tracejit.backend_cpu.emit import BaseWriter, indent
 from tracejit.backend_cpu.fast_exp import EXPF_C, EXPF_NAME
 from tracejit.backend_cpu.fast_tanh import TANHF_C, TANHF_NAME
+from tracejit.backend_cpu.gather import GATHER_C, GATHER_INCLUDES, is_native, native_call
 from tracejit.backend_cpu.rows import LoopWriter, RowWriter
 from tracejit.ir import kernel as K
 from tracejit.ir.c_render import PRELUDE, c_type
@@ -241,6 +242,8 @@ def _step_call(i: int, step: K.Step, buffers, writers: dict) -> list[str]:
         return [
             f"tj_matmul<{c_type(dt)}>(ctx, {flags}, {sizes}, b{step.a}, b{step.b}, b{step.out});"
         ]
+    if isinstance(step, K.Fallback) and is_native(step, buffers):
+        return [native_call(step, buffers)]
     if isinstance(step, K.Fallback):
         ptrs = ", ".join(f"(void*)b{b}" for b in step.inputs + step.outputs)
         return [
@@ -266,9 +269,11 @@ def generate(schedule: K.Schedule, name: str = "function") -> str:
     for i, step in enumerate(schedule.steps):
         body += _step_call(i, step, buffers, writers)
     body.append("return 0;")
+    native = any(isinstance(s, K.Fallback) and is_native(s, buffers) for s in schedule.steps)
     parts = [
         f"// tracejit: generated from {name}",
         HEADER,
+        GATHER_INCLUDES if native else "",
         f"#define TJ_PARALLEL_MIN_WORK {PARALLEL_MIN_WORK}LL",
         f"#define TJ_PARALLEL_BLOCKS {PARALLEL_BLOCKS}LL",
         f"#define TJ_GEMM_SPLIT_MIN {GEMM_SPLIT_MIN}LL",
@@ -278,6 +283,7 @@ def generate(schedule: K.Schedule, name: str = "function") -> str:
         TANHF_C if TANHF_NAME in uses else "",
         EXPF_C if EXPF_NAME in uses else "",
         RUNTIME,
+        GATHER_C if native else "",
         *functions,
         (
             'extern "C" int tj_run(void* const* in, void* const* out, void* const* consts, '

@@ -1,0 +1,238 @@
+"""Native C++ for the schedule's `Fallback` steps that the CPU backend can compile.
+
+The schedule keeps these primitives as `Fallback` steps (the CUDA backend still runs them
+through NumPy); the CPU codegen asks `is_native` and, when it says yes, emits a call to one of
+the templates in `GATHER_C` instead of the NumPy callback. Every template reproduces its NumPy
+reference in tracejit/ir/structural.py (or tracejit/random.py) bit for bit:
+
+- take / take_along_axis: indices wrap once when negative, then clamp to [0, n-1].
+- take_add / take_along_add: copy x, then add the updates in index order, as `np.add.at` does,
+  so float sums round identically; threads split only independent slices (never an index run).
+- cumsum: sequential along the axis (`np.add.accumulate`'s order), vectorized across the
+  independent columns after the axis, threads over the rows before it.
+- threefry2x32: the 20-round cipher on uint32_t words (wrapping, as NumPy's uint32).
+
+Integers add through their unsigned type (wrapping, like NumPy; signed overflow is undefined
+in C++), bools through `||` (NumPy's bool add).
+
+A gather from an empty axis with a non-empty index raises IndexError in NumPy; compiled code
+cannot raise on data, so those steps (shapes are static) stay NumPy callbacks.
+
+>>> import numpy as np
+>>> from tracejit.ir import kernel as K
+>>> b = {0: K.Buffer(0, (4, 3), np.dtype(np.float32), "input"),
+...      1: K.Buffer(1, (2,), np.dtype(np.int64), "input"),
+...      2: K.Buffer(2, (2, 3), np.dtype(np.float32), "output")}
+>>> step = K.Fallback("k0", "take", {"axis": 0}, [0, 1], [2])
+>>> is_native(step, b), native_call(step, b)
+(True, 'tj_take<float, int64_t>(b0, b1, b2, 1LL, 4LL, 3LL, 2LL);')
+"""
+
+from __future__ import annotations
+
+import math
+
+from tracejit.ir import kernel as K
+from tracejit.ir.c_render import c_type
+
+NATIVE_PRIMS = ("take", "take_add", "take_along_axis", "take_along_add", "cumsum", "threefry2x32")
+
+GATHER_C = r"""
+template <class T> static inline T tj_wrap_add(T a, T b) {
+  if constexpr (std::is_same<T, bool>::value) {
+    return a || b;
+  } else if constexpr (std::is_integral<T>::value) {
+    typedef typename std::make_unsigned<T>::type U;
+    return (T)((U)a + (U)b);
+  } else {
+    return a + b;
+  }
+}
+
+// NumPy's reference: where(i < 0, i + n, i), then clip to [0, max(n - 1, 0)].
+template <class I> static inline int64_t tj_clamp_index(I raw, int64_t n) {
+  int64_t i = (int64_t)raw;
+  if (i < 0) i += n;
+  if (i > n - 1) i = n - 1;
+  if (i < 0) i = 0;
+  return i;
+}
+
+// Columns after the axis are split into chunks of this many so that a gather/scatter with
+// few rows before the axis still spreads across threads.
+#define TJ_COL_CHUNK 1024LL
+
+static inline int64_t tj_chunks(int64_t post) {
+  return post > 0 ? (post + TJ_COL_CHUNK - 1) / TJ_COL_CHUNK : 0;
+}
+
+// x: (pre, n, post), idx: m indices, out: (pre, m, post).
+template <class T, class I>
+static void tj_take(const T* x, const I* idx, T* out, int64_t pre, int64_t n, int64_t post,
+                    int64_t m) {
+  tj_parallel(pre * m, pre * m * post, [&](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r) {
+      const int64_t p = r / m, j = r % m;
+      const T* src = x + (p * n + tj_clamp_index(idx[j], n)) * post;
+      T* dst = out + r * post;
+      for (int64_t q = 0; q < post; ++q) dst[q] = src[q];
+    }
+  });
+}
+
+// x: (pre, n, post), idx and out: (pre, m, post).
+template <class T, class I>
+static void tj_take_along(const T* x, const I* idx, T* out, int64_t pre, int64_t n, int64_t post,
+                          int64_t m) {
+  tj_parallel(pre * m, pre * m * post, [&](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r) {
+      const int64_t p = r / m;
+      const I* ir = idx + r * post;
+      T* dst = out + r * post;
+      for (int64_t q = 0; q < post; ++q) dst[q] = x[(p * n + tj_clamp_index(ir[q], n)) * post + q];
+    }
+  });
+}
+
+template <class T>
+static void tj_copy_into(const T* x, T* out, int64_t size) {
+  if (x == out) return;
+  tj_parallel(size, size, [&](int64_t lo, int64_t hi) {
+    for (int64_t e = lo; e < hi; ++e) out[e] = x[e];
+  });
+}
+
+// out = x; then out[p, clamp(idx[j]), q] += upd[p, j, q] for j in order. Threads take
+// (row p, column chunk) units: each output element is touched by one thread, in index order.
+template <class T, class I>
+static void tj_take_add(const T* x, const I* idx, const T* upd, T* out, int64_t pre, int64_t n,
+                        int64_t post, int64_t m, bool along) {
+  tj_copy_into(x, out, pre * n * post);
+  const int64_t chunks = tj_chunks(post);
+  tj_parallel(pre * chunks, pre * m * post, [&](int64_t lo, int64_t hi) {
+    for (int64_t u = lo; u < hi; ++u) {
+      const int64_t p = u / chunks, c = u % chunks;
+      const int64_t q0 = c * TJ_COL_CHUNK;
+      const int64_t q1 = q0 + TJ_COL_CHUNK < post ? q0 + TJ_COL_CHUNK : post;
+      T* row = out + p * n * post;
+      for (int64_t j = 0; j < m; ++j) {
+        const T* u_row = upd + (p * m + j) * post;
+        if (along) {
+          const I* i_row = idx + (p * m + j) * post;
+          for (int64_t q = q0; q < q1; ++q) {
+            T* d = row + tj_clamp_index(i_row[q], n) * post + q;
+            *d = tj_wrap_add<T>(*d, u_row[q]);
+          }
+        } else {
+          T* d = row + tj_clamp_index(idx[j], n) * post;
+          for (int64_t q = q0; q < q1; ++q) d[q] = tj_wrap_add<T>(d[q], u_row[q]);
+        }
+      }
+    }
+  });
+}
+
+// x, out: (pre, n, post); out[p, k, q] = out[p, k-1, q] + x[p, k, q] (NumPy's order).
+template <class T>
+static void tj_cumsum(const T* x, T* out, int64_t pre, int64_t n, int64_t post) {
+  if (n == 0) return;
+  const int64_t chunks = tj_chunks(post);
+  tj_parallel(pre * chunks, pre * n * post, [&](int64_t lo, int64_t hi) {
+    for (int64_t u = lo; u < hi; ++u) {
+      const int64_t p = u / chunks, c = u % chunks;
+      const int64_t q0 = c * TJ_COL_CHUNK;
+      const int64_t q1 = q0 + TJ_COL_CHUNK < post ? q0 + TJ_COL_CHUNK : post;
+      const T* xs = x + p * n * post;
+      T* os = out + p * n * post;
+      for (int64_t q = q0; q < q1; ++q) os[q] = xs[q];
+      for (int64_t k = 1; k < n; ++k) {
+        const T* prev = os + (k - 1) * post;
+        T* cur = os + k * post;
+        const T* in = xs + k * post;
+#pragma omp simd
+        for (int64_t q = q0; q < q1; ++q) cur[q] = tj_wrap_add<T>(prev[q], in[q]);
+      }
+    }
+  });
+}
+
+static inline uint32_t tj_rotl32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
+
+// Threefry-2x32, 20 rounds (tracejit/random.py's threefry2x32_block).
+static inline void tj_threefry_block(uint32_t k0, uint32_t k1, uint32_t& x0, uint32_t& x1) {
+  static const int rot[2][4] = {{13, 15, 26, 6}, {17, 29, 16, 24}};
+  const uint32_t ks[3] = {k0, k1, k0 ^ k1 ^ 0x1BD11BDAu};
+  x0 += ks[0];
+  x1 += ks[1];
+  for (int i = 0; i < 5; ++i) {
+    for (int r = 0; r < 4; ++r) {
+      x0 += x1;
+      x1 = tj_rotl32(x1, rot[i % 2][r]) ^ x0;
+    }
+    x0 += ks[(i + 1) % 3];
+    x1 += ks[(i + 2) % 3] + (uint32_t)(i + 1);
+  }
+}
+
+// counts split in two halves (odd n: a zero pads the second); out = concat(y0, y1)[:n].
+template <class K, class C>
+static void tj_threefry(const K* key, const C* counts, int64_t* out, int64_t n) {
+  const uint32_t k0 = (uint32_t)(int64_t)key[0], k1 = (uint32_t)(int64_t)key[1];
+  const int64_t half = (n + 1) / 2;
+  tj_parallel(half, half * 64, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) {
+      const bool second = i + half < n;
+      uint32_t x0 = (uint32_t)(int64_t)counts[i];
+      uint32_t x1 = second ? (uint32_t)(int64_t)counts[i + half] : 0u;
+      tj_threefry_block(k0, k1, x0, x1);
+      out[i] = (int64_t)x0;
+      if (second) out[i + half] = (int64_t)x1;
+    }
+  });
+}
+"""
+
+GATHER_INCLUDES = "#include <type_traits>"
+
+
+def _split(shape: tuple[int, ...], axis: int) -> tuple[int, int, int]:
+    """(rows before, length of, columns after) `axis`."""
+    return math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1 :])
+
+
+def is_native(step: K.Fallback, buffers: dict[int, K.Buffer]) -> bool:
+    """Whether the CPU codegen compiles `step` instead of calling NumPy back."""
+    if step.prim not in NATIVE_PRIMS:
+        return False
+    if step.prim.startswith("take"):
+        x, idx = buffers[step.inputs[0]], buffers[step.inputs[1]]
+        # NumPy raises IndexError here; only the callback can raise.
+        return x.shape[step.attrs["axis"]] > 0 or idx.size == 0
+    return True
+
+
+def native_call(step: K.Fallback, buffers: dict[int, K.Buffer]) -> str:
+    """The C++ statement running `step` (when `is_native`)."""
+    ins = [buffers[b] for b in step.inputs]
+    out = buffers[step.outputs[0]]
+    args = ", ".join(f"b{b}" for b in step.inputs + step.outputs)
+    if step.prim == "threefry2x32":
+        types = f"{c_type(ins[0].dtype)}, {c_type(ins[1].dtype)}"
+        return f"tj_threefry<{types}>({args}, {out.size}LL);"
+    axis = step.attrs["axis"]
+    pre, n, post = _split(ins[0].shape, axis)
+    t = c_type(ins[0].dtype)
+    if step.prim == "cumsum":
+        return f"tj_cumsum<{t}>({args}, {pre}LL, {n}LL, {post}LL);"
+    types = f"{t}, {c_type(ins[1].dtype)}"
+    along = step.prim.startswith("take_along")
+    m = ins[1].shape[axis] if along else ins[1].size
+    sizes = f"{pre}LL, {n}LL, {post}LL, {m}LL"
+    if step.prim == "take":
+        return f"tj_take<{types}>({args}, {sizes});"
+    if step.prim == "take_along_axis":
+        return f"tj_take_along<{types}>({args}, {sizes});"
+    return f"tj_take_add<{types}>({args}, {sizes}, {str(along).lower()});"
+
+
+__all__ = ["GATHER_C", "GATHER_INCLUDES", "NATIVE_PRIMS", "is_native", "native_call"]

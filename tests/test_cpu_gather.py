@@ -137,6 +137,8 @@ def test_float_sums_keep_numpy_order_bit_for_bit():
     fun = lambda x, i, u: bind("take_add", x, i, u, axis=1)
     assert compare(fun, x, idx, upd) == []
     assert compare(lambda x: bind("cumsum", x, axis=1), x) == []
+    rows = rng.standard_normal((21, 300)) * 1e8  # more rows than one scan group (8)
+    assert compare(lambda x: bind("cumsum", x, axis=1), rows) == []
 
 
 def test_empty_axis_with_indices_stays_a_numpy_callback():

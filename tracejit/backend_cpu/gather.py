@@ -61,6 +61,9 @@ template <class I> static inline int64_t tj_clamp_index(I raw, int64_t n) {
 // Columns after the axis are split into chunks of this many so that a gather/scatter with
 // few rows before the axis still spreads across threads.
 #define TJ_COL_CHUNK 1024LL
+// Rows scanned together along the last axis: enough independent add chains to hide the
+// ~4-cycle add latency that a single sequential chain pays on every element.
+#define TJ_SCAN_ROWS 8LL
 
 static inline int64_t tj_chunks(int64_t post) {
   return post > 0 ? (post + TJ_COL_CHUNK - 1) / TJ_COL_CHUNK : 0;
@@ -136,6 +139,23 @@ static void tj_take_add(const T* x, const I* idx, const T* upd, T* out, int64_t 
 template <class T>
 static void tj_cumsum(const T* x, T* out, int64_t pre, int64_t n, int64_t post) {
   if (n == 0) return;
+  if (post == 1) {  // a scan along the last axis: TJ_SCAN_ROWS independent add chains at once
+    tj_parallel((pre + TJ_SCAN_ROWS - 1) / TJ_SCAN_ROWS, pre * n, [&](int64_t lo, int64_t hi) {
+      for (int64_t b = lo; b < hi; ++b) {
+        const int64_t p0 = b * TJ_SCAN_ROWS;
+        const int64_t rows = pre - p0 < TJ_SCAN_ROWS ? pre - p0 : TJ_SCAN_ROWS;
+        T acc[TJ_SCAN_ROWS];
+        for (int64_t r = 0; r < rows; ++r) acc[r] = out[(p0 + r) * n] = x[(p0 + r) * n];
+        for (int64_t k = 1; k < n; ++k) {
+          for (int64_t r = 0; r < rows; ++r) {
+            acc[r] = tj_wrap_add<T>(acc[r], x[(p0 + r) * n + k]);
+            out[(p0 + r) * n + k] = acc[r];
+          }
+        }
+      }
+    });
+    return;
+  }
   const int64_t chunks = tj_chunks(post);
   tj_parallel(pre * chunks, pre * n * post, [&](int64_t lo, int64_t hi) {
     for (int64_t u = lo; u < hi; ++u) {

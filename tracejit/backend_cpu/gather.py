@@ -30,12 +30,10 @@ cannot raise on data, so those steps (shapes are static) stay NumPy callbacks.
 
 from __future__ import annotations
 
-import math
-
 from tracejit.ir import kernel as K
 from tracejit.ir.c_render import c_type
-
-NATIVE_PRIMS = ("take", "take_add", "take_along_axis", "take_along_add", "cumsum", "threefry2x32")
+from tracejit.ir.gather_plan import NATIVE_PRIMS, is_native
+from tracejit.ir.gather_plan import split_axis as _split
 
 GATHER_C = r"""
 template <class T> static inline T tj_wrap_add(T a, T b) {
@@ -213,22 +211,6 @@ static void tj_threefry(const K* key, const C* counts, int64_t* out, int64_t n) 
 """
 
 GATHER_INCLUDES = "#include <type_traits>"
-
-
-def _split(shape: tuple[int, ...], axis: int) -> tuple[int, int, int]:
-    """(rows before, length of, columns after) `axis`."""
-    return math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1 :])
-
-
-def is_native(step: K.Fallback, buffers: dict[int, K.Buffer]) -> bool:
-    """Whether the CPU codegen compiles `step` instead of calling NumPy back."""
-    if step.prim not in NATIVE_PRIMS:
-        return False
-    if step.prim.startswith("take"):
-        x, idx = buffers[step.inputs[0]], buffers[step.inputs[1]]
-        # NumPy raises IndexError here; only the callback can raise.
-        return x.shape[step.attrs["axis"]] > 0 or idx.size == 0
-    return True
 
 
 def native_call(step: K.Fallback, buffers: dict[int, K.Buffer]) -> str:

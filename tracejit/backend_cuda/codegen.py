@@ -1,7 +1,8 @@
 """CUDA C code generation: one source per `Schedule`, one `__global__` kernel per `Kernel` step.
 
 The schedule is the one the CPU backend consumes (ir/fusion, ir/memory); only the loop
-structure differs. Elementwise kernels are grid-stride loops over the flat index; when every
+structure differs. The `Fallback` steps that `ir/gather_plan.is_native` accepts (gathers,
+scatter-adds, cumsum, threefry) get kernels from `gather.py`. Elementwise kernels are grid-stride loops over the flat index; when every
 access is contiguous (or a broadcast scalar) they also carry a 16-byte vector path, taken at
 run time when every pointer is aligned. Reduction kernels are written by `reduce.py`. Scalar
 expressions come from the op -> C table shared with the C++ backend (`ir/c_render.py`).
@@ -26,6 +27,7 @@ import numpy as np
 from tracejit.ir import kernel as K
 from tracejit.ir.c_common import decompose, indent
 from tracejit.ir.c_render import PRELUDE, c_type, literal, render
+from tracejit.ir.gather_plan import is_native
 from tracejit.ir.kernel_simplify import simplify
 
 # Threads per block of elementwise kernels: a multiple of the warp size that keeps many blocks
@@ -114,7 +116,7 @@ class Launch:
 @dataclass
 class CudaProgram:
     source: str
-    launches: list[Launch]  # one per Kernel step, in schedule order
+    launches: list[Launch]  # one per Kernel step and native Fallback step, in schedule order
 
 
 # ---------------------------------------------------------------- expressions
@@ -309,19 +311,25 @@ def elementwise_kernel(
 
 def generate(schedule: K.Schedule, name: str = "function") -> CudaProgram:
     """The CUDA source for `schedule` (after `plan_memory`) and how to launch each kernel."""
+    from tracejit.backend_cuda.gather import GATHER_RUNTIME, gather_kernel
     from tracejit.backend_cuda.reduce import reduction_kernel
 
     buffers = {b.id: b for b in schedule.buffers}
     uses: set[str] = set()
     functions, launches = [], []
+    runtime = [DEVICE_RUNTIME]
     for step in schedule.steps:
-        if not isinstance(step, K.Kernel):
+        if isinstance(step, K.Fallback) and is_native(step, buffers):
+            text, launch = gather_kernel(step, buffers)
+            runtime[1:] = [GATHER_RUNTIME]
+        elif isinstance(step, K.Kernel):
+            write = reduction_kernel if step.reductions else elementwise_kernel
+            text, launch = write(step, buffers, uses)
+        else:
             continue
-        write = reduction_kernel if step.reductions else elementwise_kernel
-        text, launch = write(step, buffers, uses)
         functions.append(text)
         launches.append(launch)
-    parts = [f"// tracejit: generated from {name}", HEADER, PRELUDE, DEVICE_RUNTIME, *functions, ""]
+    parts = [f"// tracejit: generated from {name}", HEADER, PRELUDE, *runtime, *functions, ""]
     return CudaProgram("\n".join(parts), launches)
 
 

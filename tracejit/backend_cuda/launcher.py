@@ -4,7 +4,8 @@ Per call: inputs become device pointers (CuPy arrays as they are, NumPy arrays c
 outputs are fresh CuPy arrays, and the temporaries live in one arena allocation from CuPy's
 memory pool sliced by the memory plan (`Buffer.offset`). Views are the same pointer under
 another buffer id. Everything is queued on CuPy's current stream; nothing synchronizes except
-a NumPy fallback step, which must read its operands on the host.
+a NumPy fallback step (one with no kernel: `ir/gather_plan.is_native` says which have one),
+which must read its operands on the host.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from tracejit.backend_cuda import nvrtc
 from tracejit.backend_cuda.codegen import CudaProgram, Launch
 from tracejit.devices import to_cuda
 from tracejit.ir import kernel as K
+from tracejit.ir.gather_plan import is_native
 from tracejit.ir.interpret import apply_primitive
 from tracejit.ir.primitives import get as get_primitive
 
@@ -179,13 +181,16 @@ class CudaExecutable:
         launches = iter(program.launches)
         self.steps: list[_Step] = []
         for step in schedule.steps:
-            if isinstance(step, K.Kernel):
+            if isinstance(step, K.Kernel) or self._native(step):
                 launch = next(launches)
                 self.steps.append(_KernelStep(module.get_function(launch.name), launch, max_blocks))
             elif isinstance(step, K.Matmul):
                 self.steps.append(_MatmulStep(cupy, step))
             elif isinstance(step, K.Fallback):
                 self.steps.append(_FallbackStep(step, self.buffers))
+
+    def _native(self, step: K.Step) -> bool:
+        return isinstance(step, K.Fallback) and is_native(step, self.buffers)
 
     def _views_base_first(self) -> list[int]:
         order, done = [], set()
@@ -214,7 +219,8 @@ class CudaExecutable:
 
     def fallbacks(self) -> list[str]:
         """Primitives this function runs through NumPy on the host (no CUDA kernel yet)."""
-        return [s.prim for s in self.schedule.steps if isinstance(s, K.Fallback)]
+        steps = self.schedule.steps
+        return [s.prim for s in steps if isinstance(s, K.Fallback) and not self._native(s)]
 
 
 __all__ = ["CudaExecutable", "load_module"]

@@ -1,0 +1,183 @@
+"""CUDA kernels for the schedule's natively compiled `Fallback` steps (ir/gather_plan.py).
+
+Each kernel reproduces the NumPy reference (ir/structural.py, random.py) bit for bit, as the
+CPU backend's templates (backend_cpu/gather.py) do; every index is 64-bit and every loop is a
+grid-stride loop over independent work units:
+
+- take / take_along_axis: one thread per output element; an index wraps once when negative,
+  then clamps to [0, n-1].
+- take_add / take_along_add: one thread per output column (p, q): it copies x's column, then
+  adds the updates in index order, as `np.add.at` does (no atomics: float sums round
+  identically and deterministically).
+- cumsum: one thread per (row, column) scanning the axis in NumPy's order.
+- threefry2x32: one thread per counter pair, on uint32_t words (wrapping, as NumPy's uint32).
+
+Integers add through their unsigned type (wrapping, like NumPy), bools through `||`.
+
+>>> import numpy as np
+>>> from tracejit.ir import kernel as K
+>>> b = {0: K.Buffer(0, (4, 3), np.dtype(np.float32), "input"),
+...      1: K.Buffer(1, (2,), np.dtype(np.int64), "input"),
+...      2: K.Buffer(2, (2, 3), np.dtype(np.float32), "output")}
+>>> text, launch = gather_kernel(K.Fallback("k0", "take", {"axis": 0}, [0, 1], [2]), b)
+>>> launch.name, launch.params, launch.units
+('k0', [0, 1, 2], 6)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tracejit.backend_cuda.codegen import BLOCK, Launch
+from tracejit.ir import kernel as K
+from tracejit.ir.c_common import indent
+from tracejit.ir.c_render import UNSIGNED, c_type
+from tracejit.ir.gather_plan import gather_sizes
+
+# NumPy's reference: where(i < 0, i + n, i), then clip to [0, max(n - 1, 0)].
+GATHER_RUNTIME = r"""
+TJ_FN int64_t tj_clamp_index(int64_t i, int64_t n) {
+  if (i < 0) i += n;
+  if (i > n - 1) i = n - 1;
+  if (i < 0) i = 0;
+  return i;
+}
+TJ_FN uint32_t tj_rotl32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
+"""
+
+_PARITY = 0x1BD11BDA  # Threefry's key-schedule constant (as tracejit/random.py)
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+
+
+def _add(dtype: np.dtype, a: str, b: str) -> str:
+    """C text of NumPy's `a + b` in `dtype` (wrapping integers, `||` for bools)."""
+    dt = np.dtype(dtype)
+    if dt == np.bool_:
+        return f"({a} || {b})"
+    if dt.kind == "i":
+        return f"({c_type(dt)})(({UNSIGNED[dt]}){a} + ({UNSIGNED[dt]}){b})"
+    return f"{a} + {b}"
+
+
+def _div(v: int) -> int:
+    """A divisor of the unit index: `v`, or 1 when `v` is 0 (then the kernel has no units)."""
+    return max(v, 1)
+
+
+def _kernel(name: str, params: list[str], units: int, body: list[str]) -> str:
+    """A grid-stride loop of `body` over `u` in [0, units) (64-bit)."""
+    return "\n".join(
+        [
+            f'extern "C" __global__ void __launch_bounds__({BLOCK}) {name}({", ".join(params)}) {{',
+            "  const int64_t stride = (int64_t)gridDim.x * blockDim.x;",
+            "  const int64_t first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;",
+            f"  for (int64_t u = first; u < {units}LL; u += stride) {{",
+            *indent(body, 4),
+            "  }",
+            "}",
+        ]
+    )
+
+
+def _gather(step: K.Fallback, buffers: dict[int, K.Buffer]) -> tuple[list[str], int, list[str]]:
+    pre, n, post, m = gather_sizes(step, buffers)
+    t, i = c_type(buffers[step.inputs[0]].dtype), c_type(buffers[step.inputs[1]].dtype)
+    params = [f"const {t}* x", f"const {i}* idx", f"{t}* out"]
+    body = [f"const int64_t q = u % {_div(post)}LL, r = u / {_div(post)}LL;"]
+    if step.prim == "take_along_axis":  # idx has out's shape
+        body += [f"const int64_t p = r / {_div(m)}LL;", "const int64_t i = idx[u];"]
+    else:
+        body += [f"const int64_t j = r % {_div(m)}LL, p = r / {_div(m)}LL;"]
+        body += ["const int64_t i = idx[j];"]
+    body += [
+        f"const int64_t k = tj_clamp_index(i, {n}LL);",
+        f"out[u] = x[(p * {n}LL + k) * {post}LL + q];",
+    ]
+    return params, pre * m * post, body
+
+
+def _scatter(step: K.Fallback, buffers: dict[int, K.Buffer]) -> tuple[list[str], int, list[str]]:
+    pre, n, post, m = gather_sizes(step, buffers)
+    dt = buffers[step.inputs[0]].dtype
+    t, i = c_type(dt), c_type(buffers[step.inputs[1]].dtype)
+    params = [f"const {t}* x", f"const {i}* idx", f"const {t}* upd", f"{t}* out"]
+    at = f"(p * {m}LL + j) * {post}LL + q" if step.prim == "take_along_add" else "j"
+    body = [
+        f"const int64_t q = u % {_div(post)}LL, p = u / {_div(post)}LL;",
+        f"const int64_t base = p * {n}LL * {post}LL + q;",
+        f"if (x != out) for (int64_t k = 0; k < {n}LL; ++k) {{",
+        f"  out[base + k * {post}LL] = x[base + k * {post}LL];",
+        "}",
+        f"for (int64_t j = 0; j < {m}LL; ++j) {{",
+        f"  const int64_t k = tj_clamp_index((int64_t)idx[{at}], {n}LL);",
+        f"  {t}* d = out + base + k * {post}LL;",
+        f"  *d = {_add(dt, '*d', f'upd[(p * {m}LL + j) * {post}LL + q]')};",
+        "}",
+    ]
+    return params, pre * post, body
+
+
+def _cumsum(step: K.Fallback, buffers: dict[int, K.Buffer]) -> tuple[list[str], int, list[str]]:
+    pre, n, post, _ = gather_sizes(step, buffers)
+    dt = buffers[step.inputs[0]].dtype
+    t = c_type(dt)
+    params = [f"const {t}* x", f"{t}* out"]
+    body = [
+        f"const int64_t q = u % {_div(post)}LL, p = u / {_div(post)}LL;",
+        f"const int64_t base = p * {n}LL * {post}LL + q;",
+        f"{t} acc = x[base];",
+        "out[base] = acc;",
+        f"for (int64_t k = 1; k < {n}LL; ++k) {{",
+        f"  acc = {_add(dt, 'acc', f'x[base + k * {post}LL]')};",
+        f"  out[base + k * {post}LL] = acc;",
+        "}",
+    ]
+    return params, pre * post if n > 0 else 0, body
+
+
+def _threefry_rounds() -> list[str]:
+    """Threefry-2x32, 20 rounds, unrolled (tracejit/random.py's threefry2x32_block)."""
+    lines = ["x0 += ks0;", "x1 += ks1;"]
+    for g in range(5):
+        for r in _ROTATIONS[g % 2]:
+            lines += ["x0 += x1;", f"x1 = tj_rotl32(x1, {r}) ^ x0;"]
+        lines += [f"x0 += ks{(g + 1) % 3};", f"x1 += ks{(g + 2) % 3} + {g + 1}u;"]
+    return lines
+
+
+def _threefry(step: K.Fallback, buffers: dict[int, K.Buffer]) -> tuple[list[str], int, list[str]]:
+    key_t, count_t = (c_type(buffers[b].dtype) for b in step.inputs)
+    n = buffers[step.outputs[0]].size
+    half = (n + 1) // 2
+    params = [f"const {key_t}* key", f"const {count_t}* counts", "int64_t* out"]
+    body = [
+        "const uint32_t ks0 = (uint32_t)(int64_t)key[0], ks1 = (uint32_t)(int64_t)key[1];",
+        f"const uint32_t ks2 = ks0 ^ ks1 ^ {_PARITY:#x}u;",
+        f"const bool second = u + {half}LL < {n}LL;",
+        "uint32_t x0 = (uint32_t)(int64_t)counts[u];",
+        f"uint32_t x1 = second ? (uint32_t)(int64_t)counts[u + {half}LL] : 0u;",
+        *_threefry_rounds(),
+        "out[u] = (int64_t)x0;",
+        f"if (second) out[u + {half}LL] = (int64_t)x1;",
+    ]
+    return params, half, body
+
+
+_WRITERS = {
+    "take": _gather,
+    "take_along_axis": _gather,
+    "take_add": _scatter,
+    "take_along_add": _scatter,
+    "cumsum": _cumsum,
+    "threefry2x32": _threefry,
+}
+
+
+def gather_kernel(step: K.Fallback, buffers: dict[int, K.Buffer]) -> tuple[str, Launch]:
+    """The CUDA kernel running `step` (when `gather_plan.is_native`) and its launch."""
+    params, units, body = _WRITERS[step.prim](step, buffers)
+    text = _kernel(step.name, params, units, body)  # the step's name: unique in the schedule
+    return text, Launch(step.name, list(step.inputs) + list(step.outputs), BLOCK, units, True)
+
+
+__all__ = ["GATHER_RUNTIME", "gather_kernel"]

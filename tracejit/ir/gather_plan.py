@@ -1,0 +1,56 @@
+"""Which `Fallback` steps a backend compiles natively, and their (pre, n, post, m) sizes.
+
+Backend-neutral: the CPU (backend_cpu/gather.py) and CUDA (backend_cuda/gather.py) backends
+both compile take, take_along_axis, take_add, take_along_add, cumsum and threefry2x32 and ask
+`is_native` which steps qualify. A gather from an empty axis with a non-empty index raises
+IndexError in NumPy; compiled code cannot raise on data, so such steps (shapes are static)
+stay NumPy callbacks.
+
+>>> import numpy as np
+>>> from tracejit.ir import kernel as K
+>>> b = {0: K.Buffer(0, (4, 3), np.dtype(np.float32), "input"),
+...      1: K.Buffer(1, (2,), np.dtype(np.int64), "input"),
+...      2: K.Buffer(2, (2, 3), np.dtype(np.float32), "output")}
+>>> step = K.Fallback("k0", "take", {"axis": 0}, [0, 1], [2])
+>>> is_native(step, b), gather_sizes(step, b)
+(True, (1, 4, 3, 2))
+"""
+
+from __future__ import annotations
+
+import math
+
+from tracejit.ir import kernel as K
+
+NATIVE_PRIMS = ("take", "take_add", "take_along_axis", "take_along_add", "cumsum", "threefry2x32")
+
+
+def split_axis(shape: tuple[int, ...], axis: int) -> tuple[int, int, int]:
+    """(rows before, length of, columns after) `axis`."""
+    return math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1 :])
+
+
+def is_native(step: K.Fallback, buffers: dict[int, K.Buffer]) -> bool:
+    """Whether a backend compiles `step` instead of calling NumPy back."""
+    if step.prim not in NATIVE_PRIMS:
+        return False
+    if step.prim.startswith("take"):
+        x, idx = buffers[step.inputs[0]], buffers[step.inputs[1]]
+        # NumPy raises IndexError here; only the callback can raise.
+        return x.shape[step.attrs["axis"]] > 0 or idx.size == 0
+    return True
+
+
+def gather_sizes(step: K.Fallback, buffers: dict[int, K.Buffer]) -> tuple[int, int, int, int]:
+    """(pre, n, post, m) of a take*/cumsum step: x is (pre, n, post), m indices per row."""
+    x = buffers[step.inputs[0]]
+    axis = step.attrs["axis"]
+    pre, n, post = split_axis(x.shape, axis)
+    if step.prim == "cumsum":
+        return pre, n, post, n
+    idx = buffers[step.inputs[1]]
+    m = idx.shape[axis] if step.prim.startswith("take_along") else idx.size
+    return pre, n, post, m
+
+
+__all__ = ["NATIVE_PRIMS", "gather_sizes", "is_native", "split_axis"]

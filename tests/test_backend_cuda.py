@@ -612,7 +612,9 @@ def _index_cases(n: int, shape: tuple, rng) -> np.ndarray:
     return rng.choice(pool, shape)
 
 
-NATIVE_CASES = [((7,), 0), ((3, 5), 1), ((4, 3, 2), 1), ((2, 1031), 1), ((1031, 3), 0)]
+# 1-D, a middle axis, many rows over few columns (each case compiles 5 programs per dtype;
+# the edge test adds a long last axis).
+NATIVE_CASES = [((7,), 0), ((4, 3, 2), 1), ((1031, 3), 0)]
 
 
 @needs_gpu

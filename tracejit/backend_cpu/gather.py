@@ -1,7 +1,8 @@
 """Native C++ for the schedule's `Fallback` steps that the CPU backend can compile.
 
-The schedule keeps these primitives as `Fallback` steps (the CUDA backend still runs them
-through NumPy); the CPU codegen asks `is_native` and, when it says yes, emits a call to one of
+The schedule keeps these primitives as `Fallback` steps (the CUDA backend has its own kernels,
+backend_cuda/gather.py); the CPU codegen asks `is_native` (ir/gather_plan.py, shared by both
+backends) and, when it says yes, emits a call to one of
 the templates in `GATHER_C` instead of the NumPy callback. Every template reproduces its NumPy
 reference in tracejit/ir/structural.py (or tracejit/random.py) bit for bit:
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _finite_diff import numeric_grad
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tracejit as tj
-from tests._finite_diff import numeric_grad
 from tracejit.backend_cpu.compiler import find_compiler
 from tracejit.errors import TracejitError
 from tracejit.tracer.core import bind

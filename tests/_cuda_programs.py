@@ -1,0 +1,185 @@
+"""The CUDA test programs shared by the source/compile tests and the GPU tests."""
+
+from __future__ import annotations
+
+import functools
+import shutil
+
+import numpy as np
+import pytest
+
+import tracejit as tj
+import tracejit.numpy as tnp
+from tracejit.backend_cuda import cuda_source
+from tracejit.devices import cuda_available
+from tracejit.ir.primitives import BINARY, UNARY
+from tracejit.tracer.core import bind
+
+DTYPES = [np.bool_, np.int32, np.int64, np.float32, np.float64]
+NVCC = shutil.which("nvcc")
+GPU = cuda_available()
+needs_gpu = pytest.mark.skipif(not GPU, reason="needs CuPy and a CUDA GPU (none found)")
+
+
+def _names(table: dict, dtype) -> list[str]:
+    kind = np.dtype(dtype).kind
+    return sorted(name for name, (kinds, _, _) in table.items() if kind in kinds)
+
+
+def program(fun, *args):
+    """The CUDA program generated for `fun` at `args` (after the optimization passes)."""
+    return cuda_source(tj.jit(fun).lower(*args).graph)
+
+
+def lazy(shape, dtype=np.float32):
+    """An array of `shape` that occupies no memory: tracing only reads shape and dtype."""
+    return np.broadcast_to(np.zeros((), dtype), shape)
+
+
+# ---------------------------------------------------------------- the test programs
+
+
+def _unary(dtype):
+    names = _names(UNARY, dtype)
+    return lambda x: [bind(n, x) for n in names]
+
+
+def _binary(dtype):
+    names = _names(BINARY, dtype)
+    return lambda x, y: [bind(n, x, y) for n in names]
+
+
+def _convert(x):
+    return [bind("convert", x, dtype=np.dtype(d)) for d in DTYPES] + [
+        bind("select", bind("ne", x, x), x, x)
+    ]
+
+
+def _reductions(x):
+    outs = []
+    for axes in [(0,), (1,), (0, 1), (0, 2), (2,)]:
+        for prim in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod"):
+            outs.append(bind(prim, x, axes=axes))
+    for axis in range(3):
+        outs += [bind("argmax", x, axis=axis), bind("argmin", x, axis=axis)]
+    return outs
+
+
+def _rowwise_last(x, g, b):
+    """Reductions over the last axis only: valid for any number of rows, 0 included."""
+    mu = tnp.mean(x, axis=-1, keepdims=True)
+    var = tnp.var(x, axis=-1, keepdims=True)
+    return (
+        tj.nn.softmax(x, axis=-1),
+        (x - mu) / tnp.sqrt(var + 1e-5) * g + b,
+        tj.nn.log_softmax(x, axis=-1),
+        tj.nn.logsumexp(x, axis=-1),
+    )
+
+
+def _rowwise(x, g, b):
+    return (*_rowwise_last(x, g, b), tj.nn.softmax(x, axis=0), tnp.argmax(x, axis=-1))
+
+
+def _gather(x, i):
+    return (
+        x[i] * 2.0,
+        tnp.take_along_axis(x, (x > 0).astype(np.int64), axis=1),
+        tnp.sum(x[:, i], axis=0),
+    )
+
+
+def mlp_loss(params, x, y):
+    h = tnp.maximum(x @ params["w1"] + params["b1"], 0.0)
+    logits = h @ params["w2"] + params["b2"]
+    return -tnp.mean(tnp.sum(y * tj.nn.log_softmax(logits), axis=-1))
+
+
+def mlp_step(params, x, y):
+    loss, grads = tj.value_and_grad(mlp_loss)(params, x, y)
+    return loss, tj.tree_map(lambda p, g: p - 0.1 * g, params, grads)
+
+
+def mlp_args(batch=8, n_in=5, hidden=16, n_out=4, dtype=np.float32, seed=0):
+    rng = np.random.default_rng(seed)
+    params = {
+        "w1": rng.normal(size=(n_in, hidden)).astype(dtype) * 0.5,
+        "b1": rng.normal(size=(hidden,)).astype(dtype) * 0.1,
+        "w2": rng.normal(size=(hidden, n_out)).astype(dtype) * 0.5,
+        "b2": rng.normal(size=(n_out,)).astype(dtype) * 0.1,
+    }
+    x = rng.normal(size=(batch, n_in)).astype(dtype)
+    y = np.eye(n_out, dtype=dtype)[rng.integers(0, n_out, batch)]
+    return params, x, y
+
+
+def _w1(x, y):
+    return tnp.tanh(x * y + 0.5 * x) * 2 - y
+
+
+def _layout(x, y):
+    t = tnp.transpose(x, (2, 0, 1))
+    return [
+        t * 2.0,
+        x[:, ::2, ::-1] + 1.0,
+        x.reshape(4, 6).T,
+        tnp.concatenate([x, x * 3.0], axis=1),
+        tnp.pad(x, ((1, 0), (0, 2), (1, 1))),
+        x + y,
+        tnp.flip(x, 0) - x,
+        tnp.sum(t, axis=0) * y[:3],
+        tnp.arange(24).reshape(2, 3, 4) + x.astype(np.int64),
+    ]
+
+
+def _native_fallbacks(x, xi, i, ia, key):
+    """take, take_along_axis, take_add, take_along_add, cumsum, threefry2x32 (gather.py)."""
+    return [
+        bind("take", x, i, axis=1),
+        bind("take_along_axis", xi, ia, axis=0),
+        bind("take_add", x, i, bind("take", x, i, axis=1), axis=1),
+        bind("take_along_add", xi, ia, bind("take_along_axis", xi, ia, axis=0), axis=0),
+        bind("take_add", x > 0, i, bind("take", x, i, axis=1) > 0, axis=1),
+        bind("cumsum", x, axis=0),
+        bind("cumsum", xi, axis=1),
+        bind("threefry2x32", key, bind("convert", i, dtype=np.dtype(np.int32))),
+    ]
+
+
+NATIVE_ARGS = (
+    lazy((3, 6)),
+    np.zeros((3, 6), np.int64),
+    np.zeros(5, np.int32),
+    np.zeros((2, 6), np.int64),
+    np.zeros(2, np.int64),
+)
+
+
+def corpus() -> dict[str, tuple]:
+    """name -> (function, example args): every program whose kernels CI compiles."""
+    progs: dict[str, tuple] = {}
+    for dt in DTYPES:
+        name = np.dtype(dt).name
+        a = np.zeros((3, 5), dt)
+        progs[f"unary_{name}"] = (_unary(dt), a)
+        progs[f"binary_{name}"] = (_binary(dt), a, a)
+        progs[f"convert_{name}"] = (_convert, a)
+        progs[f"reductions_{name}"] = (_reductions, np.zeros((2, 3, 4), dt))
+    x = lazy((64, 1024))
+    progs["rowwise_f32"] = (_rowwise, x, lazy((1024,)), lazy((1024,)))
+    progs["rowwise_f64_small"] = (_rowwise, *(lazy(s, np.float64) for s in [(5, 7), (7,), (7,)]))
+    progs["rowwise_wide"] = (_rowwise, lazy((16, 20000)), lazy((20000,)), lazy((20000,)))
+    progs["column_sums"] = (lambda a: (a.sum(axis=0), a.max(axis=0), a.argmin(axis=0)), x)
+    progs["full_reduce"] = (lambda a: (a.sum(), a.max(), tnp.mean(a * a)), x)
+    progs["gather"] = (_gather, lazy((6, 4)), np.zeros(5, np.int64))
+    progs["native_fallbacks"] = (_native_fallbacks, *NATIVE_ARGS)
+    progs["layout"] = (_layout, lazy((2, 3, 4)), lazy((4,)))
+    progs["w1"] = (_w1, lazy((1 << 20,)), lazy((1 << 20,)))
+    progs["w1_int64_index"] = (_w1, lazy((1 << 31,)), lazy((1 << 31,)))
+    progs["mlp_step"] = (mlp_step, *mlp_args())
+    return progs
+
+
+@functools.cache
+def corpus_sources() -> dict[str, str]:
+    return {name: program(fun, *args).source for name, (fun, *args) in corpus().items()}

@@ -19,7 +19,7 @@ them in the next phase. Two layouts:
 >>> from tracejit.ir.fusion import fuse
 >>> from tracejit.ir.memory import plan_memory
 >>> from tracejit.backend_cuda.codegen import generate
->>> g = tj.make_ir(lambda x: x.sum(axis=1))(np.ones((4, 8), np.float32))
+>>> g = tj.make_ir(lambda x: x.sum(axis=1))(np.ones((4, 1024), np.float32))
 >>> "__shfl_xor_sync" in generate(plan_memory(fuse(g))).source
 True
 """

@@ -1,7 +1,6 @@
 """Test setup: hypothesis profiles, graph verification on, device under test."""
 
 import os
-import tempfile
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -23,10 +22,7 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
-tj.config.verify_graphs = True
-# Compile into a cache of this test session, never the user's: a stale entry cannot hide a bug.
-if "TRACEJIT_CACHE_DIR" not in os.environ:
-    tj.config.cache_dir = tempfile.mkdtemp(prefix="tracejit-test-cache-")
+# The cache directory and graph verification are set in the root conftest.py.
 
 # TRACEJIT_TEST_DEVICE=cuda runs the device-parametrized tests on the GPU.
 TEST_DEVICE = os.environ.get("TRACEJIT_TEST_DEVICE", "cpu")

@@ -173,7 +173,7 @@ _identities_lock = threading.Lock()
 def compiler_identity(cxx: str) -> str:
     """The compiler's resolved path plus its ``--version`` text; run once per process.
 
-    >>> "g++" in compiler_identity("g++")  # doctest: +SKIP
+    >>> "g++" in compiler_identity("g++")
     True
     """
     with _identities_lock:
@@ -412,7 +412,7 @@ def _hit(key: str, lib: Path) -> str:
 def invalidate(key: str, reason: str | None = None) -> None:
     """Remove the entry of `key` (e.g. its library failed to load); report `reason` if given.
 
-    >>> invalidate(cache_key({"demo": 1}), reason="dlopen failed")  # doctest: +SKIP
+    >>> invalidate(cache_key({"demo": 1}), reason="dlopen failed")  # no entry: nothing to do
     """
     entry = entry_dir(key)
     with _key_lock(key):
@@ -456,8 +456,8 @@ def clear_cache() -> dict:
     Run it when no other process is compiling: a build in flight is not damaged (it
     re-creates its directories) but may be published after the clear.
 
-    >>> clear_cache()  # doctest: +SKIP
-    {'dir': '...', 'entries': 3, 'bytes': 151023}
+    >>> sorted(clear_cache())
+    ['bytes', 'dir', 'entries']
     """
     root = cache_root()
     info = cache_info()

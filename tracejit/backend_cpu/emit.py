@@ -18,6 +18,7 @@ import numpy as np
 
 from tracejit.backend_cpu.fast_exp import EXPF_NAME
 from tracejit.backend_cpu.fast_tanh import TANHF_NAME
+from tracejit.ir import c_common
 from tracejit.ir import kernel as K
 from tracejit.ir.c_common import indent
 from tracejit.ir.c_render import c_type, literal, render
@@ -47,13 +48,7 @@ class Emitter:
         self.counter = 0
 
     def affine(self, offset: int, coefs) -> str:
-        terms = [str(offset)] if offset else []
-        for d, c in enumerate(coefs):
-            if c == 1:
-                terms.append(f"{self.var}{d}")
-            elif c:
-                terms.append(f"{c}LL * {self.var}{d}")
-        return " + ".join(terms) or "0"
+        return c_common.affine(offset, coefs, self.var)
 
     def _pending(self, e: K.Expr) -> list:
         """Sub-expressions of `e` without a name yet, children first (iterative)."""

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tracejit.ir import c_common
 from tracejit.ir import kernel as K
 from tracejit.ir.c_common import decompose, indent
 from tracejit.ir.c_render import PRELUDE, c_type, literal, render
@@ -158,13 +159,7 @@ class Emitter:
 
     def affine(self, offset: int, coefs) -> str:
         suffix = "LL" if self.idx != "int" else ""
-        terms = [f"{offset}{suffix}"] if offset else []
-        for d, c in enumerate(coefs):
-            if c == 1:
-                terms.append(f"i{d}")
-            elif c:
-                terms.append(f"{c}{suffix} * i{d}")
-        return " + ".join(terms) or "0"
+        return c_common.affine(offset, coefs, "i", suffix, offset_suffix=True)
 
     def value(self, e: K.Expr) -> str:
         for node in K.walk(e):

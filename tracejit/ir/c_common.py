@@ -62,6 +62,23 @@ def decompose(
     return lines
 
 
+def affine(
+    offset: int, coefs, var: str = "i", suffix: str = "LL", offset_suffix: bool = False
+) -> str:
+    """`offset + sum(c_d * var_d)` as C text; `suffix` types the constants (e.g. 64-bit).
+
+    >>> affine(3, (4, 1, 0)), affine(3, (4,), suffix="", offset_suffix=True)
+    ('3 + 4LL * i0 + i1', '3 + 4 * i0')
+    """
+    terms = [f"{offset}{suffix if offset_suffix else ''}"] if offset else []
+    for d, c in enumerate(coefs):
+        if c == 1:
+            terms.append(f"{var}{d}")
+        elif c:
+            terms.append(f"{c}{suffix} * {var}{d}")
+    return " + ".join(terms) or "0"
+
+
 def indent(lines: list[str], n: int = 2) -> list[str]:
     """`lines` indented by `n` spaces (empty lines stay empty).
 

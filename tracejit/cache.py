@@ -412,7 +412,7 @@ def _hit(key: str, lib: Path) -> str:
 def invalidate(key: str, reason: str | None = None) -> None:
     """Remove the entry of `key` (e.g. its library failed to load); report `reason` if given.
 
-    >>> invalidate(cache_key({"demo": 1}), reason="dlopen failed")  # no entry: nothing to do
+    >>> invalidate(cache_key({"example": "never built"}), reason="dlopen failed")  # no entry
     """
     entry = entry_dir(key)
     with _key_lock(key):

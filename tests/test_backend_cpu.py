@@ -15,6 +15,7 @@ import threading
 
 import numpy as np
 import pytest
+from _strategies import arrays_of
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -55,10 +56,7 @@ def values(dtype, shape):
         elements = st.one_of(
             st.floats(-30, 30, width=width), special, st.floats(-1.5, 1.5, width=width)
         )
-    size = int(np.prod(shape))
-    return st.lists(elements, min_size=size, max_size=size).map(
-        lambda xs: np.array(xs, dtype=dt).reshape(shape)
-    )
+    return arrays_of(elements, dt, shape)
 
 
 def assert_same(got, want):

@@ -23,6 +23,7 @@ from _cuda_programs import (
     mlp_step,
     needs_gpu,
 )
+from _strategies import arrays_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -67,10 +68,7 @@ def gpu_values(dtype, shape):
         tiny = float(np.finfo(dt).smallest_subnormal)
         special = st.sampled_from([np.nan, np.inf, -np.inf, -0.0, 0.5, 1.5, 2.5, -2.5, tiny, -tiny])
         elements = st.one_of(st.floats(-30, 30, width=width), special)
-    size = int(np.prod(shape))
-    return st.lists(elements, min_size=size, max_size=size).map(
-        lambda xs: np.array(xs, dtype=dt).reshape(shape)
-    )
+    return arrays_of(elements, dt, shape)
 
 
 GPU_SHAPES = [(), (7,), (3, 5), (0, 4), (1031,)]

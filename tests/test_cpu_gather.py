@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from _finite_diff import numeric_grad
+from _strategies import arrays_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -43,19 +44,13 @@ def values(dtype, shape):
         width = 32 if dt == np.float32 else 64
         special = st.sampled_from([np.nan, np.inf, -np.inf, -0.0, 1e30, 1e-7])
         elements = st.one_of(st.floats(-100, 100, width=width), special)
-    size = int(np.prod(shape))
-    return st.lists(elements, min_size=size, max_size=size).map(
-        lambda xs: np.array(xs, dtype=dt).reshape(shape)
-    )
+    return arrays_of(elements, dt, shape)
 
 
 def indices(shape, n, dtype):
     """Indices in and far out of range, negative ones included (clamped by the prims)."""
     elements = st.one_of(st.integers(-n - 1, n), st.sampled_from([-(10**6), 10**6, -2 * n - 3]))
-    size = int(np.prod(shape))
-    return st.lists(elements, min_size=size, max_size=size).map(
-        lambda xs: np.array(xs, dtype=dtype).reshape(shape)
-    )
+    return arrays_of(elements, dtype, shape)
 
 
 def compare(fun, *args):

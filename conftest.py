@@ -1,7 +1,14 @@
 """Settings for every test run from the repository root: tests/ and the package's doctests."""
 
 import os
+import sys
 import tempfile
+from pathlib import Path
+
+# TRACEJIT_CUDA_EMULATOR=1: `import cupy` finds tests/cuda_emulator's stand-in, which runs the
+# generated CUDA kernels on the CPU (tests/cuda_emulator/README.md). Before tracejit looks.
+if os.environ.get("TRACEJIT_CUDA_EMULATOR") == "1":
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "tests" / "cuda_emulator"))
 
 import tracejit as tj
 

@@ -7,6 +7,9 @@ from hypothesis import HealthCheck, settings
 
 import tracejit as tj
 
+# The CUDA emulator's stand-in `cupy` package is test tooling, not tests or doctests.
+collect_ignore = ["cuda_emulator"]
+
 # "ci" keeps the whole suite under ~10 minutes on 2 cores; "thorough" runs many more examples.
 # "ci" is derandomized: a CI verdict must not depend on the draw (explore with "thorough").
 settings.register_profile(

@@ -1,0 +1,109 @@
+"""Checks of the CUDA emulator itself (tests/cuda_emulator), run by test_cuda_emulated.py.
+
+Not collected in the normal run (the name has no test_ prefix): `cupy` must be the emulator,
+which only a process started with TRACEJIT_CUDA_EMULATOR=1 has. The oracles are CUDA's
+documented shuffle semantics written out in Python.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+
+def _kernel(tmp_path, source: str, name: str):
+    import cupy
+
+    from tracejit.backend_cuda import nvrtc
+
+    assert getattr(cupy, "EMULATED", False), "run with TRACEJIT_CUDA_EMULATOR=1"
+    path = tmp_path / f"{name}.so"
+    path.write_bytes(nvrtc.compile_source(source, "-arch=sm_90", ".cubin"))
+    return cupy, cupy.RawModule(path=str(path)).get_function(name)
+
+
+SHUFFLES = r"""
+extern "C" __global__ void shuffles(const int* mode, int* out) {
+  int lane = threadIdx.x % 32, v = 100 + threadIdx.x, m = mode[0], w = mode[1];
+  int r = m == 0 ? __shfl_xor_sync(0xffffffffu, v, mode[2], w)
+        : m == 1 ? __shfl_down_sync(0xffffffffu, v, mode[2], w)
+        : m == 2 ? __shfl_up_sync(0xffffffffu, v, mode[2], w)
+                 : __shfl_sync(0xffffffffu, v, mode[2], w);
+  (void)lane;
+  out[threadIdx.x] = r;
+}
+"""
+
+
+def _cuda_shuffle(mode: int, width: int, k: int, n: int) -> np.ndarray:
+    """What CUDA's __shfl_*_sync return for value 100 + thread index (Programming Guide)."""
+    out = []
+    for t in range(n):
+        lane, base = t % 32, t - t % 32
+        seg = lane // width * width
+        if mode == 0:
+            src = lane ^ k
+            src = lane if src >= seg + width else src
+        elif mode == 1:
+            src = lane + k if lane + k < seg + width else lane
+        elif mode == 2:
+            src = lane - k if lane - k >= seg else lane
+        else:
+            src = seg + k % width
+        out.append(100 + base + src)
+    return np.array(out, np.int32)
+
+
+@pytest.mark.parametrize("mode", [0, 1, 2, 3], ids=["xor", "down", "up", "idx"])
+def test_shuffles_follow_cuda_semantics(tmp_path, mode):
+    cupy, kernel = _kernel(tmp_path, SHUFFLES, "shuffles")
+    for width in (32, 16, 8, 2):
+        for k in (1, 3, width // 2, width - 1):
+            params = cupy.asarray(np.array([mode, width, k], np.int32))
+            out = cupy.empty(64, np.int32)
+            kernel((1,), (64,), (params.data.ptr, out.data.ptr))
+            np.testing.assert_array_equal(out.get(), _cuda_shuffle(mode, width, k, 64))
+
+
+def test_syncthreads_orders_shared_memory_and_blocks_run_independently(tmp_path):
+    src = r"""
+    extern "C" __global__ void reverse(const float* x, float* y) {
+      __shared__ float s[128];
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      s[threadIdx.x] = x[i];
+      __syncthreads();
+      y[i] = s[blockDim.x - 1 - threadIdx.x];
+    }"""
+    cupy, kernel = _kernel(tmp_path, src, "reverse")
+    x = np.arange(384, dtype=np.float32)
+    xd, yd = cupy.asarray(x), cupy.empty(384, np.float32)
+    kernel((3,), (128,), (xd.data.ptr, yd.data.ptr))
+    np.testing.assert_array_equal(yd.get(), x.reshape(3, 128)[:, ::-1].ravel())
+
+
+def test_out_of_bounds_writes_and_unwritten_outputs_are_visible(tmp_path):
+    src = r"""
+    extern "C" __global__ void oob(float* y) { y[threadIdx.x] = 1.0f; }"""
+    cupy, kernel = _kernel(tmp_path, src, "oob")
+    y = cupy.empty(31, np.float32)
+    assert np.isnan(y.get()).all()  # fresh device memory is poison, as on a GPU it is garbage
+    with pytest.raises(RuntimeError, match="wrote outside an allocation of 124 bytes"):
+        kernel((1,), (32,), (y.data.ptr,))
+
+
+def test_barrier_misuse_is_an_error_not_a_hang(tmp_path):
+    src = r"""
+    extern "C" __global__ void exited(float* y) {
+      if (threadIdx.x < 16) return;
+      y[threadIdx.x] = __shfl_xor_sync(0xffffffffu, 1.0f, 1);
+    }
+    extern "C" __global__ void split(float* y) {
+      if (threadIdx.x < 16) { __syncthreads(); } else { y[0] = __shfl_xor_sync(0xffffffffu, 1.0f, 1); }
+    }"""
+    cupy, exited = _kernel(tmp_path, src, "exited")
+    split = cupy.RawModule(path=str(tmp_path / "exited.so")).get_function("split")
+    y = cupy.zeros(32, np.float32)
+    with pytest.raises(RuntimeError, match="names a lane that has exited"):
+        exited((1,), (32,), (y.data.ptr,))
+    with pytest.raises(RuntimeError, match="deadlock"):
+        split((1,), (32,), (y.data.ptr,))

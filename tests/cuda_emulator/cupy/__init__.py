@@ -1,0 +1,81 @@
+"""A stand-in for CuPy that runs tracejit's CUDA kernels on the CPU (see ../README.md).
+
+Only what tracejit and its tests use: arrays, transfers, `matmul`, `RawModule` over the
+emulator's "cubin" (a shared library), `cuda.nvrtc`, `cuda.Device`, `cuda.alloc`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cupy import cuda
+from cupy._array import _from_host, _host, ndarray
+from cupy._module import RawKernel, RawModule
+
+__version__ = "emulator"
+EMULATED = True
+
+
+def asarray(x, dtype=None) -> ndarray:
+    if isinstance(x, ndarray):
+        return x if dtype is None or x.dtype == np.dtype(dtype) else x.astype(dtype)
+    return _from_host(np.asarray(x, dtype=dtype))
+
+
+array = asarray
+
+
+def asnumpy(x) -> np.ndarray:
+    return x.get() if isinstance(x, ndarray) else np.asarray(x)
+
+
+def ascontiguousarray(x) -> ndarray:
+    x = asarray(x)
+    return x if x.flags.c_contiguous else _from_host(np.ascontiguousarray(x._a))
+
+
+def empty(shape, dtype=float) -> ndarray:
+    return ndarray(shape, dtype)
+
+
+def zeros(shape, dtype=float) -> ndarray:
+    out = ndarray(shape, dtype)
+    out._a[...] = 0
+    return out
+
+
+def arange(*args, dtype=None) -> ndarray:
+    return _from_host(np.arange(*args, dtype=dtype))
+
+
+def matmul(a: ndarray, b: ndarray, out: ndarray | None = None) -> ndarray:
+    """cuBLAS's stand-in: NumPy's matmul into `out` (which must be an emulated array)."""
+    result = np.matmul(_host(a), _host(b))
+    if out is None:
+        return _from_host(result)
+    out._a[...] = result
+    return out
+
+
+def __getattr__(name: str):
+    """dtypes and scalar types (cupy.float32, ...) are NumPy's, as in CuPy."""
+    value = getattr(np, name, None)
+    if isinstance(value, type) and issubclass(value, np.generic) or isinstance(value, np.dtype):
+        return value
+    raise AttributeError(f"the CuPy emulator has no {name!r}")
+
+
+__all__ = [
+    "RawKernel",
+    "RawModule",
+    "arange",
+    "array",
+    "asarray",
+    "ascontiguousarray",
+    "asnumpy",
+    "cuda",
+    "empty",
+    "matmul",
+    "ndarray",
+    "zeros",
+]

@@ -1,0 +1,179 @@
+"""`cupy.ndarray` on host memory: a NumPy array behind CuPy's interface.
+
+Like CuPy's, it refuses implicit conversion to NumPy, so host code that would silently read
+"device" data fails here as it would on a GPU.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cupy._memory import Memory, MemoryPointer
+
+
+class ndarray:
+    __slots__ = ("_a", "_mem")  # the host array, and the allocation it lives in (kept alive)
+
+    def __init__(self, shape, dtype=float, memptr: MemoryPointer | None = None, strides=None):
+        dtype = np.dtype(dtype)
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if memptr is None:
+            memptr = MemoryPointer(Memory(nbytes))
+        mem = memptr.mem
+        if memptr.offset + nbytes > mem.size:
+            raise ValueError("the memory pointer's allocation is too small for this array")
+        self._a = np.ndarray(shape, dtype, buffer=mem.buf, offset=memptr.offset, strides=strides)
+        self._mem = mem
+
+    def _view(self, a: np.ndarray) -> ndarray:
+        """`a`, a view of this array's memory, as an emulated array."""
+        obj = ndarray.__new__(ndarray)
+        obj._a = a
+        obj._mem = self._mem
+        return obj
+
+    # ------------------------------------------------------------ attributes
+    shape = property(lambda self: self._a.shape)
+    dtype = property(lambda self: self._a.dtype)
+    ndim = property(lambda self: self._a.ndim)
+    size = property(lambda self: self._a.size)
+    nbytes = property(lambda self: self._a.nbytes)
+    itemsize = property(lambda self: self._a.itemsize)
+    strides = property(lambda self: self._a.strides)
+    flags = property(lambda self: self._a.flags)
+
+    @property
+    def data(self) -> MemoryPointer:
+        return _Pointer(self._a.__array_interface__["data"][0])
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        a = self._a
+        return {
+            "shape": a.shape,
+            "typestr": a.dtype.str,
+            "data": (a.__array_interface__["data"][0], False),
+            "strides": None if a.flags.c_contiguous else a.strides,
+            "version": 3,
+        }
+
+    def __array__(self, *args, **kwargs):
+        raise TypeError(
+            "Implicit conversion to a NumPy array is not allowed. Please use `.get()` to "
+            "construct a NumPy array explicitly."
+        )
+
+    def __len__(self) -> int:
+        return len(self._a)
+
+    def __repr__(self) -> str:
+        return f"cupy-emulated {self._a!r}"
+
+    # ------------------------------------------------------------ host transfers
+    def get(self) -> np.ndarray:
+        return self._a.copy()
+
+    def set(self, arr) -> None:
+        if isinstance(arr, ndarray):
+            raise TypeError("set() takes a NumPy array")
+        arr = np.asarray(arr)
+        if arr.shape != self._a.shape or arr.dtype != self._a.dtype:
+            raise ValueError("set(): shape and dtype must match")
+        self._a[...] = arr
+
+    # ------------------------------------------------------------ views and copies
+    def reshape(self, *shape) -> ndarray:
+        shape = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
+        return self._view(self._a.reshape(shape))
+
+    def swapaxes(self, a: int, b: int) -> ndarray:
+        return self._view(self._a.swapaxes(a, b))
+
+    def transpose(self, *axes) -> ndarray:
+        return self._view(self._a.transpose(*axes))
+
+    T = property(lambda self: self.transpose())
+    mT = property(lambda self: self.swapaxes(-1, -2))
+
+    def __getitem__(self, key) -> ndarray:
+        key = _host_index(key)
+        key = (*key, ...) if isinstance(key, tuple) else (key, ...)  # 0-d results stay views
+        return self._view(self._a[key])
+
+    def __setitem__(self, key, value) -> None:
+        self._a[_host_index(key)] = _host(value)
+
+    def astype(self, dtype, copy: bool = True) -> ndarray:
+        return _from_host(self._a.astype(dtype))
+
+    def copy(self) -> ndarray:
+        return _from_host(self._a)
+
+    def fill(self, value) -> None:
+        self._a.fill(value)
+
+    def ravel(self) -> ndarray:
+        return self._view(self._a.ravel())
+
+    def item(self):
+        return self._a.item()
+
+    def sum(self, *args, **kwargs) -> ndarray:
+        return _from_host(np.asarray(self._a.sum(*args, **kwargs)))
+
+    def __float__(self) -> float:
+        return float(self._a)
+
+    def __int__(self) -> int:
+        return int(self._a)
+
+    def __bool__(self) -> bool:
+        return bool(self._a)
+
+
+def _binop(name: str):
+    op = getattr(np.ndarray, name)
+
+    def method(self, other):
+        return _from_host(np.asarray(op(self._a, _host(other))))
+
+    method.__name__ = name
+    return method
+
+
+for _name in (
+    "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+    "__rtruediv__", "__pow__", "__matmul__", "__neg__", "__eq__", "__ne__", "__lt__",
+    "__le__", "__gt__", "__ge__",
+):  # fmt: skip
+    if _name == "__neg__":
+        setattr(ndarray, _name, lambda self: _from_host(-self._a))
+    else:
+        setattr(ndarray, _name, _binop(_name))
+ndarray.__hash__ = None  # type: ignore[assignment]
+
+
+class _Pointer:
+    """`ndarray.data` of a view: its address (no allocation to add offsets to)."""
+
+    def __init__(self, ptr: int):
+        self.ptr = ptr
+
+
+def _host_index(key):
+    if isinstance(key, tuple):
+        return tuple(_host(k) for k in key)
+    return _host(key)
+
+
+def _host(x):
+    return x._a if isinstance(x, ndarray) else x
+
+
+def _from_host(a: np.ndarray) -> ndarray:
+    """A new emulated device array holding a copy of host array `a`."""
+    a = np.asarray(a)
+    out = ndarray(a.shape, a.dtype)
+    out._a[...] = a
+    return out

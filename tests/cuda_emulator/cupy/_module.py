@@ -1,0 +1,77 @@
+"""`cupy.RawModule(path=...)` / `RawKernel` of the emulator: a ctypes library of kernels."""
+
+from __future__ import annotations
+
+import ctypes
+import mmap
+import threading
+
+from cupy._memory import check_guards
+
+_Dim3 = ctypes.c_uint * 3
+_PAGE = 4096
+_local = threading.local()
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _workspace(lib: ctypes.CDLL) -> int:
+    """This host thread's launch workspace (emu.h: record, then stacks over guard pages).
+
+    One per thread for every kernel library: a workspace per library would exhaust the
+    process's memory mappings after a few dozen compiled functions.
+    """
+    ws = getattr(_local, "workspace", None)
+    if ws is None:
+        for name in ("tjemu_workspace_bytes", "tjemu_record_bytes", "tjemu_stack_bytes"):
+            lib[name].restype = ctypes.c_size_t
+        size = lib.tjemu_workspace_bytes()
+        stack = lib.tjemu_stack_bytes()
+        area = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        addr = ctypes.addressof(ctypes.c_char.from_buffer(area))
+        for base in range(addr + lib.tjemu_record_bytes(), addr + size, stack):
+            if _libc.mprotect(ctypes.c_void_p(base), ctypes.c_size_t(_PAGE), 0) != 0:
+                raise OSError(ctypes.get_errno(), "mprotect of an emulator stack guard failed")
+        ws = _local.workspace = (area, addr)
+    return ws[1]
+
+
+class RawKernel:
+    """A kernel: `kernel(grid, block, args)` runs it to completion on the host."""
+
+    def __init__(self, lib: ctypes.CDLL, name: str):
+        self.name = name
+        try:
+            self._fn = lib["tjemu_" + name]
+        except AttributeError:
+            raise RuntimeError(f"CUDA_ERROR_NOT_FOUND: no kernel named {name!r}") from None
+        self._fn.restype = ctypes.c_int
+        self._lib = lib
+
+    def __call__(self, grid, block, args, **kwargs) -> None:
+        grid = _Dim3(*_dim3(grid))
+        block = _Dim3(*_dim3(block))
+        values = (ctypes.c_uint64 * max(len(args), 1))(*(int(a) for a in args))
+        error = ctypes.create_string_buffer(512)
+        workspace = ctypes.c_void_p(_workspace(self._lib))
+        if self._fn(grid, block, values, workspace, error, ctypes.c_size_t(len(error))):
+            raise RuntimeError(f"CUDA emulator: kernel {self.name}: {error.value.decode()}")
+        check_guards(self.name)
+
+
+def _dim3(d) -> tuple[int, int, int]:
+    d = (d,) if isinstance(d, int) else tuple(int(v) for v in d)
+    return (*d, *(1,) * (3 - len(d)))
+
+
+class RawModule:
+    def __init__(self, code: str | None = None, path: str | None = None, **kwargs):
+        if path is None:
+            raise NotImplementedError("the emulator loads compiled modules (path=) only")
+        self._lib = ctypes.CDLL(path)
+        self._kernels: dict[str, RawKernel] = {}
+
+    def get_function(self, name: str) -> RawKernel:
+        kernel = self._kernels.get(name)
+        if kernel is None:
+            kernel = self._kernels[name] = RawKernel(self._lib, name)
+        return kernel

@@ -1,0 +1,75 @@
+"""`cupy.cuda.nvrtc` of the emulator: CUDA C -> a host shared library, by g++ and emu.h.
+
+The "cubin" is the library's bytes; `cupy.RawModule(path=...)` loads it with ctypes. Every
+`extern "C" __global__` kernel gets a host entry `tjemu_<name>` (emu.h's TJEMU_ENTRY).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+HEADER = Path(__file__).resolve().parent.parent / "emu.h"
+KERNEL = re.compile(
+    r'extern\s+"C"\s+__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\s*\('
+)
+FLAGS = [
+    "-std=c++17", "-O1", "-fPIC", "-shared", "-w", "-ffp-contract=off", "-fno-strict-aliasing",
+    "-fvisibility=hidden", "-U_FORTIFY_SOURCE",
+]  # fmt: skip
+
+
+class NVRTCError(RuntimeError):
+    pass
+
+
+class _Program:
+    def __init__(self, source: str, name: str):
+        self.source = source
+        self.name = name
+        self.log = ""
+        self.binary = b""
+
+
+def getVersion() -> tuple:
+    """Distinct from any real NVRTC, and changes with emu.h (tracejit's cache keys on it)."""
+    return (0, "emulator-" + hashlib.sha256(HEADER.read_bytes()).hexdigest()[:12])
+
+
+def getSupportedArchs() -> tuple[int, ...]:
+    return (90,)
+
+
+def createProgram(source: str, name: str, headers, include_names) -> _Program:
+    return _Program(source, name)
+
+
+def compileProgram(prog: _Program, options) -> None:
+    entries = "".join(f"\nTJEMU_ENTRY({k})" for k in KERNEL.findall(prog.source))
+    with tempfile.TemporaryDirectory(prefix="tjemu-") as tmp:
+        src, lib = Path(tmp, "kernel.cu"), Path(tmp, "kernel.so")
+        src.write_text(prog.source + "\n" + entries + "\n")
+        cmd = ["g++", *FLAGS, "-include", str(HEADER), "-x", "c++", str(src), "-o", str(lib)]
+        done = subprocess.run(cmd, check=False, capture_output=True, text=True)
+        prog.log = done.stderr
+        if done.returncode != 0:
+            raise NVRTCError(f"g++ failed ({done.returncode})")
+        prog.binary = lib.read_bytes()
+
+
+def getProgramLog(prog: _Program) -> str:
+    return prog.log
+
+
+def getCUBIN(prog: _Program) -> bytes:
+    return prog.binary
+
+
+getPTX = getCUBIN
+
+
+def destroyProgram(prog: _Program) -> None:
+    prog.binary = b""

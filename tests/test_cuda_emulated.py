@@ -1,0 +1,51 @@
+"""The CUDA backend's kernels run on the CPU in CI: the GPU test files under the emulator.
+
+`tests/cuda_emulator` stands in for CuPy: NVRTC becomes g++, kernels run with every CUDA
+thread as a coroutine (shuffles, `__syncthreads` and shared memory as on the GPU), cuBLAS is
+NumPy's matmul. So the launcher, the memory plan and every generated kernel are checked
+against the NumPy reference interpreter on machines without a GPU. The same files run on a
+real GPU in `benchmarks/gpu_check.sh`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+# The CUDA test files and every test that takes the `device` fixture.
+CUDA_TESTS = [
+    "tests/_emulator_selftest.py",
+    "tests/test_backend_cuda_gpu.py",
+    "tests/test_backend_cuda.py",
+    "tests/test_tnp_reductions.py::test_reductions_compile_for_the_test_device",
+    "tests/test_tnp_creation_linalg.py::test_creation_and_products_compile_for_the_test_device",
+    "tests/test_passes_numerics.py::test_naive_log_softmax_of_large_logits_is_finite",
+    "tests/test_debug.py::test_debug_nans_on_the_test_device",
+    "tests/test_tnp_shape.py::test_compiled_layout_matches_numpy",
+]
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="the CUDA emulator compiles with g++")
+def test_cuda_test_files_pass_in_the_emulator(tmp_path):
+    env = dict(
+        os.environ,
+        TRACEJIT_CUDA_EMULATOR="1",
+        TRACEJIT_TEST_DEVICE="cuda",
+        TRACEJIT_CACHE_DIR=str(tmp_path),
+    )
+    cmd = [sys.executable, "-m", "pytest", "-rs", "-p", "no:cacheprovider", *CUDA_TESTS]
+    done = subprocess.run(
+        cmd, check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900
+    )
+    report = done.stdout[-8000:] + done.stderr[-2000:]
+    assert done.returncode == 0, report
+    assert "needs CuPy and a CUDA GPU" not in done.stdout, report  # they ran, not skipped
+    passed = int(re.search(r"(\d+) passed", done.stdout).group(1))
+    assert passed >= 65, report

@@ -3,6 +3,8 @@
 W1  tanh(x*y + 0.5*x)*2 - y on 2**26 float32, with the copy-bandwidth floor measured here
 W2  row softmax and layernorm on 16384x4096 float32
 W3  MLP training step (value_and_grad + SGD in one jit), batch 4096, 4096-wide layers, f32
+G   CUDA graphs: a small MLP step (64x256, launch-bound) per call with tj.config.cuda_graphs
+    "never" vs "always", and what "auto" chose
 
 Times are medians of several calls after warm-up, each bracketed by a device synchronize
 (per framework: cupy Device.synchronize, jax block_until_ready, torch.cuda.synchronize).
@@ -20,6 +22,8 @@ import math
 import statistics
 import sys
 import time
+
+import numpy as np
 
 import tracejit as tj
 import tracejit.numpy as tnp
@@ -312,6 +316,38 @@ class Bench:
         self.rows.append(row)
 
 
+def graphs_bench(bench: Bench) -> None:
+    """Per-call time of a launch-bound training step with and without CUDA graphs."""
+    from tracejit.backend_cuda import graphs
+
+    cp = bench.cp
+    rng = np.random.default_rng(0)
+    shapes = {"w1": (256, 256), "w2": (256, 256), "w3": (256, 10)}
+    p = {k: cp.asarray(rng.normal(0, 0.05, s).astype(np.float32)) for k, s in shapes.items()}
+    p.update({f"b{i}": cp.zeros(shapes[f"w{i}"][1], np.float32) for i in (1, 2, 3)})
+    x = cp.asarray(rng.normal(size=(64, 256)).astype(np.float32))
+    y = cp.asarray(np.eye(10, dtype=np.float32)[rng.integers(0, 10, 64)])
+    row = {"workload": "G mlp step 64x256 (graphs)"}
+    times = {}
+    for setting in ("never", "always", "auto"):
+        tj.config.cuda_graphs = setting
+        # a new function per setting: its own compiled executable and graph decision
+        f = tj.jit(lambda p, x, y: tj_mlp_step(p, x, y), device="cuda")
+        n = graphs.WARMUP + 2 * graphs.TRIALS + 4  # past warm-up, capture and measurement
+        for _ in range(n):
+            f(p, x, y)
+        bench.sync()
+        times[setting] = 1e3 * timeit(lambda f=f: f(p, x, y), bench.sync, 50)
+    tj.config.cuda_graphs = "auto"
+    row["tj_ms"] = times["auto"]
+    bench.notes.append(
+        "CUDA graphs, small MLP step per call: never {never:.3f} ms, always {always:.3f} ms, "
+        "auto {auto:.3f} ms".format(**times)
+    )
+    row["ok"] = True
+    bench.rows.append(row)
+
+
 def table(rows: list[dict]) -> str:
     cols = [("workload", "workload", "{}"), ("floor_ms", "floor", "{:.3f}"),
             ("tj_ms", "tracejit", "{:.3f}"), ("cupy_ms", "cupy", "{:.3f}"),
@@ -339,9 +375,9 @@ def main(argv=None) -> int:
     cp = bench.cp
     props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
     card = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-    for name in ("w1", "w2", "w3"):
+    for name in ("w1", "w2", "w3", "graphs"):
         try:
-            getattr(bench, name)()
+            graphs_bench(bench) if name == "graphs" else getattr(bench, name)()
         except Exception as err:  # noqa: BLE001 - report and go on to the next workload
             bench.notes.append(f"{name.upper()} FAILED: {err.__class__.__name__}: {err}"[:400])
         cp.get_default_memory_pool().free_all_blocks()

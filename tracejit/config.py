@@ -10,6 +10,7 @@
 | debug_dir            | TRACEJIT_DEBUG_DIR             | None (no dumps)          |
 | debug_nans           | TRACEJIT_DEBUG_NANS            | False                    |
 | verify_graphs        | TRACEJIT_VERIFY_GRAPHS         | False (tests turn it on) |
+| cuda_graphs          | TRACEJIT_CUDA_GRAPHS           | "auto" (backend_cuda/graphs.py) |
 
 >>> import tracejit as tj
 >>> tj.config.explain_cache_misses = True
@@ -40,6 +41,7 @@ def _default_cache_dir() -> str:
 
 
 DEVICES = ("cpu", "cuda", "numpy")
+CUDA_GRAPHS = ("auto", "always", "never")
 
 
 @dataclass
@@ -59,12 +61,18 @@ class Config:
     debug_nans: bool = field(default_factory=lambda: _env_bool("TRACEJIT_DEBUG_NANS"))
     # run the IR verifier after tracing and after every transformation and pass
     verify_graphs: bool = field(default_factory=lambda: _env_bool("TRACEJIT_VERIFY_GRAPHS"))
+    # replay a CUDA function's launches as one CUDA graph: "auto" when measurably faster
+    cuda_graphs: str = field(
+        default_factory=lambda: _env_str("TRACEJIT_CUDA_GRAPHS", "auto") or "auto"
+    )
 
     def __setattr__(self, name: str, value) -> None:
         if name not in {f.name for f in fields(Config)}:
             raise AttributeError(f"tj.config has no setting {name!r}")
         if name == "default_device" and value not in DEVICES:
             raise ValueError(f"default_device must be one of {DEVICES}, got {value!r}")
+        if name == "cuda_graphs" and value not in CUDA_GRAPHS:
+            raise ValueError(f"cuda_graphs must be one of {CUDA_GRAPHS}, got {value!r}")
         if name == "memory_budget" and not 0.0 <= float(value) <= 1.0:
             raise ValueError(f"memory_budget must be in [0, 1], got {value!r}")
         object.__setattr__(self, name, value)

@@ -23,9 +23,9 @@ from tracejit.ir.graph import Graph, verify
 from tracejit.ir.interpret import eval_graph
 from tracejit.ir.partition import partition
 from tracejit.ir.passes import optimize
+from tracejit.pytree import PyTreeDef, tree_flatten, tree_unflatten
 from tracejit.tracer.core import Trace, Tracer, bind
 from tracejit.tracer.jit import Jitted, Traced
-from tracejit.pytree import PyTreeDef, tree_flatten, tree_unflatten
 
 # ---------------------------------------------------------------- running graphs
 

@@ -4,7 +4,8 @@
 ir/memory), generates one CUDA source for the whole function (codegen, reduce), compiles it
 once with NVRTC under IEEE float options (nvrtc; cached on disk), loads it with
 `cupy.RawModule` and returns a `CudaExecutable` (launcher). Matmul is
-cuBLAS through `cupy.matmul`; buffers come from CuPy's memory pool.
+cuBLAS through `cupy.matmul`; buffers come from CuPy's memory pool. A function called often
+may replay its launches as one CUDA graph (graphs; `tj.config.cuda_graphs`).
 
 `cuda_source(graph)` needs no GPU (nor CuPy): it is what CI compiles with `nvcc --cubin`.
 
@@ -40,7 +41,7 @@ def compile_cuda(graph: Graph, name: str = "function"):
     schedule = memory.plan_memory(fusion.fuse(graph))
     program = codegen.generate(schedule, name)
     t1 = time.perf_counter()
-    executable = CudaExecutable(cupy, schedule, program)
+    executable = CudaExecutable(cupy, schedule, program, name)
     if config.log_compiles:
         logging.getLogger("tracejit").warning(
             "%s: fusion+codegen %.1f ms, NVRTC compile/load %.1f ms",

@@ -16,6 +16,7 @@ import numpy as np
 
 from tracejit.backend_cuda import nvrtc
 from tracejit.backend_cuda.codegen import CudaProgram, Launch
+from tracejit.backend_cuda.graphs import GraphRunner
 from tracejit.devices import to_cuda
 from tracejit.ir import kernel as K
 from tracejit.ir.gather_plan import is_native
@@ -109,6 +110,18 @@ class _FallbackStep(_Step):
                 call.array(b).set(np.ascontiguousarray(res, dtype=buf.dtype).reshape(buf.shape))
 
 
+def device_input(cupy, x, dtype: np.dtype):
+    """Argument `x` as a C-contiguous CuPy array of `dtype` (NumPy arrays are copied in)."""
+    if not hasattr(x, "__cuda_array_interface__"):
+        x = to_cuda(cupy, np.asarray(x, dtype=dtype))
+    elif x.dtype != dtype:
+        x = x.astype(dtype)
+    return cupy.ascontiguousarray(x)  # kernels index row-major data (no copy if it is)
+
+
+_KIND = {_KernelStep: "kernel", _MatmulStep: "matmul", _FallbackStep: "host"}
+
+
 class _Call:
     """The state of one call: a device pointer and (lazily) a CuPy array per buffer."""
 
@@ -118,12 +131,7 @@ class _Call:
         ptrs = dict(exe.const_ptrs)
         arrays: dict[int, object] = dict(exe.const_arrays)
         for b, x in zip(exe.schedule.inputs, args):
-            buf = exe.buffers[b]
-            if not hasattr(x, "__cuda_array_interface__"):
-                x = to_cuda(cupy, np.asarray(x, dtype=buf.dtype))  # NumPy in: copied to device
-            elif x.dtype != buf.dtype:
-                x = x.astype(buf.dtype)
-            x = cupy.ascontiguousarray(x)  # kernels index row-major data (no copy if it is)
+            x = device_input(cupy, x, exe.buffers[b].dtype)
             arrays[b] = x
             ptrs[b] = x.data.ptr
         self.outputs = []
@@ -160,8 +168,9 @@ class _Call:
 class CudaExecutable:
     """A compiled function on the GPU: `__call__(arrays) -> CuPy arrays`, `source()`, `kernels()`."""
 
-    def __init__(self, cupy, schedule: K.Schedule, program: CudaProgram):
+    def __init__(self, cupy, schedule: K.Schedule, program: CudaProgram, name: str = "function"):
         self.cupy = cupy
+        self.name = name
         self.schedule = schedule
         self.program = program
         self.buffers = {b.id: b for b in schedule.buffers}
@@ -188,6 +197,9 @@ class CudaExecutable:
                 self.steps.append(_MatmulStep(cupy, step))
             elif isinstance(step, K.Fallback):
                 self.steps.append(_FallbackStep(step, self.buffers))
+        kinds = [_KIND[type(step)] for step in self.steps]
+        eligible = GraphRunner.eligible_steps(kinds)
+        self.graphs = GraphRunner(self, self._run_plain) if eligible else None
 
     def _native(self, step: K.Step) -> bool:
         return isinstance(step, K.Fallback) and is_native(step, self.buffers)
@@ -206,6 +218,11 @@ class CudaExecutable:
         return order
 
     def __call__(self, args: Sequence) -> list:
+        if self.graphs is not None:
+            return self.graphs(args)
+        return self._run_plain(args)
+
+    def _run_plain(self, args: Sequence) -> list:
         call = _Call(self, args)
         for step in self.steps:
             step(call)

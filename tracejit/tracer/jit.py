@@ -24,8 +24,8 @@ from tracejit.ir import dtypes
 from tracejit.ir.graph import Graph, verify
 from tracejit.ir.interpret import eval_graph
 from tracejit.ir.passes import optimize, unused_inputs
-from tracejit.tracer.core import Trace, Tracer, bind
 from tracejit.pytree import PyTreeDef, keystr_paths, tree_flatten, tree_unflatten
+from tracejit.tracer.core import Trace, Tracer, bind
 
 log = logging.getLogger("tracejit")
 

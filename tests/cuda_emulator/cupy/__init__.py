@@ -50,10 +50,16 @@ def arange(*args, dtype=None) -> ndarray:
 
 def matmul(a: ndarray, b: ndarray, out: ndarray | None = None) -> ndarray:
     """cuBLAS's stand-in: NumPy's matmul into `out` (which must be an emulated array)."""
-    result = np.matmul(_host(a), _host(b))
+    from cupy.cuda._stream import issue
+
     if out is None:
-        return _from_host(result)
-    out._a[...] = result
+        out = empty(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1]),
+                    np.result_type(a.dtype, b.dtype))  # fmt: skip
+
+    def run() -> None:
+        out._a[...] = np.matmul(_host(a), _host(b))
+
+    issue(run)
     return out
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from cupy._memory import Memory, MemoryPointer
+from cupy._memory import Memory, MemoryPointer, Pointer
+from cupy.cuda._stream import refuse_sync
 
 
 class ndarray:
@@ -44,8 +45,8 @@ class ndarray:
     flags = property(lambda self: self._a.flags)
 
     @property
-    def data(self) -> MemoryPointer:
-        return _Pointer(self._a.__array_interface__["data"][0])
+    def data(self) -> Pointer:
+        return Pointer(self._a.__array_interface__["data"][0])
 
     @property
     def __cuda_array_interface__(self) -> dict:
@@ -72,9 +73,11 @@ class ndarray:
 
     # ------------------------------------------------------------ host transfers
     def get(self) -> np.ndarray:
+        refuse_sync("a device-to-host copy")
         return self._a.copy()
 
     def set(self, arr) -> None:
+        refuse_sync("a host-to-device copy")
         if isinstance(arr, ndarray):
             raise TypeError("set() takes a NumPy array")
         arr = np.asarray(arr)
@@ -152,13 +155,6 @@ for _name in (
     else:
         setattr(ndarray, _name, _binop(_name))
 ndarray.__hash__ = None  # type: ignore[assignment]
-
-
-class _Pointer:
-    """`ndarray.data` of a view: its address (no allocation to add offsets to)."""
-
-    def __init__(self, ptr: int):
-        self.ptr = ptr
 
 
 def _host_index(key):

@@ -9,6 +9,7 @@ outside its buffers.
 
 from __future__ import annotations
 
+import ctypes
 import weakref
 
 import numpy as np
@@ -47,7 +48,20 @@ def check_guards(kernel: str) -> None:
             )
 
 
-class MemoryPointer:
+class Pointer:
+    """A device address (`ndarray.data`): `ptr`, and copies between addresses."""
+
+    def __init__(self, ptr: int):
+        self.ptr = ptr
+
+    def copy_from_device_async(self, src: Pointer, size: int, stream=None) -> None:
+        from cupy.cuda._stream import issue
+
+        dst, src_ptr = self.ptr, src.ptr
+        issue(lambda: ctypes.memmove(dst, src_ptr, size))
+
+
+class MemoryPointer(Pointer):
     """An address inside a `Memory` (as `cupy.cuda.MemoryPointer`): `ptr`, `+ offset`."""
 
     def __init__(self, mem: Memory, offset: int = 0):

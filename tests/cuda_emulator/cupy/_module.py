@@ -48,9 +48,15 @@ class RawKernel:
         self._lib = lib
 
     def __call__(self, grid, block, args, **kwargs) -> None:
+        from cupy.cuda._stream import issue
+
+        grid, block, args = _dim3(grid), _dim3(block), [int(a) for a in args]
+        issue(lambda: self._launch(grid, block, args))
+
+    def _launch(self, grid, block, args) -> None:
         grid = _Dim3(*_dim3(grid))
         block = _Dim3(*_dim3(block))
-        values = (ctypes.c_uint64 * max(len(args), 1))(*(int(a) for a in args))
+        values = (ctypes.c_uint64 * max(len(args), 1))(*args)
         error = ctypes.create_string_buffer(512)
         workspace = ctypes.c_void_p(_workspace(self._lib))
         if self._fn(grid, block, values, workspace, error, ctypes.c_size_t(len(error))):

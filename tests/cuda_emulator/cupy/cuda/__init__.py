@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from cupy._memory import MemoryPointer, alloc
 from cupy.cuda import nvrtc, runtime
+from cupy.cuda._stream import Event, Graph, Stream, get_current_stream
 
 
 class Device:
@@ -25,4 +26,14 @@ class Device:
         return False
 
 
-__all__ = ["Device", "MemoryPointer", "alloc", "nvrtc", "runtime"]
+__all__ = [
+    "Device",
+    "Event",
+    "Graph",
+    "MemoryPointer",
+    "Stream",
+    "alloc",
+    "get_current_stream",
+    "nvrtc",
+    "runtime",
+]

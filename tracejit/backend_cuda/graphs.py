@@ -1,0 +1,166 @@
+"""CUDA graphs: one function's launches replayed as one graph, where that is measurably faster.
+
+A function of many small kernels spends its time launching them from Python (a few
+microseconds each), not running them. Captured once into a CUDA graph, a call becomes: copy
+the inputs into the graph's own input buffers, launch the graph, copy its outputs into fresh
+arrays. The graph owns its buffers (inputs, outputs, arena), so replays are serialized with
+an event, and the copies keep every call's outputs its own, as without graphs.
+
+`tj.config.cuda_graphs` chooses:
+  "auto"   (default) after WARMUP plain calls, TRIALS calls alternate plain and graph launch
+           while timing the host side of each; the graph stays only if its median is
+           below GAIN x the plain median;
+  "always" capture after WARMUP calls and keep it (tests);
+  "never"  plain launches only.
+
+Nothing is taken on trust: the first replay runs on the same inputs as a plain call and must
+agree with it bit for bit (same kernels, same data); any difference, and any failure to
+capture, turns graphs off for that function and says why under `tj.config.log_compiles`.
+Functions with a host step (a primitive without a CUDA kernel) never use graphs.
+
+>>> GraphRunner.eligible_steps(["kernel", "kernel"])
+True
+"""
+
+from __future__ import annotations
+
+import logging
+import statistics
+import threading
+import time
+from collections.abc import Sequence
+
+from tracejit.config import config
+
+WARMUP = 2  # plain calls first: modules loaded, memory pool warm
+TRIALS = 6  # timed calls per mode under "auto"
+GAIN = 0.9  # the graph must save 10% of the host time per call to be kept
+
+_log = logging.getLogger("tracejit")
+
+
+class GraphRunner:
+    """Decides for one `CudaExecutable` whether calls replay a graph, and replays it."""
+
+    def __init__(self, exe, run_plain):
+        self.exe = exe
+        self.cupy = exe.cupy
+        self.run_plain = run_plain  # args -> outputs, the launch-by-launch path
+        self.calls = 0
+        self.mode = "measuring"  # then "graph" or "plain"
+        self.times: dict[str, list[float]] = {"plain": [], "graph": []}
+        self.lock = threading.Lock()  # one replay at a time: the graph's buffers are shared
+        self.setup = threading.Lock()  # one thread warms up, captures and measures
+        self.graph = None
+        self.static_inputs: list = []
+        self.static_outputs: list = []
+        self.done = None  # event recorded after the last replay's output copies
+
+    @staticmethod
+    def eligible_steps(kinds: Sequence[str]) -> bool:
+        """Worth a graph: at least two launches and no host step (it cannot be captured)."""
+        return len(kinds) >= 2 and "host" not in kinds
+
+    def __call__(self, args: Sequence) -> list:
+        setting = config.cuda_graphs
+        if setting == "never" or self.mode == "plain":
+            return self.run_plain(args)
+        if self.mode == "graph" or (setting == "always" and self.graph is not None):
+            return self._replay(args)
+        with self.setup:
+            self.calls += 1
+            if self.calls <= WARMUP or self.mode != "measuring":
+                return self.run_plain(args) if self.mode != "graph" else self._replay(args)
+            if self.graph is None:
+                return self._capture_and_check(args)
+            return self._measure(args)
+
+    # ------------------------------------------------------------ capture
+    def _capture_and_check(self, args: Sequence) -> list:
+        want = self.run_plain(args)
+        try:
+            self._capture()
+            got = self._replay(args)
+        except Exception as err:  # noqa: BLE001  (any CUDA/CuPy failure: stay plain)
+            return self._give_up(f"capture failed ({err.__class__.__name__}: {err})", want)
+        for g, w in zip(got, want):
+            if g.get().tobytes() != w.get().tobytes():
+                return self._give_up("the replay differed from the plain launches", want)
+        if config.cuda_graphs == "always":
+            self.mode = "graph"
+        return want
+
+    def _capture(self) -> None:
+        from tracejit.backend_cuda.launcher import _Call  # a cycle at import time
+
+        cupy, exe = self.cupy, self.exe
+        self.static_inputs = [
+            cupy.empty(exe.buffers[b].shape, exe.buffers[b].dtype) for b in exe.schedule.inputs
+        ]
+        call = _Call(exe, self.static_inputs)  # its outputs and arena become the graph's
+        self.static_outputs = call.outputs
+        stream = cupy.cuda.Stream(non_blocking=True)
+        with stream:
+            stream.begin_capture()
+            try:
+                for step in exe.steps:
+                    step(call)
+            finally:
+                graph = stream.end_capture()
+        self.graph = graph
+        self.keep = call  # the arena and views stay alive with the graph
+
+    def _give_up(self, why: str, outputs: list) -> list:
+        self.mode = "plain"
+        self.graph = None
+        self.static_inputs = self.static_outputs = []
+        self.keep = None
+        if config.log_compiles:
+            _log.warning("%s: CUDA graph not used: %s", self.exe.name, why)
+        return outputs
+
+    # ------------------------------------------------------------ replay
+    def _replay(self, args: Sequence) -> list:
+        from tracejit.backend_cuda.launcher import device_input  # a cycle at import time
+
+        cupy, exe = self.cupy, self.exe
+        stream = cupy.cuda.get_current_stream()
+        with self.lock:
+            if self.done is not None:
+                stream.wait_event(self.done)
+            for b, static, x in zip(exe.schedule.inputs, self.static_inputs, args):
+                x = device_input(cupy, x, exe.buffers[b].dtype)
+                if static.nbytes:
+                    static.data.copy_from_device_async(x.data, static.nbytes, stream)
+            self.graph.launch(stream)
+            outputs = []
+            for static in self.static_outputs:
+                out = cupy.empty(static.shape, static.dtype)
+                if static.nbytes:
+                    out.data.copy_from_device_async(static.data, static.nbytes, stream)
+                outputs.append(out)
+            self.done = stream.record()
+        return outputs
+
+    # ------------------------------------------------------------ measurement
+    def _measure(self, args: Sequence) -> list:
+        kind = "graph" if len(self.times["graph"]) < len(self.times["plain"]) else "plain"
+        t0 = time.perf_counter()
+        out = self._replay(args) if kind == "graph" else self.run_plain(args)
+        self.times[kind].append(time.perf_counter() - t0)
+        if len(self.times["graph"]) >= TRIALS:
+            plain = statistics.median(self.times["plain"])
+            graph = statistics.median(self.times["graph"])
+            if graph < GAIN * plain:
+                self.mode = "graph"
+                if config.log_compiles:
+                    _log.warning(
+                        "%s: CUDA graph used: %.1f us per call instead of %.1f us",
+                        self.exe.name, graph * 1e6, plain * 1e6,
+                    )  # fmt: skip
+            else:
+                self._give_up(f"no gain ({graph * 1e6:.1f} us vs {plain * 1e6:.1f} us)", out)
+        return out
+
+
+__all__ = ["GAIN", "TRIALS", "WARMUP", "GraphRunner"]

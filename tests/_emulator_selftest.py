@@ -107,3 +107,21 @@ def test_barrier_misuse_is_an_error_not_a_hang(tmp_path):
         exited((1,), (32,), (y.data.ptr,))
     with pytest.raises(RuntimeError, match="deadlock"):
         split((1,), (32,), (y.data.ptr,))
+
+
+def test_a_race_between_barriers_shows_up_as_different_blocks(tmp_path):
+    # Thread 0 reads what thread 1 writes, with no __syncthreads between: on a GPU the
+    # answer depends on timing. The emulator runs odd blocks' threads in reverse order, so
+    # the two blocks disagree where a fixed order would hide the race.
+    src = r"""
+    extern "C" __global__ void racy(float* y) {
+      __shared__ float s[2];
+      if (threadIdx.x == 0) s[1] = 0.0f;
+      __syncthreads();
+      if (threadIdx.x == 1) s[1] = 1.0f;
+      if (threadIdx.x == 0) y[blockIdx.x] = s[1];
+    }"""
+    cupy, kernel = _kernel(tmp_path, src, "racy")
+    y = cupy.zeros(2, np.float32)
+    kernel((2,), (2,), (y.data.ptr,))
+    assert y.get()[0] != y.get()[1]

@@ -5,8 +5,10 @@
 // until it reaches a barrier: __syncthreads waits for every live thread of the block, a warp
 // shuffle (and __syncwarp) waits for the lanes its mask names. So shuffles and shared memory
 // behave as on the GPU, and a kernel that waits on an exited lane, or never reaches a barrier
-// the others wait at, is reported (tjemu_error) instead of hanging. Memory accesses are plain
-// host loads and stores: the emulator checks what the kernels compute, not how fast.
+// the others wait at, is reported (an error) instead of hanging. Odd blocks schedule their
+// threads in reverse order, so a result that depends on an unsynchronized order differs
+// between blocks. Memory accesses are plain host loads and stores: the emulator checks what
+// the kernels compute, not how fast.
 #pragma once
 #include <math.h>
 #include <signal.h>
@@ -204,10 +206,13 @@ inline int run(void (*body)(const uint64_t*), const uint64_t* args, const unsign
           t.ctx.uc_link = &L->sched;
           makecontext(&t.ctx, entry, 0);
         }
+        // Odd blocks run their threads last to first: a kernel whose result depends on
+        // the order threads run in between barriers (a race) gives different answers.
+        const bool reverse = ((bz * grid[1] + by) * grid[0] + bx) % 2 == 1;
         while (L->live > 0 && !L->failed) {
           bool ran = false;
-          for (int i = 0; i < L->n && !L->failed; ++i) {
-            Thread& t = L->threads[i];
+          for (int k = 0; k < L->n && !L->failed; ++k) {
+            Thread& t = L->threads[reverse ? L->n - 1 - k : k];
             if (t.state != RUNNABLE) continue;
             L->cur = &t;
             ran = true;

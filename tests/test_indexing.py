@@ -86,6 +86,7 @@ def test_basic_indexing_matches_numpy(data):
 @given(st.data())
 def test_negative_step_slices(data):
     x = data.draw(arrays(min_dims=1, max_side=6))
+
     # built negative, not filtered: a filter rejecting half the draws trips a health check
     def negative(s):
         return slice(s.start, s.stop, -abs(s.step or 1))

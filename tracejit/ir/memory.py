@@ -71,7 +71,9 @@ def _in_place_source(step: K.Step, buf: K.Buffer, dying: set[int], buffers) -> i
         loads = [ld for ld in step.loads() if ld.buf == cand]
         if any(s.buf == cand for s in step.stores):
             continue
-        same = loads and all((ld.offset, ld.strides) == (store.offset, store.strides) for ld in loads)
+        same = loads and all(
+            (ld.offset, ld.strides) == (store.offset, store.strides) for ld in loads
+        )
         if same and not _read_after(step, cand, store.phase):
             return cand
     return None

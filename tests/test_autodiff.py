@@ -9,6 +9,7 @@ with eps = 1e-6 in float64 is accurate to ~1e-9 relative on these well-condition
 from __future__ import annotations
 
 import math
+import zlib
 
 import hypothesis.extra.numpy as hnp
 import numpy as np
@@ -340,10 +341,12 @@ TNP_FUNCTIONS = {
 
 @pytest.mark.parametrize("name", sorted(TNP_FUNCTIONS))
 def test_tnp_function_vjp(name):
-    rng = np.random.default_rng(hash(name) % 2**32)
+    rng = np.random.default_rng(zlib.crc32(name.encode()))  # hash() changes per process
     x = rng.uniform(-1.0, 1.0, size=(3, 4))
-    x[np.abs(x) < 0.05] = 0.3  # away from the kinks of clip and where
-    x[np.abs(np.abs(x) - 0.9) < 0.05] = 0.5
+    # away from the kinks of clip and where, redrawn (not one fixed value: ties make std's
+    # spread zero and max's gradient split)
+    near_kink = (np.abs(x) < 0.05) | (np.abs(np.abs(x) - 0.9) < 0.05)
+    x[near_kink] = rng.uniform(0.1, 0.8, size=int(near_kink.sum()))
     check_vjp(TNP_FUNCTIONS[name], [x], 7, order2=name not in ("where_clip", "max_keepdims"))
 
 

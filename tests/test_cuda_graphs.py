@@ -93,3 +93,13 @@ def test_a_failed_capture_falls_back_to_plain_launches(monkeypatch):
 def test_cuda_graphs_setting_is_validated():
     with pytest.raises(ValueError, match="cuda_graphs must be one of"):
         tj.config.cuda_graphs = "sometimes"
+
+
+@needs_gpu
+def test_large_functions_and_single_launches_never_use_graphs(monkeypatch):
+    monkeypatch.setattr(graphs, "MAX_BYTES", 1024)  # the test's buffers are larger
+    assert _compiled(_chain, *_arg_sets(1)[0]).executable.graphs is None
+    monkeypatch.undo()
+    x = np.ones(8, np.float32)
+    assert _compiled(lambda a: a * 2.0, x).executable.graphs is None  # one kernel
+    assert _compiled(_chain, *_arg_sets(1)[0]).executable.graphs is not None

@@ -16,10 +16,14 @@ an event, and the copies keep every call's outputs its own, as without graphs.
 Nothing is taken on trust: the first replay runs on the same inputs as a plain call and must
 agree with it bit for bit (same kernels, same data); any difference, and any failure to
 capture, turns graphs off for that function and says why under `tj.config.log_compiles`.
-Functions with a host step (a primitive without a CUDA kernel) never use graphs.
+Functions with a host step (a primitive without a CUDA kernel) never use graphs, nor do
+functions whose inputs, outputs and temporaries exceed MAX_BYTES: they are not launch-bound,
+and a graph's own copies of their buffers would cost memory and copying time.
 
->>> GraphRunner.eligible_steps(["kernel", "kernel"])
+>>> GraphRunner.eligible_steps(["kernel", "kernel"], nbytes=1 << 20)
 True
+>>> GraphRunner.eligible_steps(["kernel", "host", "kernel"], nbytes=1 << 20)
+False
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from tracejit.config import config
 WARMUP = 2  # plain calls first: modules loaded, memory pool warm
 TRIALS = 6  # timed calls per mode under "auto"
 GAIN = 0.9  # the graph must save 10% of the host time per call to be kept
+MAX_BYTES = 64 << 20  # inputs + outputs + arena of a function that may use a graph
 
 _log = logging.getLogger("tracejit")
 
@@ -57,9 +62,9 @@ class GraphRunner:
         self.done = None  # event recorded after the last replay's output copies
 
     @staticmethod
-    def eligible_steps(kinds: Sequence[str]) -> bool:
-        """Worth a graph: at least two launches and no host step (it cannot be captured)."""
-        return len(kinds) >= 2 and "host" not in kinds
+    def eligible_steps(kinds: Sequence[str], nbytes: int) -> bool:
+        """Worth a graph: two launches or more, no host step (it cannot be captured), small."""
+        return len(kinds) >= 2 and "host" not in kinds and nbytes <= MAX_BYTES
 
     def __call__(self, args: Sequence) -> list:
         setting = config.cuda_graphs
@@ -163,4 +168,4 @@ class GraphRunner:
         return out
 
 
-__all__ = ["GAIN", "TRIALS", "WARMUP", "GraphRunner"]
+__all__ = ["GAIN", "MAX_BYTES", "TRIALS", "WARMUP", "GraphRunner"]

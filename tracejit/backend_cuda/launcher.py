@@ -198,7 +198,9 @@ class CudaExecutable:
             elif isinstance(step, K.Fallback):
                 self.steps.append(_FallbackStep(step, self.buffers))
         kinds = [_KIND[type(step)] for step in self.steps]
-        eligible = GraphRunner.eligible_steps(kinds)
+        io = [b for b in schedule.buffers if b.kind in ("input", "output")]
+        nbytes = schedule.arena_bytes + sum(b.size * b.dtype.itemsize for b in io)
+        eligible = GraphRunner.eligible_steps(kinds, nbytes)
         self.graphs = GraphRunner(self, self._run_plain) if eligible else None
 
     def _native(self, step: K.Step) -> bool:

@@ -50,7 +50,7 @@ pytest_args=(-q -rs -p no:cacheprovider)
 
 if [ "$have_pytest" = 1 ]; then
   step "GPU tests: the CUDA backend and every device-fixture test on cuda"
-  timeout 180 python -m pytest "${pytest_args[@]}" tests/test_backend_cuda.py tests/test_backend_cuda_gpu.py \
+  timeout 240 python -m pytest "${pytest_args[@]}" tests/test_backend_cuda.py tests/test_backend_cuda_gpu.py \
     tests/test_cuda_graphs.py \
     tests/test_tnp_reductions.py::test_reductions_compile_for_the_test_device \
     tests/test_tnp_creation_linalg.py::test_creation_and_products_compile_for_the_test_device \

@@ -72,6 +72,15 @@ def to_cuda(cupy, x):
     return cupy.asarray(host.reshape(-1)).reshape(host.shape)
 
 
+def device_input(cupy, x, dtype: np.dtype):
+    """Argument `x` as a C-contiguous CuPy array of `dtype` (NumPy arrays are copied in)."""
+    if not is_cuda_array(x):
+        x = to_cuda(cupy, np.asarray(x, dtype=dtype))
+    elif x.dtype != dtype:
+        x = x.astype(dtype)
+    return cupy.ascontiguousarray(x)  # kernels index row-major data (no copy if it is)
+
+
 def device_put(x, device: str = "cpu"):
     """Copy every array leaf of `x` to `device` ("cpu"/"numpy": NumPy, "cuda": CuPy)."""
     if device not in DEVICES:

@@ -35,6 +35,7 @@ import time
 from collections.abc import Sequence
 
 from tracejit.config import config
+from tracejit.devices import device_input
 
 WARMUP = 2  # plain calls first: modules loaded, memory pool warm
 TRIALS = 6  # timed calls per mode under "auto"
@@ -47,18 +48,17 @@ _log = logging.getLogger("tracejit")
 class GraphRunner:
     """Decides for one `CudaExecutable` whether calls replay a graph, and replays it."""
 
-    def __init__(self, exe, run_plain):
-        self.exe = exe
+    def __init__(self, exe):
+        self.exe = exe  # a CudaExecutable: run_plain(args), start(args), launch(call)
         self.cupy = exe.cupy
-        self.run_plain = run_plain  # args -> outputs, the launch-by-launch path
         self.calls = 0
         self.mode = "measuring"  # then "graph" or "plain"
         self.times: dict[str, list[float]] = {"plain": [], "graph": []}
         self.lock = threading.Lock()  # one replay at a time: the graph's buffers are shared
         self.setup = threading.Lock()  # one thread warms up, captures and measures
         self.graph = None
-        self.static_inputs: list = []
-        self.static_outputs: list = []
+        self.static_inputs: list = []  # the graph's buffers: inputs, and the call state that
+        self.static_call = None  # holds its outputs, arena and views
         self.done = None  # event recorded after the last replay's output copies
 
     @staticmethod
@@ -69,20 +69,22 @@ class GraphRunner:
     def __call__(self, args: Sequence) -> list:
         setting = config.cuda_graphs
         if setting == "never" or self.mode == "plain":
-            return self.run_plain(args)
+            return self.exe.run_plain(args)
         if self.mode == "graph" or (setting == "always" and self.graph is not None):
             return self._replay(args)
         with self.setup:
-            self.calls += 1
-            if self.calls <= WARMUP or self.mode != "measuring":
-                return self.run_plain(args) if self.mode != "graph" else self._replay(args)
-            if self.graph is None:
-                return self._capture_and_check(args)
-            return self._measure(args)
+            if self.mode == "measuring":
+                self.calls += 1
+                if self.calls <= WARMUP:
+                    return self.exe.run_plain(args)
+                if self.graph is None:
+                    return self._capture_and_check(args)
+                return self._measure(args)
+        return self(args)  # another thread decided while this one waited
 
     # ------------------------------------------------------------ capture
     def _capture_and_check(self, args: Sequence) -> list:
-        want = self.run_plain(args)
+        want = self.exe.run_plain(args)
         try:
             self._capture()
             got = self._replay(args)
@@ -96,38 +98,30 @@ class GraphRunner:
         return want
 
     def _capture(self) -> None:
-        from tracejit.backend_cuda.launcher import _Call  # a cycle at import time
-
         cupy, exe = self.cupy, self.exe
         self.static_inputs = [
             cupy.empty(exe.buffers[b].shape, exe.buffers[b].dtype) for b in exe.schedule.inputs
         ]
-        call = _Call(exe, self.static_inputs)  # its outputs and arena become the graph's
-        self.static_outputs = call.outputs
+        self.static_call = exe.start(self.static_inputs)  # its outputs and arena: the graph's
         stream = cupy.cuda.Stream(non_blocking=True)
         with stream:
             stream.begin_capture()
             try:
-                for step in exe.steps:
-                    step(call)
+                exe.launch(self.static_call)
             finally:
                 graph = stream.end_capture()
         self.graph = graph
-        self.keep = call  # the arena and views stay alive with the graph
 
     def _give_up(self, why: str, outputs: list) -> list:
         self.mode = "plain"
         self.graph = None
-        self.static_inputs = self.static_outputs = []
-        self.keep = None
+        self.static_inputs, self.static_call = [], None
         if config.log_compiles:
             _log.warning("%s: CUDA graph not used: %s", self.exe.name, why)
         return outputs
 
     # ------------------------------------------------------------ replay
     def _replay(self, args: Sequence) -> list:
-        from tracejit.backend_cuda.launcher import device_input  # a cycle at import time
-
         cupy, exe = self.cupy, self.exe
         stream = cupy.cuda.get_current_stream()
         with self.lock:
@@ -139,7 +133,7 @@ class GraphRunner:
                     static.data.copy_from_device_async(x.data, static.nbytes, stream)
             self.graph.launch(stream)
             outputs = []
-            for static in self.static_outputs:
+            for static in self.static_call.outputs:
                 out = cupy.empty(static.shape, static.dtype)
                 if static.nbytes:
                     out.data.copy_from_device_async(static.data, static.nbytes, stream)
@@ -151,7 +145,7 @@ class GraphRunner:
     def _measure(self, args: Sequence) -> list:
         kind = "graph" if len(self.times["graph"]) < len(self.times["plain"]) else "plain"
         t0 = time.perf_counter()
-        out = self._replay(args) if kind == "graph" else self.run_plain(args)
+        out = self._replay(args) if kind == "graph" else self.exe.run_plain(args)
         self.times[kind].append(time.perf_counter() - t0)
         if len(self.times["graph"]) >= TRIALS:
             plain = statistics.median(self.times["plain"])

@@ -17,7 +17,7 @@ import numpy as np
 from tracejit.backend_cuda import nvrtc
 from tracejit.backend_cuda.codegen import CudaProgram, Launch
 from tracejit.backend_cuda.graphs import GraphRunner
-from tracejit.devices import to_cuda
+from tracejit.devices import device_input, to_cuda
 from tracejit.ir import kernel as K
 from tracejit.ir.gather_plan import is_native
 from tracejit.ir.interpret import apply_primitive
@@ -110,15 +110,6 @@ class _FallbackStep(_Step):
                 call.array(b).set(np.ascontiguousarray(res, dtype=buf.dtype).reshape(buf.shape))
 
 
-def device_input(cupy, x, dtype: np.dtype):
-    """Argument `x` as a C-contiguous CuPy array of `dtype` (NumPy arrays are copied in)."""
-    if not hasattr(x, "__cuda_array_interface__"):
-        x = to_cuda(cupy, np.asarray(x, dtype=dtype))
-    elif x.dtype != dtype:
-        x = x.astype(dtype)
-    return cupy.ascontiguousarray(x)  # kernels index row-major data (no copy if it is)
-
-
 _KIND = {_KernelStep: "kernel", _MatmulStep: "matmul", _FallbackStep: "host"}
 
 
@@ -201,7 +192,7 @@ class CudaExecutable:
         io = [b for b in schedule.buffers if b.kind in ("input", "output")]
         nbytes = schedule.arena_bytes + sum(b.size * b.dtype.itemsize for b in io)
         eligible = GraphRunner.eligible_steps(kinds, nbytes)
-        self.graphs = GraphRunner(self, self._run_plain) if eligible else None
+        self.graphs = GraphRunner(self) if eligible else None
 
     def _native(self, step: K.Step) -> bool:
         return isinstance(step, K.Fallback) and is_native(step, self.buffers)
@@ -222,13 +213,22 @@ class CudaExecutable:
     def __call__(self, args: Sequence) -> list:
         if self.graphs is not None:
             return self.graphs(args)
-        return self._run_plain(args)
+        return self.run_plain(args)
 
-    def _run_plain(self, args: Sequence) -> list:
-        call = _Call(self, args)
+    def run_plain(self, args: Sequence) -> list:
+        """One call, launch by launch."""
+        call = self.start(args)
+        self.launch(call)
+        return call.outputs
+
+    def start(self, args: Sequence) -> _Call:
+        """A call's state: inputs on the device, fresh outputs, its arena."""
+        return _Call(self, args)
+
+    def launch(self, call: _Call) -> None:
+        """Queue every step of `call` on the current stream."""
         for step in self.steps:
             step(call)
-        return call.outputs
 
     def source(self) -> str:
         return self.program.source

@@ -16,6 +16,8 @@ t0=$SECONDS
 step() { echo; echo "== $1 ($((SECONDS - t0)) s)"; }
 
 step "machine"
+# that machine's python may be called python3 only
+command -v python >/dev/null || { mkdir -p /tmp/pybin && ln -sf "$(command -v python3)" /tmp/pybin/python && export PATH="/tmp/pybin:$PATH"; }
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
 python -c "import sys, numpy, cupy; print(sys.version.split()[0], 'numpy', numpy.__version__,
 'cupy', cupy.__version__, 'cuda runtime', cupy.cuda.runtime.runtimeGetVersion())"
@@ -69,8 +71,11 @@ echo "exit $?"; tail -n 30 "$out/gpu_bench.txt"
 
 if [ "$have_pytest" = 1 ] && [ "${SUITE_BUDGET:-470}" != 0 ]; then
   left=$((${SUITE_BUDGET:-470} - (SECONDS - t0)))
+  [ "$left" -lt 30 ] && left=30  # timeout 0 would mean no limit
   step "whole suite with TRACEJIT_TEST_DEVICE=cuda (timeout ${left} s)"
-  timeout "$left" python -m pytest "${pytest_args[@]}" >"$out/suite.txt" 2>&1
+  xdist=()  # pytest-xdist, where that machine has it, spreads the suite over its cores
+  python -c "import xdist" 2>/dev/null && xdist=(-n "${SUITE_WORKERS:-8}")
+  timeout "$left" python -m pytest "${pytest_args[@]}" "${xdist[@]}" >"$out/suite.txt" 2>&1
   code=$?
   tail -n 25 "$out/suite.txt"
   [ "$code" = 124 ] && echo "suite: TIMED OUT after ${left} s (partial results above)"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import sys
 from typing import Any
 
@@ -191,6 +192,15 @@ class Tracer:
     def __repr__(self) -> str:
         return f"Tracer<{self._value.type_str}>"
 
+    def __str__(self) -> str:
+        from tracejit import debug
+
+        show = "use tj.debug.print" if hasattr(debug, "print") else "return it from the function"
+        return (
+            f"Tracer<{self._value.type_str}> (a value being traced: its contents exist only "
+            f"when the compiled function runs; to see them, {show})"
+        )
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of a 0-d traced array")
@@ -202,15 +212,24 @@ class Tracer:
         return (self[i] for i in range(self.shape[0]))
 
     # -- concretization: Python needs a value the trace does not have
-    def _concretization_error(self, what: str) -> ConcretizationError:
+    def _concretization_error(self, what: str, to_array: bool = False) -> ConcretizationError:
         names = self._trace.depends_on(self._value) if self._trace.active else []
         dep = f" that depends on {', '.join(repr(n) for n in names)}" if names else ""
         where = user_frame()
         at = f" at {where}" if where else ""
+        items = [n for n in names if re.search(r"\[\d+\]$", n)] if to_array else []
+        advice = (
+            f"{items[0]!r} is an element of a list or tuple argument: a list is a pytree of "
+            f"separate traced values, not an array. Pass an array instead (convert it with "
+            f"np.asarray({items[0].split('[')[0]}) before the call), or combine the elements "
+            "inside with tnp.asarray or tnp.stack (np.asarray cannot trace)."
+            if items
+            else "Use tnp.where(cond, a, b) for a data-dependent choice, or mark the argument "
+            "static with static_argnums/static_argnames."
+        )
         return ConcretizationError(
             f"{what} of a traced value {self._value.type_str}{dep}{at}: its value is not known "
-            "while tracing. Use tnp.where(cond, a, b) for a data-dependent choice, or mark the "
-            "argument static with static_argnums/static_argnames."
+            f"while tracing. {advice}"
         )
 
     def __bool__(self):
@@ -229,7 +248,7 @@ class Tracer:
         raise self._concretization_error("Using as an index (__index__)")
 
     def __array__(self, dtype=None, copy=None):
-        raise self._concretization_error("Converting to a NumPy array (np.asarray)")
+        raise self._concretization_error("Converting to a NumPy array (np.asarray)", True)
 
     def tolist(self):
         raise self._concretization_error("tolist()")

@@ -113,7 +113,7 @@ class Jitted:
             except TypeError:
                 raise TypeError(
                     f"static argument of type {type(v).__name__} must be hashable "
-                    "(use a tuple instead of a list)"
+                    f"({_hashable_hint(v)})"
                 ) from None
         n_args = len(args)
 
@@ -241,24 +241,38 @@ class Jitted:
         if not self._executables:
             log.info("%s: tracing for the first time", self._label())
             return
-        reasons = []
-        for old in self._executables:
-            if old[0] != key[0]:
-                reasons.append(f"argument structure changed: {old[0]} -> {key[0]}")
-            elif old[2] != key[2]:
-                reasons.append(f"static arguments changed: {old[2]} -> {key[2]}")
-            elif old[3] != key[3]:
-                reasons.append(f"device changed: {old[3]} -> {key[3]}")
-            else:
-                for name, a, b in zip(names, old[1], key[1]):
-                    if a != b:
-                        reasons.append(f"argument {name!r} changed: {_fmt(a)} -> {_fmt(b)}")
-        log.warning("%s: cache miss, retracing: %s", self._label(), "; ".join(reasons))
+        diffs = [_signature_diffs(old, key, names) for old in self._executables]
+        # the closest earlier signature: fewest differences, the latest one on a tie
+        closest = min(reversed(diffs), key=len)
+        more = f" (closest of {len(diffs)} earlier signatures)" if len(diffs) > 1 else ""
+        log.warning("%s: cache miss, retracing%s: %s", self._label(), more, "; ".join(closest))
 
     def lower(self, *args, **kwargs) -> Lowered:
         traced, _ = self._get_trace(args, kwargs)
         device = self.device or config.default_device
         return Lowered(optimize(traced.graph, config.verify_graphs), device, self._label())
+
+
+def _hashable_hint(v) -> str:
+    if isinstance(v, (np.ndarray, np.generic)) or hasattr(v, "__cuda_array_interface__"):
+        return "an array is not hashable: pass it as a traced argument, or as a tuple of values"
+    instead = {list: "a tuple", set: "a frozenset", dict: "a tuple of (key, value) pairs"}
+    if type(v) in instead:
+        return f"use {instead[type(v)]} instead of a {type(v).__name__}"
+    return "make it hashable, e.g. a tuple or a frozen dataclass"
+
+
+def _signature_diffs(old, key, names: list[str]) -> list[str]:
+    """How signature `key` differs from the earlier signature `old`, one reason per item."""
+    if old[0] != key[0]:
+        return [f"argument structure changed: {old[0]} -> {key[0]}"]
+    reasons = [f"static arguments changed: {old[2]} -> {key[2]}"] if old[2] != key[2] else []
+    if old[3] != key[3]:
+        reasons.append(f"device changed: {old[3]} -> {key[3]}")
+    for name, a, b in zip(names, old[1], key[1]):
+        if a != b:
+            reasons.append(f"argument {name!r} changed: {_fmt(a)} -> {_fmt(b)}")
+    return reasons
 
 
 def _fmt(aval) -> str:

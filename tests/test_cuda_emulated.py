@@ -31,6 +31,7 @@ CUDA_TESTS = [
     "tests/test_debug.py::test_debug_nans_on_the_test_device",
     "tests/test_tnp_shape.py::test_compiled_layout_matches_numpy",
     "tests/test_device_grads.py",
+    "tests/test_numerics_ieee.py",
 ]
 
 

@@ -11,6 +11,7 @@
 | debug_nans           | TRACEJIT_DEBUG_NANS            | False                    |
 | verify_graphs        | TRACEJIT_VERIFY_GRAPHS         | False (tests turn it on) |
 | cuda_graphs          | TRACEJIT_CUDA_GRAPHS           | "auto" (backend_cuda/graphs.py) |
+| fp_contract          | TRACEJIT_FP_CONTRACT           | False (no a*b+c -> fma)  |
 
 >>> import tracejit as tj
 >>> tj.config.explain_cache_misses = True
@@ -65,6 +66,10 @@ class Config:
     cuda_graphs: str = field(
         default_factory=lambda: _env_str("TRACEJIT_CUDA_GRAPHS", "auto") or "auto"
     )
+
+    # let the C++/CUDA compilers contract a * b + c into one fma (faster, but results then
+    # differ from NumPy's in the last bit, or overflow differently); applies to later compiles
+    fp_contract: bool = field(default_factory=lambda: _env_bool("TRACEJIT_FP_CONTRACT"))
 
     def __setattr__(self, name: str, value) -> None:
         if name not in {f.name for f in fields(Config)}:

@@ -2,7 +2,10 @@
 
 The compiler is `$CXX` if set, else the first of `c++`, `g++`, `clang++` on PATH. Flags:
 -O3 -march=native for vector code; -fopenmp for threads and `omp simd`; -fno-math-errno so
-libm calls can vectorize; -fwrapv so signed overflow wraps as in NumPy. glibc's libmvec
+libm calls can vectorize; -fwrapv so signed overflow wraps as in NumPy; -ffp-contract=off so
+every + and * rounds as NumPy's do (GCC's default `fast` fuses `x*2 - y` into one fma, which
+does not overflow where NumPy does); `tj.config.fp_contract = True` opts into contraction.
+The inline float32 exp/tanh write their FMAs out (`__builtin_fmaf`), so they keep them. glibc's libmvec
 (-lmvec) provides the vector math functions; it is linked when the compiler finds it.
 
 What we learn about a compiler by running it (its `--version` identity, ~10 ms; whether it
@@ -128,8 +131,14 @@ def _probe_libs(cxx: str) -> tuple[str, ...]:
     return ("-lmvec",) if ok else ()
 
 
+def contract_flag() -> str:
+    """GCC/Clang's floating-point contraction option for `tj.config.fp_contract`."""
+    return "-ffp-contract=fast" if config.fp_contract else "-ffp-contract=off"
+
+
 def command(cxx: str, source: str, library: str) -> list[str]:
-    return [*shlex.split(cxx), *FLAGS, source, "-o", library, *extra_libs(cxx)]
+    flags = [*FLAGS, contract_flag()]
+    return [*shlex.split(cxx), *flags, source, "-o", library, *extra_libs(cxx)]
 
 
 def compile_library(cxx: str, source: str, library: str) -> None:

@@ -16,6 +16,7 @@ OPTIONS: IEEE 754 float semantics, as NumPy on the host:
                     does, so elementwise results are bit-identical where the operation is
                     correctly rounded (the kernels are memory-bound: the extra instruction
                     costs no time). libdevice's functions call fma explicitly, unaffected.
+                    `tj.config.fp_contract = True` compiles with -fmad=true instead.
 
 >>> "-ftz=false" in OPTIONS and "-fmad=false" in OPTIONS
 True
@@ -30,6 +31,15 @@ from pathlib import Path
 from tracejit.errors import CompileError
 
 OPTIONS = ("--std=c++17", "-ftz=false", "-prec-div=true", "-prec-sqrt=true", "-fmad=false")
+
+
+def options() -> tuple[str, ...]:
+    """OPTIONS, with -fmad=true where the user opted into contraction (`tj.config.fp_contract`)."""
+    from tracejit.config import config
+
+    if not config.fp_contract:
+        return OPTIONS
+    return tuple("-fmad=true" if o == "-fmad=false" else o for o in OPTIONS)
 
 
 def nvrtc_module():
@@ -84,7 +94,7 @@ def compile_source(source: str, arch: str, suffix: str = ".cubin", name: str = "
     prog = nvrtc.createProgram(source, name, [], [])
     try:
         try:
-            nvrtc.compileProgram(prog, [*OPTIONS, arch])
+            nvrtc.compileProgram(prog, [*options(), arch])
         except nvrtc.NVRTCError:
             log = nvrtc.getProgramLog(prog)
             raise CompileError(
@@ -116,7 +126,7 @@ def binary_path(source: str, compute_capability: int) -> str:
     parts = {
         "backend": "cuda",
         "source_sha256": hashlib.sha256(source.encode()).hexdigest(),
-        "options": list(OPTIONS),
+        "options": list(options()),
         "arch": arch,
         "nvrtc": list(nvrtc_module().getVersion()),
     }

@@ -16,13 +16,17 @@ an event, and the copies keep every call's outputs its own, as without graphs.
 Nothing is taken on trust: the first replay runs on the same inputs as a plain call and must
 agree with it bit for bit (same kernels, same data); any difference, and any failure to
 capture, turns graphs off for that function and says why under `tj.config.log_compiles`.
-Functions with a host step (a primitive without a CUDA kernel) never use graphs, nor do
-functions whose inputs, outputs and temporaries exceed MAX_BYTES: they are not launch-bound,
-and a graph's own copies of their buffers would cost memory and copying time.
+Functions with a host step (a primitive without a CUDA kernel) never use graphs; nor do
+functions with a cuBLAS matmul, since CuPy refuses cuBLAS calls while a stream captures
+("calling cuBLAS API during stream capture is currently unsupported", CuPy 14 on an H100);
+nor functions whose inputs, outputs and temporaries exceed MAX_BYTES: they are not
+launch-bound, and a graph's own copies of their buffers would cost memory and copying time.
 
 >>> GraphRunner.eligible_steps(["kernel", "kernel"], nbytes=1 << 20)
 True
 >>> GraphRunner.eligible_steps(["kernel", "host", "kernel"], nbytes=1 << 20)
+False
+>>> GraphRunner.eligible_steps(["kernel", "matmul", "kernel"], nbytes=1 << 20)
 False
 """
 
@@ -63,8 +67,9 @@ class GraphRunner:
 
     @staticmethod
     def eligible_steps(kinds: Sequence[str], nbytes: int) -> bool:
-        """Worth a graph: two launches or more, no host step (it cannot be captured), small."""
-        return len(kinds) >= 2 and "host" not in kinds and nbytes <= MAX_BYTES
+        """Worth a graph: two launches or more, none that cannot be captured, small."""
+        capturable = "host" not in kinds and "matmul" not in kinds
+        return len(kinds) >= 2 and capturable and nbytes <= MAX_BYTES
 
     def __call__(self, args: Sequence) -> list:
         setting = config.cuda_graphs

@@ -49,8 +49,17 @@ def arange(*args, dtype=None) -> ndarray:
 
 
 def matmul(a: ndarray, b: ndarray, out: ndarray | None = None) -> ndarray:
-    """cuBLAS's stand-in: NumPy's matmul into `out` (which must be an emulated array)."""
-    from cupy.cuda._stream import issue
+    """cuBLAS's stand-in: NumPy's matmul into `out` (which must be an emulated array).
+
+    Like CuPy 14 (seen on an H100), a cuBLAS call while the current stream captures raises
+    NotImplementedError instead of being recorded.
+    """
+    from cupy.cuda._stream import get_current_stream, issue
+
+    if get_current_stream().recording is not None:
+        raise NotImplementedError(
+            "calling cuBLAS API during stream capture is currently unsupported"
+        )
 
     if out is None:
         out = empty(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1]),

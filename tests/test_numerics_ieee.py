@@ -4,6 +4,7 @@ result here is checked against NumPy, bit for bit where NumPy's result is exact.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import tracejit as tj
 from tracejit.backend_cpu import compiler
@@ -46,3 +47,35 @@ def test_contraction_is_an_opt_in():
         assert "-fmad=true" in nvrtc.options()
     finally:
         tj.config.fp_contract = False
+
+
+# ---------------------------------------------------------------- NaN in, NaN out
+
+
+def _nan_patterns(step: int) -> np.ndarray:
+    """Every `step`-th float32 NaN bit pattern, both signs, quiet and signaling."""
+    mags = np.arange(0x7F800001, 0x80000000, step, dtype=np.int64)
+    mags = np.concatenate([mags, [0x7FC00000, 0x7FFFFFFF, 0x7F800001]])
+    bits = np.concatenate([mags, mags | 0x80000000]).astype(np.uint32)
+    return bits.view(np.float32)
+
+
+@pytest.mark.parametrize("fn", [np.exp, np.tanh, np.log, np.sin, np.sqrt, np.expm1])
+def test_every_nan_pattern_stays_nan(fn, device):
+    # Regression: the inline float32 exp added integer bits to the NaN pattern and returned
+    # a finite number for 99.6% of NaN inputs.
+    x = _nan_patterns(61 if device == "cpu" else 4099)
+    got = np.asarray(tj.device_get(tj.jit(fn, device=device)(x)))
+    assert np.isnan(got).all(), x[~np.isnan(got)][:4].view(np.uint32)
+
+
+def test_softmax_of_a_row_with_nan_is_nan(device):
+    def softmax(x):
+        e = np.exp(x)
+        return e / np.sum(e, axis=-1, keepdims=True)
+
+    x = np.array([[0.5, np.nan, 1.0], [0.5, 2.0, 1.0]], np.float32)
+    x[0, 1] = np.array([0xFFC12345], np.uint32).view(np.float32)[0]
+    got = np.asarray(tj.device_get(tj.jit(softmax, device=device)(x)))
+    assert np.isnan(got[0]).all()
+    np.testing.assert_allclose(got[1], softmax(x[1:])[0], rtol=1e-6)

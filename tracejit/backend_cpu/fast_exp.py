@@ -45,12 +45,15 @@ TJ_FN float tj_expf(float x) {
   q = __builtin_fmaf(q, r, 1.0f);
   const float p = __builtin_fmaf(q, r, 1.0f);
   // kb's bits are 0x4B400000 + k; 0x4B400000 << 22 wraps to 0, so no float-to-int conversion
-  // is needed (and NaN just flows on as NaN).
+  // is needed.
   const uint32_t kbits = __builtin_bit_cast(uint32_t, kb);
   const uint32_t k_sh = kbits << 23;                 // k << 23
   const uint32_t k1_sh = (kbits >> 1) << 23;         // (k >> 1) << 23
   const float pk2 = __builtin_bit_cast(float, __builtin_bit_cast(uint32_t, p) + (k_sh - k1_sh));
-  return pk2 * __builtin_bit_cast(float, k1_sh + 0x3F800000u);
+  const float e = pk2 * __builtin_bit_cast(float, k1_sh + 0x3F800000u);
+  // The exponent arithmetic above adds integer bits to a NaN's pattern, which can make it a
+  // finite number: a NaN input returns itself (quietened), a blend when vectorized.
+  return x == x ? e : x + x;
 }
 """
 

@@ -79,3 +79,43 @@ def test_softmax_of_a_row_with_nan_is_nan(device):
     got = np.asarray(tj.device_get(tj.jit(softmax, device=device)(x)))
     assert np.isnan(got[0]).all()
     np.testing.assert_allclose(got[1], softmax(x[1:])[0], rtol=1e-6)
+
+
+# ---------------------------------------------------------------- floor division, remainder
+
+
+def test_float_floor_division_and_remainder_follow_numpy(device):
+    # Regression: float // was floor(x / y): 1.0 // 0.1 gave 10 (NumPy 9), -inf // -84 gave
+    # inf (NumPy nan), and x - (x // y) * y no longer matched x % y.
+    def f(x, y):
+        q, r = divmod(x, y)
+        return x // y, x % y, q, r, np.divmod(x, y)[0], np.floor_divide(x, y.astype(np.float32))
+
+    vals = [
+        1.0,
+        -1.0,
+        0.1,
+        -0.1,
+        0.0,
+        -0.0,
+        7.5,
+        -7.5,
+        np.inf,
+        -np.inf,
+        np.nan,
+        84.0,
+        1e300,
+        5e-324,
+    ]
+    x, y = (a.ravel() for a in np.meshgrid(vals, vals))
+    x = np.concatenate([x, [1.0, -np.inf, 0.7, 3.0]])
+    y = np.concatenate([y, [0.1, -84.0, 0.1, -0.3]])
+    got = tj.jit(f, device=device)(x, y)
+    with np.errstate(all="ignore"):
+        want = f(x, y)
+    for g, w in zip(got, want):
+        _same(g, w)
+    for dt in (np.float32, np.float64):
+        with np.errstate(all="ignore"):
+            a, b = x.astype(dt), y.astype(dt)
+            _same(tj.jit(lambda a, b: a // b, device=device)(a, b), a // b)

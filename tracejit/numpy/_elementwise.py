@@ -125,8 +125,8 @@ def floor_divide(x, y):
     x, y = promote(x, y)
     if x.dtype == np.bool_:
         x, y = cast(x, np.int64), cast(y, np.int64)  # NumPy: bool // bool is int8
-    if dtypes.is_float(x.dtype):
-        return floor(divide(x, y))  # NumPy computes float floor division as floor(x / y)
+    # floats too: NumPy's float floor division is npy_divmod's quotient, not floor(x / y)
+    # (1.0 // 0.1 is 9.0, since 0.1 is a little above 1/10; -inf // -84 is nan)
     return elementwise("floordiv", x, y)
 
 
@@ -138,6 +138,11 @@ def remainder(x, y):
 
 
 mod = remainder
+
+
+def divmod(x, y):
+    """`np.divmod(x, y)`: `(x // y, x % y)`, each with NumPy's semantics."""
+    return floor_divide(x, y), remainder(x, y)
 
 
 def power(x, y):

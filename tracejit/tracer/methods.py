@@ -47,6 +47,9 @@ for _op, _fn in _BINARY.items():
     setattr(Tracer, f"__{_op}__", _binary(_fn))
     setattr(Tracer, f"__r{_op}__", _binary(_fn, reflected=True))
 
+Tracer.__divmod__ = _binary("divmod")
+Tracer.__rdivmod__ = _binary("divmod", reflected=True)
+
 for _op, _fn in {
     "lt": "less",
     "le": "less_equal",

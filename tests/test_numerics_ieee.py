@@ -119,3 +119,20 @@ def test_float_floor_division_and_remainder_follow_numpy(device):
         with np.errstate(all="ignore"):
             a, b = x.astype(dt), y.astype(dt)
             _same(tj.jit(lambda a, b: a // b, device=device)(a, b), a // b)
+
+
+# ---------------------------------------------------------------- literals by bit pattern
+
+
+def test_zero_and_negative_zero_literals_stay_distinct(device):
+    # Regression: the kernel writers merged the literals 0.0 and -0.0 (equal as floats), so
+    # x / -0.0 divided by +0.0 when x * 0.0 came first.
+    def f(x):
+        return x * 0.0, x / -0.0, x + -0.0, (x - x) * -0.0, 0.0 - x
+
+    x = np.array([-1.0, 1.0, 0.0, -0.0, np.inf], np.float32)
+    got = tj.jit(f, device=device)(x)
+    with np.errstate(all="ignore"):
+        want = f(x)
+    for g, w in zip(got, want):
+        _same(g, w)

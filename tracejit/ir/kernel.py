@@ -41,10 +41,22 @@ class Load:
     dtype: np.dtype
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Literal:
+    """A constant of `dtype`. Literals are equal when their bit patterns are: 0.0 and -0.0
+    are two literals (`x * 0.0` next to `x / -0.0`), and a NaN literal equals itself."""
+
     value: Any
     dtype: np.dtype
+
+    def bits(self) -> tuple:
+        return (np.dtype(self.dtype).str, np.asarray(self.value, self.dtype).tobytes())
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Literal) and self.bits() == other.bits()
+
+    def __hash__(self) -> int:
+        return hash(self.bits())
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """Per-phase compile timings for `tj.config.log_compiles`.
 
 `with collect() as times:` starts a record; `with phase("autodiff"):` anywhere below it adds
-the elapsed seconds to that phase. Without an active record `phase` costs one lookup.
+the elapsed seconds to that phase, in every record open around it (a benchmark's record sees
+the phases of the compile it wraps). Without an active record `phase` costs one lookup.
 
 >>> with collect() as times:
 ...     with phase("trace"):
@@ -17,15 +18,15 @@ import contextvars
 import time
 from collections.abc import Iterator
 
-_current: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
-    "tracejit_times", default=None
+_current: contextvars.ContextVar[tuple[dict, ...]] = contextvars.ContextVar(
+    "tracejit_times", default=()
 )
 
 
 @contextlib.contextmanager
 def collect() -> Iterator[dict[str, float]]:
     times: dict[str, float] = {}
-    token = _current.set(times)
+    token = _current.set((*_current.get(), times))
     try:
         yield times
     finally:
@@ -34,15 +35,17 @@ def collect() -> Iterator[dict[str, float]]:
 
 @contextlib.contextmanager
 def phase(name: str) -> Iterator[None]:
-    times = _current.get()
-    if times is None:
+    records = _current.get()
+    if not records:
         yield
         return
     t0 = time.perf_counter()
     try:
         yield
     finally:
-        times[name] = times.get(name, 0.0) + time.perf_counter() - t0
+        elapsed = time.perf_counter() - t0
+        for times in records:
+            times[name] = times.get(name, 0.0) + elapsed
 
 
 def format_times(times: dict[str, float]) -> str:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tracejit import timing
 from tracejit.backend_cpu.columns import ColumnWriter, PartialWriter, is_column, is_partial
 from tracejit.backend_cpu.emit import BaseWriter, indent
 from tracejit.backend_cpu.fast_exp import EXPF_C, EXPF_NAME
@@ -257,6 +258,11 @@ def _step_call(i: int, step: K.Step, buffers, writers: dict) -> list[str]:
 
 def generate(schedule: K.Schedule, name: str = "function") -> str:
     """The C++ translation unit for `schedule` (after `plan_memory`)."""
+    with timing.phase("codegen"):
+        return _generate(schedule, name)
+
+
+def _generate(schedule: K.Schedule, name: str) -> str:
     buffers = {b.id: b for b in schedule.buffers}
     uses: set[str] = set()
     writers = {

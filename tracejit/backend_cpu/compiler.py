@@ -29,6 +29,7 @@ import shutil
 import subprocess
 import tempfile
 
+from tracejit import timing
 from tracejit.config import config
 from tracejit.errors import CompileError
 
@@ -148,7 +149,8 @@ def compile_library(cxx: str, source: str, library: str) -> None:
     """
     cmd = command(cxx, source, library)
     try:
-        result = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        with timing.phase("c++"):
+            result = subprocess.run(cmd, capture_output=True, text=True, check=False)
     except OSError as exc:
         raise CompileError(
             f"could not run the C++ compiler {cxx!r}: {exc}; set CXX to a working compiler "

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tracejit import timing
 from tracejit.ir import kernel as K
 from tracejit.ir.c_render import LIBM_BINARY, LIBM_UNARY, RENDERABLE
 from tracejit.ir.fusion_merge import Group, Invalid, Other, Steps, drop_internal, merge
@@ -518,6 +519,11 @@ def fuse(graph: Graph) -> K.Schedule:
     >>> fuse(g).kernel_names()
     ['k0_loop']
     """
+    with timing.phase("fusion"):
+        return _fuse(graph)
+
+
+def _fuse(graph: Graph) -> K.Schedule:
     f = _Fuser(graph)
     f.mark_materialized()
     for v in graph.inputs:

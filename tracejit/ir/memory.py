@@ -15,6 +15,7 @@ exactly the addresses it writes reuses that temporary's block (in place).
 
 from __future__ import annotations
 
+from tracejit import timing
 from tracejit.ir import kernel as K
 
 ALIGN = 64  # one cache line: every block starts aligned for vector loads
@@ -90,6 +91,11 @@ def _read_after(kernel: K.Kernel, buf: int, phase: int) -> bool:
 
 def plan_memory(schedule: K.Schedule) -> K.Schedule:
     """Assign arena offsets to the temporaries of `schedule` (in place); returns it."""
+    with timing.phase("memory"):
+        return _plan(schedule)
+
+
+def _plan(schedule: K.Schedule) -> K.Schedule:
     buffers = {b.id: b for b in schedule.buffers}
     first, last = _lifetimes(schedule)
     live: dict[int, tuple[int, int]] = {}  # root -> (offset, size)

@@ -15,6 +15,7 @@ from tracejit import (
     random,
 )
 from tracejit import numpy as tnp  # noqa: F401
+from tracejit.batching import vmap
 from tracejit.cache import cache_info
 from tracejit.config import config
 from tracejit.devices import device_get, device_put
@@ -26,17 +27,22 @@ from tracejit.pytree import (
     tree_structure,
     tree_unflatten,
 )
-from tracejit.tracer.jit import jit, make_ir
+from tracejit.shapes import block_until_ready, eval_shape
+from tracejit.tracer.jit import ShapeDtypeStruct, disable_jit, jit, make_ir
 from tracejit.transforms import grad, hessian, jacrev, jvp, value_and_grad, vjp
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ShapeDtypeStruct",
+    "block_until_ready",
     "cache_info",
     "config",
     "device_get",
     "device_put",
+    "disable_jit",
     "errors",
+    "eval_shape",
     "grad",
     "hessian",
     "jacrev",
@@ -54,4 +60,5 @@ __all__ = [
     "tree_unflatten",
     "value_and_grad",
     "vjp",
+    "vmap",
 ]

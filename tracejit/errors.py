@@ -35,15 +35,25 @@ class DeviceError(TracejitError):
     """A device is unavailable or arrays from different devices were mixed."""
 
 
+class DonatedArgumentError(TracejitError):
+    """An array given up through `donate_argnums` was passed to a jitted function again."""
+
+
+class BatchingError(TracejitError, NotImplementedError):
+    """`vmap` met a primitive without a batching rule, or axes that do not fit."""
+
+
 class CacheError(TracejitError):
     """The persistent compile cache could not be used."""
 
 
 __all__ = [
+    "BatchingError",
     "CacheError",
     "CompileError",
     "ConcretizationError",
     "DeviceError",
+    "DonatedArgumentError",
     "ShapeError",
     "TracejitError",
     "TracerLeakError",

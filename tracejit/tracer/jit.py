@@ -7,9 +7,12 @@ argument values, device). Python scalars are traced as weak 0-d values, so `f(x,
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import inspect
 import logging
+import types
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +22,7 @@ import numpy as np
 from tracejit import debug, timing
 from tracejit.backends import check_device, compile_graph
 from tracejit.config import config
-from tracejit.errors import DeviceError, UnsupportedError
+from tracejit.errors import DeviceError, DonatedArgumentError, UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.ir.graph import Graph, verify
 from tracejit.ir.interpret import eval_graph
@@ -40,10 +43,92 @@ def abstractify(x, name: str) -> tuple[tuple[int, ...], np.dtype, bool]:
         return x.shape, dtypes.canonical(x.dtype), False
     if hasattr(x, "__cuda_array_interface__"):
         return tuple(x.shape), dtypes.canonical(x.dtype), False
+    if isinstance(x, ShapeDtypeStruct):
+        return x.shape, dtypes.canonical(x.dtype), False
     raise TypeError(
         f"argument {name} of type {type(x).__name__} is not an array or a Python scalar; "
         "pass arrays, or mark the argument static with static_argnums/static_argnames"
     )
+
+
+@dataclass(frozen=True)
+class ShapeDtypeStruct:
+    """A shape and dtype standing for an array: what `tj.eval_shape` takes and returns.
+
+    >>> ShapeDtypeStruct((2, 3), np.dtype("float32"))
+    ShapeDtypeStruct(shape=(2, 3), dtype=float32)
+    """
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+    def __post_init__(self):
+        object.__setattr__(self, "shape", tuple(int(d) for d in self.shape))
+        object.__setattr__(self, "dtype", np.dtype(self.dtype))
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __repr__(self) -> str:
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype})"
+
+
+# ---------------------------------------------------------------- disable_jit and donation
+
+_jit_disabled: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "tj_disable_jit", default=False
+)
+
+
+class disable_jit:
+    """Within `with tj.disable_jit():`, jitted functions run their Python body op by op.
+
+    Values are concrete NumPy arrays, so `print` and a debugger see them.
+
+    >>> import numpy as np, tracejit as tj
+    >>> f = tj.jit(lambda x: x * 2.0)
+    >>> with tj.disable_jit():
+    ...     type(f(np.ones(2))).__name__
+    'ndarray'
+    """
+
+    def __enter__(self):
+        self._token = _jit_disabled.set(True)
+        return self
+
+    def __exit__(self, *exc):
+        _jit_disabled.reset(self._token)
+        return False
+
+
+# id(array) -> weak reference of the donated array (a dead reference means the id was reused)
+_donated: dict[int, weakref.ref] = {}
+
+
+def _mark_donated(leaf) -> None:
+    key = id(leaf)
+
+    def forget(ref):
+        if _donated.get(key) is ref:
+            del _donated[key]
+
+    try:
+        _donated[key] = weakref.ref(leaf, forget)
+    except TypeError:  # Python scalars: nothing to donate
+        return
+
+
+def _check_not_donated(leaves, names) -> None:
+    for i, x in enumerate(leaves):
+        ref = _donated.get(id(x))
+        if ref is not None and ref() is x:
+            name = names[i] if i < len(names) else f"argument leaf {i}"
+            raise DonatedArgumentError(
+                f"argument {name!r} was donated to an earlier call (donate_argnums) and may "
+                "back that call's outputs: it must not be used again. Pass the output you got "
+                "back instead, or drop the argument from donate_argnums."
+            )
 
 
 @dataclass
@@ -81,7 +166,7 @@ def _as_tuple(x) -> tuple:
 class Jitted:
     """A function compiled per abstract signature. See `jit`."""
 
-    def __init__(self, fun, static_argnums=(), static_argnames=(), device=None):
+    def __init__(self, fun, static_argnums=(), static_argnames=(), device=None, donate_argnums=()):
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.device = check_device(device) if device is not None else None
@@ -94,6 +179,7 @@ class Jitted:
         for name in list(self.static_argnames):  # a static name passed positionally
             if name in self._params:
                 self.static_argnums.add(self._params.index(name))
+        self.donate_argnums = _check_donate(_as_tuple(donate_argnums), self.static_argnums)
         self._executables: dict[Any, Any] = {}
         self._traces: dict[Any, Traced] = {}
         self._graphs: dict[Any, Graph] = {}  # the optimized graph per key, for debug_nans
@@ -151,8 +237,18 @@ class Jitted:
     def _label(self) -> str:
         return f"jit({getattr(self.fun, '__name__', 'function')})"
 
+    def __get__(self, obj, objtype=None):
+        """A jitted function in a class body binds like a method (self is argument 0)."""
+        if obj is None:
+            return self
+        return types.MethodType(self, obj)
+
     # -- calls
     def __call__(self, *args, **kwargs):
+        if _jit_disabled.get():
+            return self.fun(*args, **kwargs)
+        if self.donate_argnums:
+            return self._call_donating(args, kwargs)
         if not kwargs and not self.static_argnums and not config.debug_nans:
             sig = [self.device or config.default_device]
             for x in args:
@@ -164,6 +260,10 @@ class Jitted:
                 if fast is not None:
                     outs = fast[0](list(args))
                     return outs[0] if fast[1] is None else tree_unflatten(fast[1], outs)
+        return self._dispatch(args, kwargs)
+
+    def _dispatch(self, args, kwargs):
+        """The general call: inline into an enclosing trace, or look up / compile and run."""
         dyn, static, _rebuild = self._split(args, kwargs)
         leaves, treedef = tree_flatten(dyn)
         if any(isinstance(x, Tracer) for x in leaves):
@@ -192,6 +292,28 @@ class Jitted:
             host = _host_copies if device == "cuda" else lambda xs: xs
             debug.check_outputs(self._graphs[key], host(arrays), host(outs), self._label())
         return tree_unflatten(out_tree, outs)
+
+    def _call_donating(self, args, kwargs):
+        """A call with donated arguments: refuse consumed ones, then mark these consumed.
+
+        Outputs are freshly allocated by the CPU and CUDA executables today, so donation
+        saves no memory yet; it is validated and enforced so code written for it stays right.
+        """
+        for i in self.donate_argnums:
+            if i >= len(args):
+                raise ValueError(
+                    f"{self._label()}: donate_argnums={sorted(self.donate_argnums)} names "
+                    f"argument {i}, but the call passed {len(args)} positional argument(s)"
+                )
+        dyn, _, _ = self._split(args, kwargs)
+        leaves = tree_flatten(dyn)[0]
+        _check_not_donated(leaves, self._leaf_names(*dyn, len(args)))
+        out = self._dispatch(args, kwargs)
+        if not any(isinstance(x, Tracer) for x in leaves):
+            for i in self.donate_argnums:
+                for leaf in tree_flatten(args[i])[0]:
+                    _mark_donated(leaf)
+        return out
 
     def _inline(self, args, kwargs):
         """Called inside another trace: replay our graph into it (grad(jit(f)) etc.)."""
@@ -349,8 +471,23 @@ class Compiled:
         )
 
 
-def jit(fun=None, *, static_argnums=(), static_argnames=(), device=None):
+def _check_donate(donate: tuple, static: set[int]) -> tuple[int, ...]:
+    for i in donate:
+        if not isinstance(i, int) or isinstance(i, bool) or i < 0:
+            raise ValueError(f"donate_argnums must be non-negative ints, got {donate!r}")
+        if i in static:
+            raise ValueError(f"argument {i} is static: it cannot also be in donate_argnums")
+    return tuple(sorted(set(donate)))
+
+
+def jit(fun=None, *, static_argnums=(), static_argnames=(), device=None, donate_argnums=()):
     """Compile `fun` per argument signature; use as `@jit` or `@jit(static_argnums=1)`.
+
+    On a method, `@partial(jit, static_argnums=0)` makes `self` static (hashed by identity
+    unless its class defines `__hash__`). `donate_argnums`: positional arguments whose
+    arrays the caller gives up; a donated array passed to a jitted function again raises
+    `DonatedArgumentError` (the executables allocate their outputs today, so no memory is
+    reused yet).
 
     >>> import numpy as np, tracejit as tj
     >>> f = tj.jit(lambda x: np.tanh(x) * 2.0)
@@ -359,11 +496,15 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), device=None):
     """
     if fun is None:
         return functools.partial(
-            jit, static_argnums=static_argnums, static_argnames=static_argnames, device=device
+            jit,
+            static_argnums=static_argnums,
+            static_argnames=static_argnames,
+            device=device,
+            donate_argnums=donate_argnums,
         )
     if not callable(fun):
         raise TypeError(f"jit expects a function, got {type(fun).__name__}")
-    return Jitted(fun, static_argnums, static_argnames, device)
+    return Jitted(fun, static_argnums, static_argnames, device, donate_argnums)
 
 
 def make_ir(fun, static_argnums=(), static_argnames=()):
@@ -386,4 +527,13 @@ def make_ir(fun, static_argnums=(), static_argnames=()):
     return make
 
 
-__all__ = ["Compiled", "Jitted", "Lowered", "UnsupportedError", "jit", "make_ir"]
+__all__ = [
+    "Compiled",
+    "Jitted",
+    "Lowered",
+    "ShapeDtypeStruct",
+    "UnsupportedError",
+    "disable_jit",
+    "jit",
+    "make_ir",
+]

@@ -1,0 +1,198 @@
+"""Every primitive's batching rule against a Python loop over the batch.
+
+`CASES` holds per-example operands for every primitive in the registry; a primitive added
+without a batching rule, or without a case here, fails `test_every_primitive_has_a_rule`.
+Each rule runs with several batch-axis layouts (all first, all last, one operand batched and
+the others shared) and must equal stacking the primitive's results example by example.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import tracejit  # noqa: F401  (registers every primitive, tracejit.random's included)
+from tracejit.batching import batch_graph, rule_for
+from tracejit.ir.graph import Graph, Node, Value
+from tracejit.ir.interpret import apply_primitive, evaluate
+from tracejit.ir.primitives import BINARY, PRIMITIVES, UNARY
+
+SIZE = 3
+F64, I64 = np.dtype(np.float64), np.dtype(np.int64)
+
+# positive and below 1 suits every float function's domain but acosh's
+_DOMAIN = {"acosh": (1.1, 3.0), "log1p": (0.1, 0.9)}
+
+
+def _operand(rng, kinds: str, shape=(2, 3), name=""):
+    if "f" in kinds:
+        lo, hi = _DOMAIN.get(name, (0.1, 0.9))
+        return rng.uniform(lo, hi, shape)
+    if "i" in kinds:
+        return rng.integers(1, 5, shape).astype(np.int64)
+    return rng.random(shape) < 0.5
+
+
+def _elementwise_case(name, kinds, arity):
+    return lambda rng: ([_operand(rng, kinds, name=name) for _ in range(arity)], {})
+
+
+CASES = {name: _elementwise_case(name, spec[0], 1) for name, spec in UNARY.items()}
+CASES.update({name: _elementwise_case(name, spec[0], 2) for name, spec in BINARY.items()})
+
+
+def _case(name):
+    def register(fn):
+        CASES[name] = fn
+        return fn
+
+    return register
+
+
+@_case("select")
+def _select(rng):
+    return [rng.random((2, 3)) < 0.5, rng.random((2, 3)), rng.random((2, 3))], {}
+
+
+@_case("convert")
+def _convert(rng):
+    return [rng.uniform(-3, 3, (2, 3))], {"dtype": np.dtype(np.float32)}
+
+
+for _name in ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min"):
+    CASES[_name] = lambda rng: ([rng.random((3, 4))], {"axes": (1,)})
+for _name in ("argmax", "argmin"):
+    CASES[_name] = lambda rng: ([rng.random((3, 4))], {"axis": 1})
+CASES["cumsum"] = lambda rng: ([rng.random((3, 4))], {"axis": 0})
+CASES["reshape"] = lambda rng: ([rng.random((3, 4))], {"shape": (2, 6)})
+CASES["transpose"] = lambda rng: ([rng.random((2, 3, 4))], {"perm": (2, 0, 1)})
+CASES["broadcast_in_dim"] = lambda rng: ([rng.random((3,))], {"shape": (2, 3), "dims": (1,)})
+CASES["rev"] = lambda rng: ([rng.random((3, 4))], {"axes": (1,)})
+CASES["slice"] = lambda rng: (
+    [rng.random((5, 4))],
+    {"starts": (1, 0), "stops": (5, 3), "steps": (2, 1)},
+)
+CASES["concatenate"] = lambda rng: ([rng.random((2, 3)), rng.random((1, 3))], {"axis": 0})
+CASES["pad"] = lambda rng: (
+    [rng.random((2, 3)), np.asarray(rng.random())],
+    {"widths": ((1, 0), (0, 2))},
+)
+# Indices reach past both ends, so the per-example clamping is tested too.
+CASES["take"] = lambda rng: ([rng.random((3, 5)), rng.integers(-7, 7, (2, 2))], {"axis": 1})
+CASES["take_add"] = lambda rng: (
+    [rng.random((5, 3)), rng.integers(-6, 6, (4,)), rng.random((4, 3))],
+    {"axis": 0},
+)
+CASES["take_along_axis"] = lambda rng: (
+    [rng.random((3, 4)), rng.integers(-5, 5, (3, 2))],
+    {"axis": 1},
+)
+CASES["take_along_add"] = lambda rng: (
+    [rng.random((3, 4)), rng.integers(0, 4, (3, 2)), rng.random((3, 2))],
+    {"axis": 1},
+)
+CASES["matmul"] = lambda rng: ([rng.random((2, 3)), rng.random((3, 4))], {})
+CASES["const"] = lambda rng: ([], {"value": _const(rng.random((2,)))})
+CASES["iota"] = lambda rng: ([], {"shape": (3, 2), "dtype": I64, "axis": 1})
+CASES["threefry2x32"] = lambda rng: (
+    [rng.integers(0, 2**32, (2,)), rng.integers(0, 2**32, (5,))],
+    {},
+)
+
+# Extra layouts that take other paths through a rule.
+EXTRA = {
+    "take_axis0": (
+        "take",
+        lambda rng: ([rng.random((5, 3)), rng.integers(-6, 6, (4,))], {"axis": 0}),
+    ),
+    "take_add_axis1": (
+        "take_add",
+        lambda rng: (
+            [rng.random((3, 5)), rng.integers(-6, 6, (2, 2)), rng.random((3, 2, 2))],
+            {"axis": 1},
+        ),
+    ),
+    "matmul_batched": ("matmul", lambda rng: ([rng.random((2, 2, 3)), rng.random((2, 3, 4))], {})),
+    "reduce_all": ("reduce_sum", lambda rng: ([rng.random((3, 4))], {"axes": (0, 1)})),
+}
+
+
+def _const(array):
+    from tracejit.ir.graph import ConstValue
+
+    return ConstValue(array)
+
+
+def _layouts(operands) -> list[tuple]:
+    """Batch-axis layouts: all first, all last, and each operand alone batched (first)."""
+    n = len(operands)
+    if n == 0:
+        return [()]
+    layouts = [(0,) * n, tuple(np.ndim(x) for x in operands)]
+    if n > 1:
+        layouts += [tuple(0 if j == i else None for j in range(n)) for i in range(n)]
+    return layouts
+
+
+def _stack_at(xs, dim):
+    return np.stack(xs, axis=dim)
+
+
+def _check(name, make, seed):
+    prim = PRIMITIVES[name]
+    rng = np.random.default_rng(seed)
+    examples = [make(rng) for _ in range(SIZE)]
+    attrs = examples[0][1]
+    shared = examples[0][0]
+    for layout in _layouts(shared):
+        batched, per_example = [], [[] for _ in range(SIZE)]
+        for k, dim in enumerate(layout):
+            if dim is None:
+                batched.append(shared[k])
+                for ex in per_example:
+                    ex.append(shared[k])
+            else:
+                col = [np.asarray(examples[b][0][k]) for b in range(SIZE)]
+                batched.append(_stack_at(col, dim))
+                for b, ex in enumerate(per_example):
+                    ex.append(col[b])
+        ins = [Value(np.shape(x), np.asarray(x).dtype) for x in shared]
+        outs = [
+            Value(*a) for a in prim.abstract_eval([(v.shape, v.dtype, False) for v in ins], attrs)
+        ]
+        graph = Graph(ins, [Node(prim, list(ins), attrs, outs)], outs)
+        batched_graph = batch_graph(graph, list(layout), SIZE, [0] * len(outs))
+        got = evaluate(batched_graph, batched)
+        loop = [apply_primitive(prim, [np.asarray(x) for x in ex], attrs) for ex in per_example]
+        for i, g in enumerate(got):
+            want = np.stack([r[i] for r in loop])
+            assert g.shape == want.shape and g.dtype == want.dtype, (name, layout)
+            if want.dtype.kind == "f":
+                np.testing.assert_allclose(g, want, rtol=1e-13, atol=0, err_msg=f"{name} {layout}")
+            else:
+                np.testing.assert_array_equal(g, want, err_msg=f"{name} {layout}")
+
+
+def test_every_primitive_has_a_rule():
+    missing_rule = [n for n in PRIMITIVES if rule_for(n) is None]
+    missing_case = [n for n in PRIMITIVES if n not in CASES]
+    assert not missing_rule, f"primitives without a batching rule: {missing_rule}"
+    assert not missing_case, f"primitives without a case in test_batching_rules: {missing_case}"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_rule_matches_loop(name):
+    _check(name, CASES[name], seed=sum(map(ord, name)))
+
+
+@pytest.mark.parametrize("label", sorted(EXTRA))
+def test_rule_matches_loop_extra_layouts(label):
+    name, make = EXTRA[label]
+    _check(name, make, seed=sum(map(ord, label)))
+
+
+def test_layouts_cover_unbatched_operands():
+    assert (0, None) in _layouts([np.zeros(2), np.zeros(2)])
+    assert list(itertools.chain(*_layouts([np.zeros((2, 3))]))) == [0, 2]

@@ -1,0 +1,172 @@
+"""tj.vmap: axes, pytrees, nesting, and composition with jit and grad, against loops."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _finite_diff import numeric_grad
+
+import tracejit as tj
+import tracejit.numpy as tnp
+from tracejit.batching import BATCH_RULES
+from tracejit.errors import BatchingError
+
+rng = np.random.default_rng(0)
+
+
+def _loop(f, args, in_axes):
+    size = next(np.shape(a)[ax] for a, ax in zip(args, in_axes) if ax is not None)
+    rows = []
+    for b in range(size):
+        ex = [a if ax is None else np.take(a, b, axis=ax) for a, ax in zip(args, in_axes)]
+        rows.append(f(*ex))
+    return rows
+
+
+def _layer(x, w, b):
+    return np.tanh(x @ w + b)
+
+
+def test_in_axes_and_out_axes():
+    x, w, b = rng.random((4, 3)), rng.random((3, 5)), rng.random(5)
+    got = tj.vmap(_layer, in_axes=(0, None, None))(x, w, b)
+    np.testing.assert_allclose(got, np.stack(_loop(_layer, (x, w, b), (0, None, None))), rtol=1e-12)
+    xt = np.ascontiguousarray(x.T)
+    got = tj.vmap(_layer, in_axes=(1, None, None), out_axes=1)(xt, w, b)
+    np.testing.assert_allclose(got, np.stack(_loop(_layer, (x, w, b), (0, None, None)), axis=1))
+    got = tj.vmap(lambda x, y: x * y, in_axes=(-1, 0))(xt, rng.random((4, 3)))
+    assert got.shape == (4, 3)
+
+
+def test_pytree_in_axes_and_outputs():
+    params = {"w": rng.random((3, 2)), "b": rng.random((6, 2))}
+    x = rng.random((6, 3))
+
+    def f(p, x):
+        return {"y": x @ p["w"] + p["b"], "n": (x * x).sum()}
+
+    out = tj.vmap(f, in_axes=({"w": None, "b": 0}, 0), out_axes={"y": 0, "n": 0})(params, x)
+    np.testing.assert_allclose(out["y"], x @ params["w"] + params["b"], rtol=1e-12)
+    np.testing.assert_allclose(out["n"], (x * x).sum(axis=1), rtol=1e-12)
+
+
+def test_keyword_arguments_map_over_axis_0():
+    x, y = rng.random((3, 2)), rng.random((3, 2))
+    got = tj.vmap(lambda x, y=None: x - y)(x, y=y)
+    np.testing.assert_array_equal(got, x - y)
+
+
+def test_unbatched_output_is_broadcast_and_out_axes_none():
+    x = rng.random((4, 2))
+    const, mean = tj.vmap(lambda x, c: (c * 2.0, x.sum()), in_axes=(0, None))(x, np.ones(3))
+    np.testing.assert_array_equal(const, np.full((4, 3), 2.0))
+    got = tj.vmap(lambda x, c: c * 2.0, in_axes=(0, None), out_axes=None)(x, np.ones(3))
+    np.testing.assert_array_equal(got, np.full(3, 2.0))
+    np.testing.assert_allclose(mean, x.sum(axis=1))
+
+
+def test_nested_vmap_is_an_outer_product():
+    a, b = rng.random(4), rng.random(5)
+    got = tj.vmap(tj.vmap(lambda x, y: x * y + 1.0, in_axes=(None, 0)), in_axes=(0, None))(a, b)
+    np.testing.assert_allclose(got, np.outer(a, b) + 1.0)
+
+
+def test_vmap_of_jit_and_jit_of_vmap():
+    x = rng.random((5, 3)).astype(np.float32)
+    inner = tj.jit(lambda x: tnp.exp(x).sum() * 2.0)
+    want = np.exp(x).sum(axis=1) * 2.0
+    np.testing.assert_allclose(tj.vmap(inner)(x), want, rtol=1e-6)
+    np.testing.assert_allclose(tj.jit(tj.vmap(inner))(x), want, rtol=1e-6)
+
+
+def test_grad_of_vmap_against_finite_differences():
+    x, w = rng.random((4, 3)), rng.random((3, 2))
+
+    def loss(w):
+        return (tj.vmap(lambda x: np.tanh(x @ w), in_axes=0)(x) ** 2).sum()
+
+    def numpy_loss(w):
+        return (np.tanh(x @ w) ** 2).sum()
+
+    np.testing.assert_allclose(tj.grad(loss)(w), numeric_grad(numpy_loss, w), rtol=1e-6)
+
+
+def _mlp_loss(params, x, y):
+    h = tnp.tanh(x @ params["w1"] + params["b1"])
+    out = h @ params["w2"]
+    return ((out - y) ** 2).sum()
+
+
+def _mlp(dtype, n=8):
+    params = {
+        "w1": rng.standard_normal((6, 16)).astype(dtype),
+        "b1": rng.standard_normal(16).astype(dtype),
+        "w2": rng.standard_normal((16, 2)).astype(dtype),
+    }
+    return (
+        params,
+        rng.standard_normal((n, 6)).astype(dtype),
+        rng.standard_normal((n, 2)).astype(dtype),
+    )
+
+
+def test_per_example_gradients_equal_a_loop_of_grad():
+    params, x, y = _mlp(np.float64)
+    per_example = tj.vmap(tj.grad(_mlp_loss), in_axes=(None, 0, 0))(params, x, y)
+    loop = [tj.grad(_mlp_loss)(params, x[i], y[i]) for i in range(len(x))]
+    for k in params:
+        np.testing.assert_allclose(per_example[k], np.stack([g[k] for g in loop]), rtol=1e-12)
+    # one example's gradient against central differences of the NumPy loss
+    w1 = params["w1"]
+
+    def numpy_loss(w):
+        h = np.tanh(x[0] @ w + params["b1"])
+        return ((h @ params["w2"] - y[0]) ** 2).sum()
+
+    np.testing.assert_allclose(
+        per_example["w1"][0], numeric_grad(numpy_loss, w1), rtol=1e-6, atol=1e-7
+    )
+
+
+def test_per_example_gradients_compile_to_one_batched_program():
+    fn = tj.jit(tj.vmap(tj.grad(_mlp_loss), in_axes=(None, 0, 0)))
+    params, x, y = _mlp(np.float32, 4)
+    got = fn(params, x, y)
+    want = [tj.grad(_mlp_loss)(params, x[i], y[i]) for i in range(4)]
+    for k in params:
+        np.testing.assert_allclose(got[k], np.stack([g[k] for g in want]), rtol=2e-5, atol=1e-5)
+    assert len(fn._executables) == 1
+    # one batched program: its size does not grow with the number of examples
+    big = _mlp(np.float32, 64)
+    assert len(fn.lower(*big).graph.nodes) == len(fn.lower(params, x, y).graph.nodes)
+
+
+def test_random_with_a_key_per_example():
+    keys = tj.random.split(tj.random.key(0), 3)
+    got = tj.vmap(lambda k: tj.random.uniform(k, (4,)))(keys)
+    want = np.stack([tj.random.uniform(k, (4,)) for k in keys])
+    np.testing.assert_array_equal(got, want)
+
+
+def test_errors_are_named():
+    with pytest.raises(BatchingError, match="different sizes"):
+        tj.vmap(lambda a, b: a + b)(np.ones(3), np.ones(4))
+    with pytest.raises(BatchingError, match="axis_size"):
+        tj.vmap(lambda a: a, in_axes=None)(np.ones(3))
+    with pytest.raises(ValueError, match="one entry per argument"):
+        tj.vmap(lambda a, b: a, in_axes=(0,))(np.ones(3), np.ones(3))
+    with pytest.raises(ValueError, match="out of range"):
+        tj.vmap(lambda a: a, in_axes=2)(np.ones(3))
+    with pytest.raises(BatchingError, match="out_axes cannot be None"):
+        tj.vmap(lambda a: a * 2.0, out_axes=None)(np.ones(3))
+
+
+def test_axis_size_with_nothing_mapped():
+    got = tj.vmap(lambda c: c + 1.0, in_axes=None, axis_size=3)(np.ones(2))
+    np.testing.assert_array_equal(got, np.full((3, 2), 2.0))
+
+
+def test_primitive_without_rule_raises_batching_error(monkeypatch):
+    monkeypatch.delitem(BATCH_RULES, "cumsum")
+    with pytest.raises(BatchingError, match="no batching rule for 'cumsum'"):
+        tj.vmap(lambda x: tnp.cumsum(x))(np.ones((2, 3)))

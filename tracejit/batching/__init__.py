@@ -1,0 +1,7 @@
+"""Batching: `vmap`, its graph interpreter and its rule table (one rule per primitive)."""
+
+from tracejit.batching.api import vmap
+from tracejit.batching.interpreter import batch_graph
+from tracejit.batching.rules import BATCH_RULES, defbatch, rule_for
+
+__all__ = ["BATCH_RULES", "batch_graph", "defbatch", "rule_for", "vmap"]

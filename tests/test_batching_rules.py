@@ -176,8 +176,9 @@ def _check(name, make, seed):
 
 
 def test_every_primitive_has_a_rule():
-    missing_rule = [n for n in PRIMITIVES if rule_for(n) is None]
-    missing_case = [n for n in PRIMITIVES if n not in CASES]
+    names = [n for n in PRIMITIVES if not n.startswith("test_")]  # other tests' stand-ins
+    missing_rule = [n for n in names if rule_for(n) is None]
+    missing_case = [n for n in names if n not in CASES]
     assert not missing_rule, f"primitives without a batching rule: {missing_rule}"
     assert not missing_case, f"primitives without a case in test_batching_rules: {missing_case}"
 

@@ -136,3 +136,41 @@ def test_zero_and_negative_zero_literals_stay_distinct(device):
         want = f(x)
     for g, w in zip(got, want):
         _same(g, w)
+
+
+# ---------------------------------------------------------------- stable sigmoid
+
+
+def _sigmoid_ref(x):
+    x = np.asarray(x, np.longdouble)
+    return 1 / (1 + np.exp(-x))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sigmoid_and_log_sigmoid_are_accurate_for_large_negative_x(dtype, device):
+    # Regression: sigmoid was (tanh(x/2) + 1) / 2: 0 for x <= -18 in float32 (true 1.5e-8)
+    # and <= -38 in float64, so log(sigmoid(x)) was -inf and its gradient NaN.
+    x = np.array([-100, -80, -38, -18, -5, -1e-3, 0, 1e-3, 5, 18, 38, 80], dtype)
+    f = tj.jit(lambda x: (tj.nn.sigmoid(x), tj.nn.log_sigmoid(x)), device=device)
+    s, ls = (np.asarray(tj.device_get(v)) for v in f(x))
+    assert s.dtype == ls.dtype == dtype
+    ref = _sigmoid_ref(x)
+    tiny = np.finfo(dtype).tiny  # below it float32 results are subnormal: absolute error
+    np.testing.assert_allclose(s, ref.astype(np.float64), rtol=8 * np.finfo(dtype).eps, atol=tiny)
+    ls_ref = -np.log1p(np.exp(-np.asarray(x, np.longdouble)))
+    np.testing.assert_allclose(ls, ls_ref.astype(np.float64), rtol=4 * np.finfo(dtype).eps)
+    assert (s[x < 0] > 0).all() and np.isfinite(ls).all()
+
+
+def test_sigmoid_gradients_are_finite_and_match_finite_differences(device):
+    def loss(x):
+        return np.sum(tj.nn.log_sigmoid(x)) + np.sum(tj.nn.sigmoid(x)) + np.sum(tj.nn.softplus(x))
+
+    x = np.array([-700.0, -60.0, -30.0, -5.0, -0.5, 0.0, 0.5, 5.0, 30.0, 60.0, 700.0])
+    g = np.asarray(tj.device_get(tj.jit(tj.grad(loss), device=device)(x)))
+    s = _sigmoid_ref(x).astype(np.float64)
+    # d/dx: log_sigmoid' = 1 - s, sigmoid' = s (1 - s), softplus' = s
+    np.testing.assert_allclose(g, (1 - s) + s * (1 - s) + s, rtol=1e-12)
+    h = 1e-6  # central differences where the function is smooth and not tiny
+    fd = np.array([(loss(np.array([v + h])) - loss(np.array([v - h]))) / (2 * h) for v in x])
+    np.testing.assert_allclose(g, fd, rtol=1e-7, atol=1e-9)

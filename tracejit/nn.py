@@ -37,15 +37,41 @@ def relu(x):
     return tnp.where(tnp.greater(x, 0), x, 0)
 
 
+def _minus_abs(x, positive):
+    """-|x| as `where(positive, -x, x)`: the branch's own derivative (-1 or 1) at every x,
+    including 0, where the gradient of `abs` would be 0."""
+    return tnp.where(positive, tnp.negative(x), x)
+
+
 def sigmoid(x):
-    """The logistic function 1 / (1 + exp(-x)), computed as (tanh(x/2) + 1) / 2: no overflow.
+    """The logistic function 1 / (1 + exp(-x)), accurate over the whole float range.
+
+    With e = exp(-|x|) (never overflows): 1 / (1 + e) for x >= 0 and e / (1 + e) for x < 0,
+    so sigmoid(-100) is 3.7e-44, not 0, in float32 and its gradient e / (1 + e)^2 stays
+    finite and accurate.
 
     >>> import numpy as np, tracejit as tj
-    >>> tj.nn.sigmoid(np.array([0.0]))
-    array([0.5])
+    >>> tj.nn.sigmoid(np.array([0.0, -800.0]))
+    array([0.5, 0. ])
     """
     x = _float(x)
-    return tnp.multiply(tnp.add(tnp.tanh(tnp.multiply(x, 0.5)), 1.0), 0.5)
+    positive = tnp.greater_equal(x, 0.0)
+    e = tnp.exp(_minus_abs(x, positive))
+    return tnp.divide(tnp.where(positive, 1.0, e), tnp.add(e, 1.0))
+
+
+def log_sigmoid(x):
+    """log(sigmoid(x)) = -softplus(-x), accurate where sigmoid underflows or rounds to 1:
+    min(x, 0) - log1p(exp(-|x|)).
+
+    >>> import numpy as np, tracejit as tj
+    >>> tj.nn.log_sigmoid(np.array([-1000.0, 0.0]))
+    array([-1.00000000e+03, -6.93147181e-01])
+    """
+    x = _float(x)
+    positive = tnp.greater_equal(x, 0.0)
+    tail = tnp.log1p(tnp.exp(_minus_abs(x, positive)))
+    return tnp.subtract(tnp.where(positive, 0.0, x), tail)
 
 
 def silu(x):
@@ -70,7 +96,9 @@ def softplus(x):
     0.6931471805599453
     """
     x = _float(x)
-    return tnp.add(tnp.maximum(x, 0.0), tnp.log1p(tnp.exp(tnp.negative(tnp.abs(x)))))
+    positive = tnp.greater(x, 0.0)
+    tail = tnp.log1p(tnp.exp(_minus_abs(x, positive)))
+    return tnp.add(tnp.where(positive, x, 0.0), tail)
 
 
 def gelu(x, approximate: bool = True):
@@ -166,6 +194,7 @@ def one_hot(x, num_classes: int, dtype=np.float32):
 
 __all__ = [
     "gelu",
+    "log_sigmoid",
     "log_softmax",
     "logsumexp",
     "one_hot",

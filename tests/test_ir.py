@@ -95,6 +95,7 @@ def test_every_primitive_has_kind_rule_and_impl():
         "random",
         "creation",
         "opaque",
+        "control",
     }
     for name, prim in primitives.PRIMITIVES.items():
         assert prim.name == name and prim.kind in kinds

@@ -10,6 +10,7 @@ array([1., 1.], dtype=float32)
 
 from tracejit import (
     errors,
+    lax,
     nn,
     numpy,
     random,
@@ -48,6 +49,7 @@ __all__ = [
     "jacrev",
     "jit",
     "jvp",
+    "lax",
     "make_ir",
     "nn",
     "numpy",

@@ -3,7 +3,12 @@
 `ir` imports no tracer and no backend: dependencies point down the pipeline.
 """
 
-from tracejit.ir import primitives, structural  # noqa: F401  (registers every primitive)
+from tracejit.ir import (  # noqa: F401  (registers every primitive)
+    autodiff_control,
+    control,
+    primitives,
+    structural,
+)
 from tracejit.ir.graph import ConstValue, Graph, Node, Value, format_graph, verify
 
 __all__ = ["ConstValue", "Graph", "Node", "Value", "format_graph", "primitives", "verify"]

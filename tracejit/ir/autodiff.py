@@ -508,11 +508,12 @@ def backward_pass(e: Emitter, graph: Graph, cts: dict[Value, Value]) -> dict[Val
         out_cts = [cts.get(v) for v in node.outputs]
         if all(c is None for c in out_cts):
             continue  # symbolic zero: nothing flows back through this node
-        if node.prim.multiple_results:
-            raise UnsupportedError(f"no VJP rule for {node.prim.name!r} (multiple results)")
         rule = _rule_for(node)
         e.source = node.source
-        in_cts = rule(e, out_cts[0], *node.inputs, out=node.outputs[0], **node.attrs)
+        if node.prim.multiple_results:  # the rule takes every cotangent and every output
+            in_cts = rule(e, out_cts, *node.inputs, out=node.outputs, **node.attrs)
+        else:
+            in_cts = rule(e, out_cts[0], *node.inputs, out=node.outputs[0], **node.attrs)
         for v, ct in zip(node.inputs, in_cts):
             if ct is not None:
                 _accumulate(e, cts, v, ct)

@@ -186,6 +186,15 @@ class VerifyError(AssertionError):
     """A graph broke an IR invariant (a tracejit bug, never a user error)."""
 
 
+def _region_graphs(node: Node) -> list[Graph]:
+    found = []
+    for value in node.attrs.values():
+        for item in value if isinstance(value, tuple) else (value,):
+            if isinstance(getattr(item, "graph", None), Graph):
+                found.append(item.graph)
+    return found
+
+
 def verify(graph: Graph) -> None:
     """Check every invariant: defined-before-use, single definition, types match the rules."""
     defined: set[Value] = set()
@@ -213,6 +222,8 @@ def verify(graph: Graph) -> None:
             if v in defined:
                 raise VerifyError(f"node {i} ({node.prim.name}) redefines {v}")
             defined.add(v)
+        for sub in _region_graphs(node):  # closed sub-graphs (ir/regions.py): own scope
+            verify(sub)
     for v in graph.outputs:
         if v not in defined:
             raise VerifyError(f"output {v} is never defined")

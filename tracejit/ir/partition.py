@@ -25,13 +25,15 @@ from collections import deque
 from dataclasses import dataclass
 
 from tracejit.ir.graph import Graph, Node, Value
-from tracejit.ir.primitives import GATHER, MATMUL, RANDOM, REDUCTION
+from tracejit.ir.primitives import CONTROL, GATHER, MATMUL, RANDOM, REDUCTION
 
 # Never recomputed at any budget. Matmul is compute-bound: recomputing it costs as much as
 # the forward. A random op recomputed in the backward would draw new bits for a stateful
 # generator and silently corrupt the gradient (pytorch#190758); ours is counter-based, but we
 # keep the rule so that correctness never hangs on that.
-_NEVER_RECOMPUTE = (MATMUL, RANDOM)
+# A control-flow node (a whole loop) is never recomputed either: its residual outputs are
+# what its VJP rule asked to save.
+_NEVER_RECOMPUTE = (MATMUL, RANDOM, CONTROL)
 # Recomputed only when the budget asks for less memory than the runtime-optimal cut: each one
 # is a full extra pass over its (larger) input, unlike elementwise and layout ops, which the
 # fuser folds into the backward kernels that consume them at no extra memory traffic.

@@ -30,6 +30,7 @@ GATHER = "gather-scatter"
 RANDOM = "random"
 CREATION = "creation"
 OPAQUE = "opaque"
+CONTROL = "control"  # loops and branches with region bodies (ir/control.py)
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,0 +1,20 @@
+"""Structured control flow with the names and semantics of `jax.lax`.
+
+`scan`, `fori_loop`, `while_loop`, `cond`, `switch`, `map` and `select_n`. Each loop or
+branch is one IR node whose bodies are regions (closed sub-graphs, `ir/regions.py`): traced
+once, compiled as a loop (not unrolled), differentiable (`scan`, `fori_loop` with static
+bounds, `cond`, `switch`; reverse mode of `while_loop` raises UnsupportedError).
+
+>>> import numpy as np, tracejit as tj
+>>> from tracejit import lax
+>>> def cumprod(xs):
+...     return lax.scan(lambda c, x: (c * x, c * x), np.float64(1.0), xs)[1]
+>>> tj.jit(cumprod)(np.array([1.0, 2.0, 3.0]))
+array([1., 2., 6.])
+"""
+
+from ._cond import cond, select_n, switch
+from ._scan import map, scan
+from ._while import fori_loop, while_loop
+
+__all__ = ["cond", "fori_loop", "map", "scan", "select_n", "switch", "while_loop"]

@@ -55,6 +55,48 @@ def _float_indices(values: list[Value]) -> list[int]:
     return [i for i, v in enumerate(values) if dtypes.is_float(v.dtype)]
 
 
+def _varying(graph: Graph, n_consts: int) -> set[Value]:
+    """Values of a scan body that depend on the carry or the xs (not loop-invariant)."""
+    varying = set(graph.inputs[n_consts:])
+    for node in graph.nodes:
+        if any(v in varying for v in node.inputs):
+            varying.update(node.outputs)
+    return varying
+
+
+def _hoist(e: Emitter, forward: Graph, values: list[Value], consts: list[Value], n: int):
+    """Compute the loop-invariant `values` of `forward` once, outside the loop: copies of
+    the nodes they need, reading the scan's outer consts; their outer values."""
+    env = dict(zip(forward.inputs[:n], consts))
+    live, needed = set(values), []
+    for node in reversed(forward.nodes):
+        if any(v in live for v in node.outputs):
+            needed.append(node)
+            live.update(node.inputs)
+    for node in reversed(needed):
+        outs = [Value(v.shape, v.dtype, v.weak) for v in node.outputs]
+        ins = [env[v] for v in node.inputs]
+        e.graph.nodes.append(Node(node.prim, ins, node.attrs, outs, node.source, "forward"))
+        env.update(zip(node.outputs, outs))
+    return [env[v] for v in values]
+
+
+class _Residuals:
+    """Where each residual of the partitioned body comes from in the backward loop."""
+
+    def __init__(self, part, g: Graph, n_consts: int, n_carry: int):
+        n_fixed = n_consts + n_carry
+        position = {v: i for i, v in enumerate(g.inputs)}
+        varying = _varying(part.forward, n_consts)
+        self.position = position
+        self.consts = [r for r in part.residuals if position.get(r, n_fixed) < n_consts]
+        self.xs = [r for r in part.residuals if position.get(r, -1) >= n_fixed]
+        rest = [r for r in part.residuals if r not in position]
+        self.invariant = [r for r in rest if r not in varying]  # computed once, outside
+        carried = [r for r in part.residuals if n_consts <= position.get(r, -1) < n_fixed]
+        self.stacked = carried + [r for r in rest if r in varying]  # one per iteration
+
+
 @defvjp("scan")
 def _scan_vjp(e, cts, *inputs, out, body, length, reverse, n_consts, n_carry):
     g = body.graph
@@ -63,52 +105,25 @@ def _scan_vjp(e, cts, *inputs, out, body, length, reverse, n_consts, n_carry):
     wrt = _float_indices(g.inputs)
     seeded = _float_indices(g.outputs[:n_carry])
     seeded += [n_carry + j for j, c in enumerate(cts[n_carry:]) if c is not None]
-    joint = joint_graph(g, wrt, seeded)
-    part = partition(joint, len(g.inputs), len(g.outputs))
-    position = {v: i for i, v in enumerate(g.inputs)}
-    res_consts = [r for r in part.residuals if position.get(r, n_fixed) < n_consts]
-    res_xs = [r for r in part.residuals if position.get(r, -1) >= n_fixed]
-    stacked = [r for r in part.residuals if r not in res_consts and r not in res_xs]
+    part = partition(joint_graph(g, wrt, seeded), len(g.inputs), len(g.outputs))
+    res = _Residuals(part, g, n_consts, n_carry)
 
-    forward = Graph(list(g.inputs), list(part.forward.nodes), list(g.outputs) + stacked)
+    forward = Graph(list(g.inputs), list(part.forward.nodes), list(g.outputs) + res.stacked)
     fwd_attrs = {"body": Region(forward), "length": length, "reverse": reverse}
     fwd_attrs.update(n_consts=n_consts, n_carry=n_carry)
-    stacked_outer = _replace_forward(e, out, inputs, fwd_attrs, stacked)
+    stacked_outer = _replace_forward(e, out, inputs, fwd_attrs, res.stacked)
+    hoisted = _hoist(e, part.forward, res.invariant, consts, n_consts)
 
-    seeds = part.backward.inputs[len(part.residuals) :]  # one per seeded output, in order
-    carry_seeds = seeds[: len(_float_indices(g.outputs[:n_carry]))]
-    y_seeds = seeds[len(carry_seeds) :]
-    ct_of = dict(zip(wrt, part.backward.outputs))
-    float_consts = [i for i in wrt if i < n_consts]
-    float_carry = [i - n_consts for i in wrt if n_consts <= i < n_fixed]
-    float_xs = [i - n_fixed for i in wrt if i >= n_fixed]
-
-    bwd = Graph(list(part.backward.inputs), list(part.backward.nodes), [])
-    accs = [Value(g.inputs[i].shape, g.inputs[i].dtype) for i in float_consts]
-    be = Emitter(bwd)
-    sums = [be.add(acc, ct_of[i]) for acc, i in zip(accs, float_consts)]
-    bwd.inputs = res_consts + carry_seeds + accs + stacked + res_xs + y_seeds
-    bwd.outputs = [ct_of[n_consts + j] for j in float_carry] + sums
-    bwd.outputs += [ct_of[n_fixed + j] for j in float_xs]
-
+    bwd, float_consts, float_carry, float_xs = _backward_body(part, g, res, wrt, n_consts, n_carry)
     init = [cts[j] if cts[j] is not None else e.full(0.0, out[j]) for j in float_carry]
     init += [e.full(0.0, consts[i]) for i in float_consts]
-    b_xs = stacked_outer + [xs[position[r] - n_fixed] for r in res_xs]
+    b_consts = [consts[res.position[r]] for r in res.consts] + hoisted
+    b_xs = stacked_outer + [xs[res.position[r] - n_fixed] for r in res.xs]
     b_xs += [cts[j] for j in seeded if j >= n_carry]
-    b_consts = [consts[position[r]] for r in res_consts]
-    n_b_carry = len(float_carry) + len(float_consts)
-    results = _emit(
-        e,
-        "scan",
-        b_consts + init + b_xs,
-        {
-            "body": Region(bwd),
-            "length": length,
-            "reverse": not reverse,
-            "n_consts": len(b_consts),
-            "n_carry": n_b_carry,
-        },
-    )
+    n_b_carry = len(init)
+    attrs = {"body": Region(bwd), "length": length, "reverse": not reverse}
+    attrs.update(n_consts=len(b_consts), n_carry=n_b_carry)
+    results = _emit(e, "scan", b_consts + init + b_xs, attrs)
     in_cts: list = [None] * len(inputs)
     for j, v in zip(float_carry, results):
         in_cts[n_consts + j] = v
@@ -117,6 +132,27 @@ def _scan_vjp(e, cts, *inputs, out, body, length, reverse, n_consts, n_carry):
     for j, v in zip(float_xs, results[n_b_carry:]):
         in_cts[n_fixed + j] = v
     return in_cts
+
+
+def _backward_body(part, g: Graph, res: _Residuals, wrt, n_consts: int, n_carry: int):
+    """The backward loop body: (invariants, carry cts, const-ct sums, stacked residuals,
+    xs residuals, y cts) -> (carry cts, const-ct sums, xs cts)."""
+    n_fixed = n_consts + n_carry
+    seeds = part.backward.inputs[len(part.residuals) :]  # one per seeded output, in order
+    carry_seeds = seeds[: len(_float_indices(g.outputs[:n_carry]))]
+    y_seeds = seeds[len(carry_seeds) :]
+    ct_of = dict(zip(wrt, part.backward.outputs))
+    float_consts = [i for i in wrt if i < n_consts]
+    float_carry = [i - n_consts for i in wrt if n_consts <= i < n_fixed]
+    float_xs = [i - n_fixed for i in wrt if i >= n_fixed]
+    bwd = Graph([], list(part.backward.nodes), [])
+    accs = [Value(g.inputs[i].shape, g.inputs[i].dtype) for i in float_consts]
+    be = Emitter(bwd)
+    sums = [be.add(acc, ct_of[i]) for acc, i in zip(accs, float_consts)]
+    bwd.inputs = res.consts + res.invariant + carry_seeds + accs + res.stacked + res.xs + y_seeds
+    bwd.outputs = [ct_of[n_consts + j] for j in float_carry] + sums
+    bwd.outputs += [ct_of[n_fixed + j] for j in float_xs]
+    return bwd, float_consts, float_carry, float_xs
 
 
 @defvjp("cond")

@@ -39,10 +39,11 @@ def _shared_inputs(traced: list) -> tuple[list, list[Graph]]:
     return consts, graphs
 
 
-def _cond_flat(index, branches: Sequence[Callable], operands: tuple, what: str):
+def _cond_flat(index, branches: Sequence[Callable], operands: tuple, what: str, names=None):
     leaves, tree = tree_flatten(operands)
     avals = [leaf_aval(x, f"{what} operand {i}") for i, x in enumerate(leaves)]
-    traced = [trace_region(br, tree, avals, f"{what} branch {k}") for k, br in enumerate(branches)]
+    names = names or [f"branch {k}" for k in range(len(branches))]
+    traced = [trace_region(br, tree, avals, f"{what} {n}") for br, n in zip(branches, names)]
     first = traced[0]
     for k, t in enumerate(traced[1:], start=1):
         check_same_types(
@@ -51,7 +52,7 @@ def _cond_flat(index, branches: Sequence[Callable], operands: tuple, what: str):
             out_avals(t.graph),
             first.out_tree,
             out_avals(first.graph),
-            (f"output of branch {k}", "output of branch 0"),
+            (f"output of {names[k]}", f"output of {names[0]}"),
             "out",
         )
     consts, graphs = _shared_inputs(traced)
@@ -79,7 +80,8 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands):
         )
     if np.dtype(dtype).kind == "i":
         pred = pred != 0
-    return _cond_flat(scalar_index(pred, "cond predicate"), (false_fun, true_fun), operands, "cond")
+    index = scalar_index(pred, "cond predicate")
+    return _cond_flat(index, (false_fun, true_fun), operands, "cond", ["false_fun", "true_fun"])
 
 
 def switch(index, branches: Sequence[Callable], *operands):

@@ -81,8 +81,8 @@ def check_same_types(
         if tuple(a[0]) != tuple(b[0]) or np.dtype(a[1]) != np.dtype(b[1]):
             where = f" {path}" if path else ""
             raise ShapeError(
-                f"{what}: the {names[0]}{where} has type {type_str(a)} but the {names[1]} "
-                f"has type {type_str(b)}; they must match exactly (cast with .astype, or "
+                f"{what}: the {names[0]}{where} has type {type_str(a)} but the {names[1]}"
+                f"{where} has type {type_str(b)}; they must match exactly (cast with .astype, or "
                 "reshape/broadcast the value)"
             )
 

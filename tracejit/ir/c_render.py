@@ -217,6 +217,24 @@ def _unary(name: str, a: str, dt: np.dtype, uses: set) -> str:
     raise UnsupportedError(f"no C rendering for primitive {name!r}")
 
 
+def _float_pow(a: str, b: str, dt: np.dtype, uses: set) -> str:
+    """x ** y for floats. A literal exponent of 2, 0.5, 1, 0 or -1 takes NumPy's fast path
+    for a scalar exponent (`power`'s loop with a stride-0 exponent): square, sqrt, copy, one,
+    reciprocal. So `x ** 0.5` is sqrt at every position (-inf -> nan, -0.0 -> -0.0, as NumPy
+    gives), and x ** 2 costs one product, not a pow (~40 instructions on a GPU)."""
+    sqrt = f"__builtin_sqrt{'f' if dt == np.float32 else ''}"
+    fast = {
+        literal(2, dt): f"({a} * {a})",
+        literal(0.5, dt): f"{sqrt}({a})",
+        literal(1, dt): f"({a})",
+        literal(0, dt): literal(1, dt),
+        literal(-1, dt): f"({literal(1, dt)} / {a})",
+    }
+    if b in fast:
+        return fast[b]
+    return f"{_libm('pow', dt, uses)}({a}, {b})"
+
+
 _COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
 
@@ -238,13 +256,8 @@ def _binary(name: str, a: str, b: str, dt: np.dtype, uses: set) -> str:
     if name == "mod":
         return f"tj_mod_{'int' if is_int else 'float'}<{ct}>({a}, {b})"
     if name == "pow":
-        if is_float and b == literal(2, dt):
-            # x ** 2 (variances, squared errors): the product is the correctly rounded square,
-            # what pow returns, for every x incl. NaN, inf and -0; a GPU powf costs ~40
-            # instructions an element.
-            return f"({a} * {a})"
         if is_float:
-            return f"{_libm('pow', dt, uses)}({a}, {b})"
+            return _float_pow(a, b, dt, uses)
         return f"tj_pow_int<{ct}>({a}, {b})"
     if name == "atan2":
         return f"{_libm('atan2', dt, uses)}({a}, {b})"

@@ -13,7 +13,8 @@ import itertools
 import numpy as np
 import pytest
 
-import tracejit  # noqa: F401  (registers every primitive, tracejit.random's included)
+import tracejit as tj  # registers every primitive, tracejit.random's included
+import tracejit.numpy as tnp
 from tracejit.batching import batch_graph, rule_for
 from tracejit.ir.graph import Graph, Node, Value
 from tracejit.ir.interpret import apply_primitive, evaluate
@@ -101,6 +102,20 @@ CASES["threefry2x32"] = lambda rng: (
     {},
 )
 
+
+def _custom_call():
+    """The CustomCall of a custom_vjp function, as recorded by tracing it."""
+    f = tj.custom_vjp(lambda x, y: (tnp.sin(x) * y, x.sum()))
+    f.defvjp(lambda x, y: (f(x, y), (x, y)), lambda r, g: (g[0] * r[1], g[0] * r[0]))
+    (node,) = [n for n in tj.make_ir(f)(np.ones((2, 3)), np.ones((2, 3))).nodes]
+    return node.attrs["call"]
+
+
+CASES["custom_vjp_call"] = lambda rng: (
+    [rng.random((2, 3)), rng.random((2, 3))],
+    {"call": _CUSTOM_CALL},
+)
+
 # Extra layouts that take other paths through a rule.
 EXTRA = {
     "take_axis0": (
@@ -123,6 +138,9 @@ def _const(array):
     from tracejit.ir.graph import ConstValue
 
     return ConstValue(array)
+
+
+_CUSTOM_CALL = _custom_call()
 
 
 def _layouts(operands) -> list[tuple]:

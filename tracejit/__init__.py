@@ -19,6 +19,7 @@ from tracejit import numpy as tnp  # noqa: F401
 from tracejit.batching import vmap
 from tracejit.cache import cache_info
 from tracejit.config import config
+from tracejit.custom import custom_jvp, custom_vjp
 from tracejit.devices import device_get, device_put
 from tracejit.pytree import (
     register_pytree_node,
@@ -39,6 +40,8 @@ __all__ = [
     "block_until_ready",
     "cache_info",
     "config",
+    "custom_jvp",
+    "custom_vjp",
     "device_get",
     "device_put",
     "disable_jit",

@@ -24,6 +24,7 @@ from tracejit.backends import check_device, compile_graph
 from tracejit.config import config
 from tracejit.errors import DeviceError, DonatedArgumentError, UnsupportedError
 from tracejit.ir import dtypes
+from tracejit.ir.custom_call import expand_custom_calls
 from tracejit.ir.graph import Graph, verify
 from tracejit.ir.interpret import eval_graph
 from tracejit.ir.passes import optimize, unused_inputs
@@ -333,7 +334,7 @@ class Jitted:
                 traced, _ = self._get_trace(args, kwargs)
             dump.write("traced", traced.graph)
             with timing.phase("passes"):
-                graph = optimize(traced.graph, config.verify_graphs, dump=dump)
+                graph = optimize(expand_custom_calls(traced.graph), config.verify_graphs, dump=dump)
             if config.log_compiles or dump.enabled:
                 self._report_unused_inputs(graph, args, kwargs, dump)
             if config.log_compiles:
@@ -372,7 +373,8 @@ class Jitted:
     def lower(self, *args, **kwargs) -> Lowered:
         traced, _ = self._get_trace(args, kwargs)
         device = self.device or config.default_device
-        return Lowered(optimize(traced.graph, config.verify_graphs), device, self._label())
+        graph = optimize(expand_custom_calls(traced.graph), config.verify_graphs)
+        return Lowered(graph, device, self._label())
 
 
 def _hashable_hint(v) -> str:

@@ -1,0 +1,283 @@
+"""`tj.custom_vjp` and `tj.custom_jvp`: functions whose derivative the user supplies.
+
+Called on concrete arrays they just run. Called on traced values (inside `grad`, `jit`,
+`vmap`, ...) they record one `custom_vjp_call` node (`ir/custom_call.py`) holding the traced
+primal, forward and backward graphs, so every transformation sees the user's rule:
+
+>>> import numpy as np, tracejit as tj
+>>> @tj.custom_vjp
+... def clip_grad(x):
+...     return x
+>>> clip_grad.defvjp(lambda x: (x, None), lambda res, g: (np.clip(g, -1.0, 1.0),))
+>>> tj.grad(lambda x: (3.0 * clip_grad(x)).sum())(np.ones(2))
+array([1., 1.])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from tracejit.batching.emit import Builder
+from tracejit.errors import ShapeError, UnsupportedError
+from tracejit.ir import dtypes
+from tracejit.ir.autodiff import eliminate_dead_code, joint_graph
+from tracejit.ir.custom_call import CustomCall, custom_vjp_call_p, inline_graph
+from tracejit.ir.graph import Graph, Value
+from tracejit.pytree import PyTreeDef, tree_flatten, tree_unflatten
+from tracejit.tracer.core import Tracer, bind
+from tracejit.tracer.jit import Traced, abstractify, trace_flat
+
+
+def _trace(fun: Callable, args: tuple, avals, what: str) -> Traced:
+    """Trace `fun(*args)` with the array leaves of `args` replaced by tracers of `avals`."""
+    _, treedef = tree_flatten(args)
+    names = [f"{what} input {i}" for i in range(len(avals))]
+    traced = trace_flat(fun, lambda t: (t, {}), treedef, list(avals), names, what)
+    if traced.captured:
+        raise UnsupportedError(
+            f"{what} reads a traced value of an enclosing transformation through a closure; "
+            "pass that value as an argument instead"
+        )
+    return traced
+
+
+def _avals_of(values: Sequence[Value]) -> list[tuple]:
+    return [(v.shape, v.dtype, False) for v in values]
+
+
+class _Custom:
+    """What custom_vjp and custom_jvp share: argument splitting, caching, recording."""
+
+    kind = "custom"
+
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+        if not callable(fun):
+            raise TypeError(f"{self.kind} expects a function, got {type(fun).__name__}")
+        self.fun = fun
+        self.nondiff_argnums = tuple(sorted(set(nondiff_argnums)))
+        self.__name__ = getattr(fun, "__name__", "function")
+        self.__doc__ = getattr(fun, "__doc__", None)
+        self._calls: dict[tuple, tuple[CustomCall, PyTreeDef]] = {}
+
+    def _ready(self) -> bool:
+        raise NotImplementedError
+
+    def __call__(self, *args):
+        if not self._ready():
+            what = "defvjp(fwd, bwd)" if self.kind == "custom_vjp" else "defjvp(jvp)"
+            raise UnsupportedError(f"{self.kind} function {self.__name__!r}: call {what} first")
+        for i in self.nondiff_argnums:
+            if i >= len(args):
+                raise ValueError(f"{self.kind}: nondiff_argnums names argument {i} of {len(args)}")
+            if any(isinstance(x, Tracer) for x in tree_flatten(args[i])[0]):
+                raise UnsupportedError(
+                    f"{self.kind} {self.__name__!r}: argument {i} is in nondiff_argnums but "
+                    "is traced; nondiff arguments must be static Python values"
+                )
+        diff = tuple(a for i, a in enumerate(args) if i not in self.nondiff_argnums)
+        leaves, in_tree = tree_flatten(diff)
+        if not any(isinstance(x, Tracer) for x in leaves):
+            return self.fun(*args)  # nothing is traced: no derivative can be asked of this call
+        avals = tuple(abstractify(x, f"argument leaf {i}") for i, x in enumerate(leaves))
+        static = tuple(_static_key(args[i]) for i in self.nondiff_argnums)
+        key = (in_tree, avals, static)
+        if key not in self._calls:
+            self._calls[key] = self._build(args, diff, avals)
+        call, out_tree = self._calls[key]
+        return tree_unflatten(out_tree, bind(custom_vjp_call_p, *leaves, call=call))
+
+    def _full_args(self, args: tuple, diff: tuple) -> list:
+        """`args` with the differentiable ones replaced by `diff` (tracers, when tracing)."""
+        it = iter(diff)
+        return [args[i] if i in self.nondiff_argnums else next(it) for i in range(len(args))]
+
+    def _nondiff(self, args: tuple) -> list:
+        return [args[i] for i in self.nondiff_argnums]
+
+    def _build(self, args, diff, avals) -> tuple[CustomCall, PyTreeDef]:
+        primal_fn = lambda *d: self.fun(*self._full_args(args, d))
+        primal = _trace(primal_fn, diff, avals, self.__name__)
+        call = CustomCall(
+            f"{self.kind} {self.__name__}",
+            primal.graph,
+            lambda: self._derivative_graphs(args, diff, avals, primal),
+        )
+        return call, primal.out_tree
+
+    def _derivative_graphs(self, args, diff, avals, primal: Traced) -> tuple[Graph, Graph]:
+        raise NotImplementedError
+
+
+def _static_key(x):
+    try:
+        hash(x)
+        return x
+    except TypeError:
+        return ("id", id(x))
+
+
+class custom_vjp(_Custom):
+    """A function with a user-defined VJP: `f.defvjp(fwd, bwd)`.
+
+    `fwd(*args) -> (out, residuals)`; `bwd(*nondiff_args, residuals, out_cotangent)` returns
+    a tuple with one cotangent per differentiable argument (same structure; None for zero).
+    """
+
+    kind = "custom_vjp"
+
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+        super().__init__(fun, nondiff_argnums)
+        self.fwd: Callable | None = None
+        self.bwd: Callable | None = None
+
+    def defvjp(self, fwd: Callable, bwd: Callable) -> None:
+        self.fwd, self.bwd = fwd, bwd
+        self._calls.clear()
+
+    def _ready(self) -> bool:
+        return self.fwd is not None
+
+    def _derivative_graphs(self, args, diff, avals, primal: Traced) -> tuple[Graph, Graph]:
+        name = self.__name__
+        fwd = _trace(lambda *d: self.fwd(*self._full_args(args, d)), diff, avals, f"{name} fwd")
+        tree = fwd.out_tree
+        if tree.kind is not tuple or len(tree.children) != 2 or tree.children[0] != primal.out_tree:
+            raise TypeError(
+                f"custom_vjp {name!r}: fwd must return (output, residuals) with the output "
+                f"structured as the function's ({primal.out_tree}), got {tree}"
+            )
+        n_out = len(primal.graph.outputs)
+        res_avals = _avals_of(fwd.graph.outputs[n_out:])
+        res_tree = tree.children[1]
+        nondiff = self._nondiff(args)
+
+        def bwd_flat(*leaves):
+            res = tree_unflatten(res_tree, leaves[: len(res_avals)])
+            cts = tree_unflatten(primal.out_tree, leaves[len(res_avals) :])
+            return self.bwd(*nondiff, res, cts)
+
+        flat_args = tuple(range(len(res_avals) + n_out))  # placeholders: one leaf each
+        bwd_avals = res_avals + _avals_of(primal.graph.outputs)
+        bwd = _trace(bwd_flat, flat_args, bwd_avals, f"{name} bwd")
+        return fwd.graph, _input_cotangents(bwd, diff, avals, name)
+
+
+def _input_cotangents(bwd: Traced, diff: tuple, avals, name: str) -> Graph:
+    """The bwd graph with exactly one output per differentiable input leaf, typed like it."""
+    tree = bwd.out_tree
+    if tree.kind is not tuple or len(tree.children) != len(diff):
+        raise TypeError(
+            f"custom_vjp {name!r}: bwd must return a tuple with one cotangent per "
+            f"differentiable argument ({len(diff)}), got {tree}"
+        )
+    graph = Graph(list(bwd.graph.inputs), list(bwd.graph.nodes), [])
+    b = Builder(graph)
+    outs = iter(bwd.graph.outputs)
+    flat_avals = iter(avals)
+    for i, (arg, sub) in enumerate(zip(diff, tree.children)):
+        arg_tree = tree_flatten(arg)[1]
+        zero = _zero_leaves(sub, arg_tree)
+        if zero is None:
+            raise TypeError(
+                f"custom_vjp {name!r}: bwd's cotangent {i} has structure {sub}, "
+                f"the argument has {arg_tree} (None stands for a zero cotangent)"
+            )
+        for is_zero in zero:
+            shape, dtype, _ = next(flat_avals)
+            ct = b.full(0, shape, dtype) if is_zero else next(outs)
+            if tuple(ct.shape) != tuple(shape):
+                raise ShapeError(
+                    f"custom_vjp {name!r}: bwd returned a cotangent of shape {ct.shape} for "
+                    f"argument {i} of shape {shape}"
+                )
+            graph.outputs.append(ct if ct.dtype == dtype else b.convert(ct, dtype=dtype))
+    return graph
+
+
+def _zero_leaves(ct: PyTreeDef, arg: PyTreeDef) -> list[bool] | None:
+    """Per leaf of `arg`, whether `ct` (arg's structure, None for zero subtrees) has a zero
+    there; None when the structures do not fit."""
+    if ct.kind is type(None):
+        return [True] * arg.num_leaves
+    if ct.kind is None or arg.kind is None:
+        return [False] if ct.kind is arg.kind else None
+    if ct.kind is not arg.kind or ct.aux != arg.aux or len(ct.children) != len(arg.children):
+        return None
+    out: list[bool] = []
+    for c, a in zip(ct.children, arg.children):
+        sub = _zero_leaves(c, a)
+        if sub is None:
+            return None
+        out += sub
+    return out
+
+
+class custom_jvp(_Custom):
+    """A function with a user-defined JVP: `@f.defjvp` on `jvp(primals, tangents)`.
+
+    `jvp(*nondiff_args, primals, tangents) -> (out, tangent_out)`, linear in `tangents`.
+    Reverse mode uses its transpose, so `grad`, `vjp` and `jvp` all follow the rule.
+    """
+
+    kind = "custom_jvp"
+
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+        super().__init__(fun, nondiff_argnums)
+        self.jvp: Callable | None = None
+
+    def defjvp(self, jvp: Callable) -> Callable:
+        self.jvp = jvp
+        self._calls.clear()
+        return jvp
+
+    def _ready(self) -> bool:
+        return self.jvp is not None
+
+    def _derivative_graphs(self, args, diff, avals, primal: Traced) -> tuple[Graph, Graph]:
+        """fwd saves the inputs; bwd is the transpose of the user's JVP at those inputs."""
+        g = primal.graph
+        fwd = Graph(list(g.inputs), list(g.nodes), list(g.outputs) + list(g.inputs))
+        n = len(avals)
+        nondiff = self._nondiff(args)
+        tangent_avals = [(s, d, False) for s, d, _ in avals]
+        diff_tree = tree_flatten(diff)[1]
+
+        def jvp_flat(*leaves):
+            primals = tree_unflatten(diff_tree, leaves[:n])
+            tangents = tree_unflatten(diff_tree, leaves[n:])
+            return self.jvp(*nondiff, primals, tangents)
+
+        name = self.__name__
+        jvp = _trace(jvp_flat, tuple(range(2 * n)), list(avals) + tangent_avals, f"{name} jvp")
+        want = PyTreeDef(tuple, None, (primal.out_tree, primal.out_tree))
+        if jvp.out_tree != want:
+            raise TypeError(
+                f"custom_jvp {name!r}: the jvp must return (output, tangent) structured as "
+                f"{want}, got {jvp.out_tree}"
+            )
+        return fwd, _transpose_tangents(jvp.graph, n, len(g.outputs))
+
+
+def _transpose_tangents(jvp: Graph, n_in: int, n_out: int) -> Graph:
+    """(primals, output cts) -> input cts: the VJP of the tangent map, taken at zero tangents.
+
+    The tangent outputs are linear in the tangent inputs, so this is their transpose.
+    """
+    wrt = [n_in + i for i in range(n_in) if dtypes.is_float(jvp.inputs[i].dtype)]
+    seeded = [n_out + j for j in range(n_out) if dtypes.is_float(jvp.outputs[j].dtype)]
+    joint = joint_graph(jvp, wrt, seeded)
+    primals = [Value(v.shape, v.dtype) for v in jvp.inputs[:n_in]]
+    cts = [Value(v.shape, v.dtype) for v in jvp.outputs[:n_out]]
+    graph = Graph(primals + cts, [], [])
+    b = Builder(graph)
+    zeros = [b.full(0, v.shape, v.dtype) for v in jvp.inputs[n_in:]]
+    seeds = [cts[j - n_out] for j in seeded]
+    results = inline_graph(graph.nodes, joint, primals + zeros + seeds)
+    in_cts = iter(results[len(jvp.outputs) :])
+    for i, v in enumerate(jvp.inputs[:n_in]):
+        float_in = n_in + i in wrt
+        graph.outputs.append(next(in_cts) if float_in else b.full(0, v.shape, v.dtype))
+    return eliminate_dead_code(graph)
+
+
+__all__ = ["custom_jvp", "custom_vjp"]

@@ -116,6 +116,47 @@ CASES["custom_vjp_call"] = lambda rng: (
     {"call": _CUSTOM_CALL},
 )
 
+
+def _node_of(name, fn, *args):
+    """The operand avals and attributes of the `name` node in fn's traced graph."""
+    graph = tj.make_ir(fn)(*args)
+    (node,) = [n for n in graph.nodes if n.prim.name == name]
+    return [(v.shape, v.dtype) for v in node.inputs], node.attrs
+
+
+def _control_case(name, fn, *args):
+    avals, attrs = _node_of(name, fn, *args)
+
+    def make(rng):
+        ops = []
+        for shape, dtype in avals:
+            if dtype.kind == "f":
+                ops.append(rng.uniform(0.0, 4.0, shape).astype(dtype))
+            else:  # a branch index, out of range at times: cond clamps it
+                ops.append(rng.integers(-1, 4, shape).astype(dtype))
+        return ops, attrs
+
+    return make
+
+
+def _scan_fn(w, c0, xs):
+    return tj.lax.scan(lambda c, x: (c * w + tnp.sin(x), c * x), c0, xs)
+
+
+def _while_fn(limit, v):
+    init = (limit * 0.25, v)
+    return tj.lax.while_loop(lambda c: c[0] < limit, lambda c: (c[0] + 1.0, c[1] * 0.5 + 1.0), init)
+
+
+def _switch_fn(i, x):
+    return tj.lax.switch(i, [lambda x: x * 2.0, lambda x: tnp.sin(x), lambda x: x - 1.0], x)
+
+
+_V3 = np.ones(3)
+CASES["scan"] = _control_case("scan", _scan_fn, 0.5 * _V3, _V3, np.ones((4, 3)))
+CASES["while_loop"] = _control_case("while_loop", _while_fn, np.float64(3.0), _V3)
+CASES["cond"] = _control_case("cond", _switch_fn, np.int32(1), _V3)
+
 # Extra layouts that take other paths through a rule.
 EXTRA = {
     "take_axis0": (

@@ -170,3 +170,28 @@ def test_primitive_without_rule_raises_batching_error(monkeypatch):
     monkeypatch.delitem(BATCH_RULES, "cumsum")
     with pytest.raises(BatchingError, match="no batching rule for 'cumsum'"):
         tj.vmap(lambda x: tnp.cumsum(x))(np.ones((2, 3)))
+
+
+def _collatz_steps(n):
+    def body(c):
+        n, steps = c
+        odd = tnp.remainder(n, 2.0) == 1.0
+        return tnp.where(odd, 3.0 * n + 1.0, n / 2.0), steps + 1.0
+
+    return tj.lax.while_loop(lambda c: c[0] > 1.0, body, (n, n * 0.0))[1]
+
+
+def test_vmap_of_control_flow_compiled_against_a_loop():
+    ns = np.array([1.0, 6.0, 7.0, 27.0])  # per-example trip counts 0, 8, 16, 111
+    want = np.array([_collatz_steps(n) for n in ns])
+    np.testing.assert_array_equal(want, [0.0, 8.0, 16.0, 111.0])
+    np.testing.assert_array_equal(tj.jit(tj.vmap(_collatz_steps))(ns), want)
+
+    def cumulative(w, xs):
+        return tj.lax.scan(lambda c, x: (c * w + x, c), np.float64(0.0), xs)
+
+    xs = rng.random((3, 5))
+    final, ys = tj.jit(tj.vmap(cumulative, in_axes=(None, 0)))(0.5, xs)
+    loop = [cumulative(0.5, x) for x in xs]
+    np.testing.assert_allclose(final, [f for f, _ in loop], rtol=1e-14)
+    np.testing.assert_allclose(ys, np.stack([y for _, y in loop]), rtol=1e-14)

@@ -1,5 +1,6 @@
 """Batching: `vmap`, its graph interpreter and its rule table (one rule per primitive)."""
 
+from tracejit.batching import control as _control  # noqa: F401  (registers rules)
 from tracejit.batching import custom as _custom  # noqa: F401  (registers its rule)
 from tracejit.batching.api import vmap
 from tracejit.batching.interpreter import batch_graph

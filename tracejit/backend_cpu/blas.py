@@ -1,6 +1,6 @@
 """BLAS for the CPU backend: sgemm/dgemm pointers from scipy-openblas32, when installed.
 
-scipy-openblas32 is an optional dependency (`pip install tracejit[blas]`). Its shared library
+scipy-openblas32 is a dependency of tracejit (installed by default). Its shared library
 is opened directly (found next to the package with `importlib.util.find_spec`, loaded
 RTLD_GLOBAL as `scipy_openblas32.get_openblas_config()` does): importing the package itself
 costs ~20 ms (it reads its version through importlib.metadata) on a function's first call.

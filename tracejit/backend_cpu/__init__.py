@@ -28,6 +28,7 @@ from tracejit.backend_cpu import (
     fast_exp,
     fast_tanh,
     gather,
+    loops,
     rows,
 )
 from tracejit.config import config
@@ -38,6 +39,7 @@ from tracejit.ir.primitives import get as get_primitive
 
 CODEGEN_SOURCES = (
     codegen,
+    loops,
     columns,
     emit,
     fast_exp,
@@ -62,9 +64,13 @@ def _is_callback(step: kernel.Step, buffers: dict[int, kernel.Buffer]) -> bool:
 class _Fallbacks:
     """Runs the NumPy fallback steps of one schedule when generated code calls back."""
 
-    def __init__(self, schedule: kernel.Schedule):
+    def __init__(self, schedule: kernel.Schedule, native: frozenset[int] = frozenset()):
         self.buffers = {b.id: b for b in schedule.buffers}
-        self.steps = {i: s for i, s in enumerate(schedule.steps) if _is_callback(s, self.buffers)}
+        self.steps = {
+            i: s
+            for i, s in enumerate(schedule.steps)
+            if _is_callback(s, self.buffers) and i not in native  # native: compiled loops
+        }
 
     def __bool__(self) -> bool:
         return bool(self.steps)
@@ -92,7 +98,14 @@ class _Fallbacks:
 class CpuExecutable:
     """A compiled function: `__call__(arrays) -> arrays`, `source()`, `kernels()`."""
 
-    def __init__(self, schedule: kernel.Schedule, source: str, library: str, graph: Graph):
+    def __init__(
+        self,
+        schedule: kernel.Schedule,
+        source: str,
+        library: str,
+        graph: Graph,
+        native_loops: frozenset[int] = frozenset(),
+    ):
         from tracejit import _core
 
         self.schedule = schedule
@@ -101,7 +114,8 @@ class CpuExecutable:
         # BLAS is loaded only for schedules that multiply (~1-20 ms on a first call).
         has_matmul = any(isinstance(s, kernel.Matmul) for s in schedule.steps)
         sgemm, dgemm = blas.gemm_pointers() if has_matmul else (0, 0)
-        fallbacks = _Fallbacks(schedule)
+        fallbacks = _Fallbacks(schedule, native_loops)
+        self._fallback_steps = fallbacks.steps
         buffers = {b.id: b for b in schedule.buffers}
         spec = [(tuple(v.shape), v.dtype) for v in graph.inputs]
         out_spec = [(buffers[b].shape, buffers[b].dtype) for b in schedule.outputs]
@@ -127,8 +141,7 @@ class CpuExecutable:
 
     def fallbacks(self) -> list[str]:
         """Primitives this function runs through NumPy (not yet compiled to C++)."""
-        buffers = {b.id: b for b in self.schedule.buffers}
-        return [s.prim for s in self.schedule.steps if _is_callback(s, buffers)]
+        return [s.prim for s in self._fallback_steps.values()]
 
 
 def schedule_graph(graph: Graph) -> kernel.Schedule:
@@ -141,7 +154,8 @@ def compile_cpu(graph: Graph, name: str = "function") -> CpuExecutable:
     t0 = time.perf_counter()
     schedule = schedule_graph(graph)
     t1 = time.perf_counter()
-    source = codegen.generate(schedule, name)
+    loop_plan = loops.plan_loops(schedule)
+    source = codegen.generate(schedule, name, loop_plan)
     t2 = time.perf_counter()
     dump = debug.current_dump()
     dump.write("schedule", kernel.format_schedule(schedule))
@@ -159,7 +173,7 @@ def compile_cpu(graph: Graph, name: str = "function") -> CpuExecutable:
         parts, source, lambda src, lib: compiler.compile_library(cxx, src, lib), ".so", meta
     )
     t3 = time.perf_counter()
-    executable = CpuExecutable(schedule, source, library, graph)
+    executable = CpuExecutable(schedule, source, library, graph, frozenset(loop_plan.calls))
     if config.log_compiles:
         import logging
 

@@ -256,15 +256,20 @@ def _step_call(i: int, step: K.Step, buffers, writers: dict) -> list[str]:
     return []  # views are pointer aliases
 
 
-def generate(schedule: K.Schedule, name: str = "function") -> str:
-    """The C++ translation unit for `schedule` (after `plan_memory`)."""
-    with timing.phase("codegen"):
-        return _generate(schedule, name)
+SIGNATURE = (
+    "(void* const* in, void* const* out, void* const* consts, char* arena, const TjContext* ctx)"
+)
 
 
-def _generate(schedule: K.Schedule, name: str) -> str:
+def run_function(
+    schedule: K.Schedule, fn: str, uses: set[str], calls: dict | None = None, linkage: str = ""
+) -> tuple[list[str], list[str]]:
+    """(kernel functions, the function `fn` running every step) for `schedule`.
+
+    `calls` replaces the code of some steps (step index -> C++ lines): the loops of
+    backend_cpu/loops.py. `fn` has the `tj_run` signature.
+    """
     buffers = {b.id: b for b in schedule.buffers}
-    uses: set[str] = set()
     writers = {
         i: writer_for(s, buffers, uses)
         for i, s in enumerate(schedule.steps)
@@ -273,9 +278,32 @@ def _generate(schedule: K.Schedule, name: str) -> str:
     functions = [w.function() for w in writers.values()]
     body = _pointer_lines(buffers) + ["(void)in; (void)out; (void)consts; (void)arena; (void)ctx;"]
     for i, step in enumerate(schedule.steps):
-        body += _step_call(i, step, buffers, writers)
+        body += calls[i] if calls and i in calls else _step_call(i, step, buffers, writers)
     body.append("return 0;")
-    native = any(isinstance(s, K.Fallback) and is_native(s, buffers) for s in schedule.steps)
+    return functions, [f"{linkage}int {fn}{SIGNATURE} {{", *indent(body, 2), "}"]
+
+
+def uses_native_gather(schedule: K.Schedule) -> bool:
+    buffers = {b.id: b for b in schedule.buffers}
+    return any(isinstance(s, K.Fallback) and is_native(s, buffers) for s in schedule.steps)
+
+
+def generate(schedule: K.Schedule, name: str = "function", loops=None) -> str:
+    """The C++ translation unit for `schedule` (after `plan_memory`).
+
+    `loops` (a backend_cpu.loops.LoopPlan, or None) adds the compiled region functions and
+    the loop code of its steps.
+    """
+    with timing.phase("codegen"):
+        return _generate(schedule, name, loops)
+
+
+def _generate(schedule: K.Schedule, name: str, loops) -> str:
+    uses: set[str] = set(loops.uses) if loops is not None else set()
+    calls = loops.calls if loops is not None else None
+    functions, run = run_function(schedule, "tj_run", uses, calls, 'extern "C" ')
+    regions = loops.functions if loops is not None else []
+    native = uses_native_gather(schedule) or (loops is not None and loops.native_gather)
     parts = [
         f"// tracejit: generated from {name}",
         HEADER,
@@ -290,13 +318,9 @@ def _generate(schedule: K.Schedule, name: str) -> str:
         EXPF_C if EXPF_NAME in uses else "",
         RUNTIME,
         GATHER_C if native else "",
+        *regions,
         *functions,
-        (
-            'extern "C" int tj_run(void* const* in, void* const* out, void* const* consts, '
-            "char* arena, const TjContext* ctx) {"
-        ),
-        *indent(body, 2),
-        "}",
+        *run,
         "",
     ]
     return "\n".join(parts)

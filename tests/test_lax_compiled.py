@@ -1,0 +1,137 @@
+"""tracejit.lax compiled on the CPU: loops run inside the generated C++, not unrolled and not
+through NumPy callbacks; RNN/LSTM written with scan equal the unrolled programs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tracejit as tj
+import tracejit.numpy as tnp
+from tracejit import lax
+from tracejit.ir.interpret import evaluate
+
+RNG = np.random.default_rng(2)
+
+
+def _compiled(fn, *args):
+    lowered = tj.jit(fn).lower(*args)
+    return lowered, lowered.compile()
+
+
+def _assert_native(compiled, n_regions: int):
+    assert compiled.executable.fallbacks() == []
+    source = compiled.source()
+    assert source.count("static int tj_region") == n_regions
+
+
+def test_scan_runs_its_body_in_a_cpp_loop():
+    def f(w, xs):
+        return lax.scan(lambda h, x: (np.tanh(h @ w + x), h.sum()), np.zeros(4), xs)
+
+    w, xs = RNG.standard_normal((4, 4)) * 0.5, RNG.standard_normal((50, 4))
+    lowered, compiled = _compiled(f, w, xs)
+    _assert_native(compiled, 1)
+    assert "for (int64_t it = 0; it < 50LL; ++it)" in compiled.source()
+    assert len(compiled.kernels()) < 10  # one loop step, not 50 unrolled bodies
+    for a, b in zip(compiled(w, xs), evaluate(lowered.graph, [w, xs])):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+def test_cond_compiles_each_branch_and_calls_one():
+    def f(p, x):
+        return lax.cond(p, lambda v: np.exp(v) * 2.0, lambda v: np.sin(v) - v, x)
+
+    x = RNG.standard_normal(8)
+    _, compiled = _compiled(f, np.bool_(True), x)
+    _assert_native(compiled, 2)
+    assert "switch (k)" in compiled.source()
+    np.testing.assert_allclose(compiled(np.bool_(True), x)[0], np.exp(x) * 2.0, rtol=1e-14)
+    np.testing.assert_allclose(compiled(np.bool_(False), x)[0], np.sin(x) - x, rtol=1e-14)
+
+
+def test_while_and_nested_loops_compile_natively():
+    def f(x, n):
+        def outer(c, row):
+            inner = lax.fori_loop(0, 3, lambda i, v: v * 0.5 + row * i, c)
+            return inner, tnp.sum(inner)
+
+        c, ys = lax.scan(outer, x, RNG.standard_normal((4, 3)))
+        k = lax.while_loop(lambda s: s[0] < n, lambda s: (s[0] + 1, s[1] * 1.5), (0, c))
+        return k[1], ys
+
+    x = np.ones(3)
+    lowered, compiled = _compiled(f, x, np.int64(5))
+    _assert_native(compiled, 4)  # scan body, its fori_loop body, while cond, while body
+    for a, b in zip(compiled(x, np.int64(5)), evaluate(lowered.graph, [x, np.int64(5)])):
+        np.testing.assert_allclose(a, b, rtol=1e-13)
+
+
+def test_grad_of_scan_compiles_forward_and_backward_loops():
+    def loss(w, xs):
+        h, _ = lax.scan(lambda h, x: (np.tanh(h @ w + x), None), np.zeros(3), xs)
+        return tnp.sum(h * h)
+
+    w, xs = RNG.standard_normal((3, 3)) * 0.5, RNG.standard_normal((20, 3))
+    _, compiled = _compiled(tj.grad(loss, argnums=(0, 1)), w, xs)
+    _assert_native(compiled, 2)
+    gw, gx = compiled(w, xs)
+    ew, ex = tj.grad(loss, argnums=(0, 1))(w, xs)
+    np.testing.assert_allclose(gw, ew, rtol=1e-11, atol=1e-14)
+    np.testing.assert_allclose(gx, ex, rtol=1e-11, atol=1e-14)
+
+
+# ---------------------------------------------------------------- RNN / LSTM
+
+
+def _lstm_cell(params, state, x):
+    h, c = state
+    z = x @ params["wx"] + h @ params["wh"] + params["b"]
+    n = h.shape[-1]
+    i, f, o = (1.0 / (1.0 + np.exp(-z[..., k * n : (k + 1) * n])) for k in range(3))
+    g = np.tanh(z[..., 3 * n :])
+    c = f * c + i * g
+    h = o * np.tanh(c)
+    return h, c
+
+
+def _lstm_scan(params, xs):
+    batch, hidden = xs.shape[1], params["wh"].shape[0]
+    zeros = np.zeros((batch, hidden), np.float32)
+
+    def step(state, x):
+        h, c = _lstm_cell(params, state, x)
+        return (h, c), h
+
+    (h, _), hs = lax.scan(step, (zeros, zeros), xs)
+    return tnp.sum(h * h) + 0.1 * tnp.sum(hs)
+
+
+def _lstm_unrolled(params, xs):
+    batch, hidden = xs.shape[1], params["wh"].shape[0]
+    state = (np.zeros((batch, hidden), np.float32),) * 2
+    total = 0.0
+    for t in range(xs.shape[0]):
+        state = _lstm_cell(params, state, xs[t])
+        total = total + tnp.sum(state[0])
+    return tnp.sum(state[0] * state[0]) + 0.1 * total
+
+
+def _lstm_params(d=5, n=6):
+    def r(*shape):
+        return (RNG.standard_normal(shape) * 0.4).astype(np.float32)
+
+    return {"wx": r(d, 4 * n), "wh": r(n, 4 * n), "b": r(4 * n)}
+
+
+@pytest.mark.parametrize("steps", [1, 4])
+def test_lstm_with_scan_matches_the_unrolled_lstm(steps):
+    params = _lstm_params()
+    xs = RNG.standard_normal((steps, 2, 5)).astype(np.float32)
+    vg_scan = tj.jit(tj.value_and_grad(_lstm_scan))
+    vg_unrolled = tj.jit(tj.value_and_grad(_lstm_unrolled))
+    v, g = vg_scan(params, xs)
+    v_ref, g_ref = vg_unrolled(params, xs)
+    np.testing.assert_allclose(v, v_ref, rtol=2e-5)
+    for k in params:
+        np.testing.assert_allclose(g[k], g_ref[k], rtol=2e-4, atol=2e-5)

@@ -99,3 +99,65 @@ def test_block_until_ready_returns_its_tree():
     assert tj.block_until_ready(tree) is tree
     out = tj.jit(lambda x: x + 1.0)(np.ones(2))
     np.testing.assert_array_equal(tj.block_until_ready(out), np.full(2, 2.0))
+
+
+# ---------------------------------------------------------------- Jacobians, linearize
+
+
+def _f(x):
+    return tnp.tanh(x[:3]) * tnp.sum(x * x) + x[1:4] ** 2
+
+
+def _f_np(x):
+    return np.tanh(x[:3]) * np.sum(x * x) + x[1:4] ** 2
+
+
+def _numeric_jacobian(f, x, eps=1e-6):
+    cols = []
+    for i in range(x.size):
+        step = np.zeros_like(x)
+        step.flat[i] = eps
+        cols.append((f(x + step) - f(x - step)) / (2 * eps))
+    return np.stack(cols, axis=-1).reshape(np.shape(f(x)) + x.shape)
+
+
+x5 = np.random.default_rng(5).standard_normal(5)
+
+
+@pytest.mark.parametrize("jac", [tj.jacfwd, tj.jacrev], ids=["jacfwd", "jacrev"])
+def test_jacobians_against_finite_differences(jac):
+    want = _numeric_jacobian(_f_np, x5)
+    np.testing.assert_allclose(jac(_f)(x5), want, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(tj.jit(jac(_f))(x5), want, rtol=1e-6, atol=1e-8)
+    x23 = x5[:4].reshape(2, 2)
+    got = jac(lambda a, x: a * tnp.sin(x), argnums=1)(2.0, x23)
+    np.testing.assert_allclose(got, _numeric_jacobian(lambda x: 2.0 * np.sin(x), x23), rtol=1e-7)
+
+
+def test_jacfwd_equals_jacrev_exactly_shaped_for_scalars():
+    f = lambda x: tnp.sin(x) * x
+    s = np.float64(0.7)
+    assert tj.jacfwd(f)(s).shape == tj.jacrev(f)(s).shape == ()
+    np.testing.assert_allclose(tj.jacfwd(f)(s), np.cos(0.7) * 0.7 + np.sin(0.7), rtol=1e-14)
+
+
+def test_hessian_against_finite_differences_of_the_gradient():
+    def loss(x):
+        return tnp.sum(tnp.tanh(x) ** 2) * tnp.sum(x)
+
+    grad_np = tj.grad(loss)
+    want = _numeric_jacobian(lambda x: np.asarray(grad_np(x)), x5)
+    np.testing.assert_allclose(tj.hessian(loss)(x5), want, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(tj.jit(tj.hessian(loss))(x5), want, rtol=1e-6, atol=1e-8)
+
+
+def test_linearize_reuses_one_forward_for_many_tangents():
+    out, f_jvp = tj.linearize(_f, x5)
+    np.testing.assert_allclose(out, _f_np(x5), rtol=1e-14)
+    jac = _numeric_jacobian(_f_np, x5)
+    for t in np.eye(5)[:2]:
+        np.testing.assert_allclose(f_jvp(t), jac @ t, rtol=1e-6, atol=1e-8)
+    with pytest.raises(ValueError, match="tangent shape"):
+        f_jvp(np.ones(4))
+    with pytest.raises(TypeError, match="do not match"):
+        f_jvp(np.ones(5), np.ones(5))

@@ -21,6 +21,7 @@ from tracejit.cache import cache_info
 from tracejit.config import config
 from tracejit.custom import custom_jvp, custom_vjp
 from tracejit.devices import device_get, device_put
+from tracejit.jacobians import hessian, jacfwd, jacrev, jvp, linearize
 from tracejit.pytree import (
     register_pytree_node,
     tree_flatten,
@@ -31,7 +32,7 @@ from tracejit.pytree import (
 )
 from tracejit.shapes import block_until_ready, eval_shape
 from tracejit.tracer.jit import ShapeDtypeStruct, disable_jit, jit, make_ir
-from tracejit.transforms import grad, hessian, jacrev, jvp, value_and_grad, vjp
+from tracejit.transforms import grad, value_and_grad, vjp
 
 __version__ = "0.1.0"
 
@@ -49,10 +50,12 @@ __all__ = [
     "eval_shape",
     "grad",
     "hessian",
+    "jacfwd",
     "jacrev",
     "jit",
     "jvp",
     "lax",
+    "linearize",
     "make_ir",
     "nn",
     "numpy",

@@ -1,4 +1,4 @@
-"""`tj.grad`, `tj.value_and_grad`, `tj.vjp`, `tj.jvp`, `tj.jacrev`, `tj.hessian`.
+"""`tj.grad`, `tj.value_and_grad`, `tj.vjp` (forward mode and Jacobians: `jacobians.py`).
 
 Each transformation traces the function into a `Graph` (per argument signature, cached like
 `jit`), builds the joint forward/backward graph with `ir.autodiff`, and evaluates it by
@@ -11,7 +11,6 @@ and are constants for the inner transformation.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
 
@@ -322,96 +321,11 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, memory_budget: float | N
     return all_out, fn
 
 
-# ---------------------------------------------------------------- forward mode and Jacobians
+# ---------------------------------------------------------------- helpers
 
 
 def _shape(x) -> tuple[int, ...]:
     return x.shape if isinstance(x, Tracer) else tuple(np.shape(x))
 
 
-def _zeros_like(x):
-    return np.zeros(_shape(x), dtype=x.dtype if isinstance(x, Tracer) else np.asarray(x).dtype)
-
-
-def jvp(fun: Callable, primals: Sequence, tangents: Sequence) -> tuple[Any, Any]:
-    """Forward mode: `(fun(*primals), d fun(primals)[tangents])`.
-
-    Built by transposing the pullback (the double-VJP trick): `vjp_fn` is linear in its
-    cotangent, and the VJP of a linear map is its transpose, i.e. the JVP.
-
-    >>> import numpy as np, tracejit as tj
-    >>> tj.jvp(np.sin, (np.zeros(2),), (np.ones(2),))
-    (array([0., 0.]), array([1., 1.]))
-    """
-    primals, tangents = tuple(primals), tuple(tangents)
-    p_leaves, p_tree = tree_flatten(primals)
-    t_leaves, t_tree = tree_flatten(tangents)
-    if p_tree != t_tree:
-        raise TypeError(f"jvp: tangents {t_tree} do not match primals {p_tree}")
-    for p, t in zip(p_leaves, t_leaves):
-        if _shape(p) != _shape(t):
-            raise ValueError(f"jvp: tangent shape {_shape(t)} differs from {_shape(p)}")
-    out, f_vjp = vjp(fun, *primals)
-    for leaf in tree_flatten(out)[0]:
-        if not dtypes.is_float(leaf.dtype):
-            raise TypeError(f"jvp: output of dtype {leaf.dtype} has no tangent; return floats")
-    ct0 = tree_unflatten(tree_flatten(out)[1], [_zeros_like(o) for o in tree_flatten(out)[0]])
-    _, transpose = vjp(f_vjp, ct0)
-    (tangent_out,) = transpose(tangents)
-    return out, tangent_out
-
-
-def _concat_rows(rows: list, shape: tuple[int, ...], dtype):
-    """Stack per-output-element gradient rows into a Jacobian of `shape`."""
-    if not rows:
-        return np.zeros(shape, dtype)
-    flat = [bind("reshape", r, shape=(1,) + _shape(r)) for r in rows]
-    stacked = flat[0] if len(flat) == 1 else bind("concatenate", *flat, axis=0)
-    return bind("reshape", stacked, shape=shape)
-
-
-def jacrev(fun: Callable, argnums: int = 0):
-    """The Jacobian of `fun` w.r.t. one array argument, by one VJP per output element.
-
-    The result has shape `out.shape + x.shape`.
-
-    >>> import numpy as np, tracejit as tj
-    >>> tj.jacrev(lambda x: x * 2.0)(np.ones(2))
-    array([[2., 0.],
-           [0., 2.]])
-    """
-
-    def jac_fn(*args):
-        i = _normalize_argnums(argnums, len(args), "jacrev")[0]
-
-        def partial(x):
-            return fun(*args[:i], x, *args[i + 1 :])
-
-        out, f_vjp = vjp(partial, args[i])
-        if isinstance(out, (tuple, list, dict)):
-            raise TypeError("jacrev supports functions returning one array")
-        size = int(np.prod(_shape(out), dtype=np.int64))
-        rows = []
-        for k in range(size):
-            basis = np.zeros(size, out.dtype)
-            basis[k] = 1
-            (row,) = f_vjp(basis.reshape(_shape(out)))
-            rows.append(row)
-        shape = _shape(out) + _shape(args[i])
-        return _owned(_concat_rows(rows, shape, out.dtype))
-
-    return jac_fn
-
-
-def hessian(fun: Callable, argnums: int = 0):
-    """The Hessian of a scalar function w.r.t. one array argument (`jacrev` of `jacrev`).
-
-    >>> import numpy as np, tracejit as tj
-    >>> tj.hessian(lambda x: (x ** 3).sum())(np.array([1.0, 2.0]))
-    array([[ 6.,  0.],
-           [ 0., 12.]])
-    """
-    return jacrev(jacrev(fun, argnums), argnums)
-
-
-__all__ = ["VJPFunction", "grad", "hessian", "jacrev", "jvp", "value_and_grad", "vjp"]
+__all__ = ["VJPFunction", "grad", "value_and_grad", "vjp"]

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from tracejit import timing
+from tracejit.backend_cpu import vector_math
 from tracejit.backend_cpu.columns import ColumnWriter, PartialWriter, is_column, is_partial
 from tracejit.backend_cpu.emit import BaseWriter, indent
 from tracejit.backend_cpu.fast_exp import EXPF_C, EXPF_NAME
@@ -181,18 +182,6 @@ static void tj_matmul(const TjContext* ctx, int blas, bool ta, bool tb, int64_t 
 """
 
 
-def _declarations(uses: set[str]) -> str:
-    lines = ['extern "C" {']
-    for fn in sorted(uses - {TANHF_NAME, EXPF_NAME}):
-        t = "float" if fn.endswith("f") and fn not in ("erf",) else "double"
-        nargs = 2 if fn.rstrip("f") in ("pow", "atan2") else 1
-        params = ", ".join([t] * nargs)
-        lines.append("#pragma omp declare simd notinbranch")
-        lines.append(f"{t} {fn}({params});")
-    lines.append("}")
-    return "\n".join(lines)
-
-
 def writer_for(kernel: K.Kernel, buffers: dict[int, K.Buffer], uses: set[str]) -> BaseWriter:
     """The code writer for one kernel: elementwise loop, row, column or split full reduction."""
     if not kernel.reductions:
@@ -312,7 +301,7 @@ def _generate(schedule: K.Schedule, name: str, loops) -> str:
         f"#define TJ_PARALLEL_BLOCKS {PARALLEL_BLOCKS}LL",
         f"#define TJ_GEMM_SPLIT_MIN {GEMM_SPLIT_MIN}LL",
         f"#define TJ_GEMM_SLAB {GEMM_SLAB}LL",
-        _declarations(uses),
+        vector_math.declarations(uses),
         PRELUDE,
         TANHF_C if TANHF_NAME in uses else "",
         EXPF_C if EXPF_NAME in uses else "",

@@ -138,8 +138,10 @@ def contract_flag() -> str:
 
 
 def command(cxx: str, source: str, library: str) -> list[str]:
-    flags = [*FLAGS, contract_flag()]
-    return [*shlex.split(cxx), *flags, source, "-o", library, *extra_libs(cxx)]
+    libs = extra_libs(cxx)
+    # TJ_MVEC: libmvec links, so backend_cpu/vector_math.py's wrappers may call it
+    flags = [*FLAGS, contract_flag(), *(["-DTJ_MVEC"] if "-lmvec" in libs else [])]
+    return [*shlex.split(cxx), *flags, source, "-o", library, *libs]
 
 
 def compile_library(cxx: str, source: str, library: str) -> None:

@@ -86,9 +86,8 @@ class Emitter:
                 self.uses.add(fn)
             else:
                 args = [self.names[a] for a in node.args]
-                text = render(
-                    node.prim, args, node.dtype, node.out_dtype, dict(node.attrs), self.uses
-                )
+                attrs = dict(node.attrs)
+                text = render(node.prim, args, node.dtype, node.out_dtype, attrs, self.uses, "tj_")
             name = f"{self.prefix}{self.counter}"
             self.counter += 1
             self.lines.append(f"const {c_type(K.expr_dtype(node))} {name} = {text};")

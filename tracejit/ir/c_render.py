@@ -167,10 +167,10 @@ def literal(value, dtype) -> str:
     return f"{v.hex()}{suffix}"
 
 
-def _libm(name: str, dtype, uses: set) -> str:
+def _libm(name: str, dtype, uses: set, prefix: str) -> str:
     fn = name + ("f" if np.dtype(dtype) == np.float32 else "")
     uses.add(fn)
-    return fn
+    return prefix + fn
 
 
 def _convert(x: str, src, dst) -> str:
@@ -187,7 +187,7 @@ def _convert(x: str, src, dst) -> str:
     return f"(({c_type(dst)})({x}))"
 
 
-def _unary(name: str, a: str, dt: np.dtype, uses: set) -> str:
+def _unary(name: str, a: str, dt: np.dtype, uses: set, prefix: str) -> str:
     ct = c_type(dt)
     if name == "neg":
         return f"(({ct})(0 - {a}))" if dt.kind == "i" else f"(-{a})"
@@ -199,7 +199,7 @@ def _unary(name: str, a: str, dt: np.dtype, uses: set) -> str:
         s = f"(({ct})((({a}) > 0) - (({a}) < 0)))"
         return f"(({a}) != ({a}) ? ({a}) : {s})" if dt.kind == "f" else s
     if name in LIBM_UNARY:
-        return f"{_libm(LIBM_UNARY[name], dt, uses)}({a})"
+        return f"{_libm(LIBM_UNARY[name], dt, uses, prefix)}({a})"
     if name in BUILTIN_UNARY:
         return f"__builtin_{BUILTIN_UNARY[name]}{'f' if dt == np.float32 else ''}({a})"
     if name == "round":
@@ -217,7 +217,7 @@ def _unary(name: str, a: str, dt: np.dtype, uses: set) -> str:
     raise UnsupportedError(f"no C rendering for primitive {name!r}")
 
 
-def _float_pow(a: str, b: str, dt: np.dtype, uses: set) -> str:
+def _float_pow(a: str, b: str, dt: np.dtype, uses: set, prefix: str) -> str:
     """x ** y for floats. A literal exponent of 2, 0.5, 1, 0 or -1 takes NumPy's fast path
     for a scalar exponent (`power`'s loop with a stride-0 exponent): square, sqrt, copy, one,
     reciprocal. So `x ** 0.5` is sqrt at every position (-inf -> nan, -0.0 -> -0.0, as NumPy
@@ -232,13 +232,13 @@ def _float_pow(a: str, b: str, dt: np.dtype, uses: set) -> str:
     }
     if b in fast:
         return fast[b]
-    return f"{_libm('pow', dt, uses)}({a}, {b})"
+    return f"{_libm('pow', dt, uses, prefix)}({a}, {b})"
 
 
 _COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
 
-def _binary(name: str, a: str, b: str, dt: np.dtype, uses: set) -> str:
+def _binary(name: str, a: str, b: str, dt: np.dtype, uses: set, prefix: str) -> str:
     ct = c_type(dt)
     is_bool, is_int, is_float = dt == np.bool_, dt.kind == "i", dt.kind == "f"
     if name in _COMPARE:
@@ -257,10 +257,10 @@ def _binary(name: str, a: str, b: str, dt: np.dtype, uses: set) -> str:
         return f"tj_mod_{'int' if is_int else 'float'}<{ct}>({a}, {b})"
     if name == "pow":
         if is_float:
-            return _float_pow(a, b, dt, uses)
+            return _float_pow(a, b, dt, uses, prefix)
         return f"tj_pow_int<{ct}>({a}, {b})"
     if name == "atan2":
-        return f"{_libm('atan2', dt, uses)}({a}, {b})"
+        return f"{_libm('atan2', dt, uses, prefix)}({a}, {b})"
     if name in ("max", "min"):
         if is_bool:
             return f"(({a}) {'||' if name == 'max' else '&&'} ({b}))"
@@ -277,12 +277,19 @@ def _binary(name: str, a: str, b: str, dt: np.dtype, uses: set) -> str:
 
 
 def render(
-    prim: str, args: list[str], dtype, out_dtype, attrs: dict, uses: set | None = None
+    prim: str,
+    args: list[str],
+    dtype,
+    out_dtype,
+    attrs: dict,
+    uses: set | None = None,
+    libm_prefix: str = "",
 ) -> str:
     """The C expression of elementwise primitive `prim` on operand expressions `args`.
 
     `dtype` is the operands' dtype (for `select`, the branches'), `out_dtype` the result's.
-    Names of libm functions the expression calls are added to `uses`.
+    Names of libm functions the expression calls are added to `uses`; the call itself is to
+    `libm_prefix + name` (the C++ backend's `tj_cosf` wrappers, backend_cpu/vector_math.py).
 
     >>> import numpy as np
     >>> render("max", ["a", "b"], np.dtype("int32"), np.dtype("int32"), {}, set())
@@ -295,9 +302,9 @@ def render(
     if prim == "select":
         return f"(({args[0]}) ? ({args[1]}) : ({args[2]}))"
     if len(args) == 1:
-        return _unary(prim, args[0], dt, uses)
+        return _unary(prim, args[0], dt, uses, libm_prefix)
     if len(args) == 2:
-        return _binary(prim, args[0], args[1], dt, uses)
+        return _binary(prim, args[0], args[1], dt, uses, libm_prefix)
     raise UnsupportedError(f"no C rendering for primitive {prim!r}")
 
 

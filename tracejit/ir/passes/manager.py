@@ -22,6 +22,7 @@ from tracejit.ir.passes.cse import cse
 from tracejit.ir.passes.dce import remove_dead_nodes
 from tracejit.ir.passes.fold import fold
 from tracejit.ir.passes.numerics import numerics
+from tracejit.ir.passes.regions import region_pass
 from tracejit.ir.passes.simplify import simplify, simplify_post_grad
 
 Pass = Callable[[Graph], Graph]
@@ -74,6 +75,8 @@ PASSES: list[PassEntry] = [
     PassEntry("numerics", numerics),
     PassEntry("cse", _no_stats(cse)),
     PassEntry("dce", _no_stats(remove_dead_nodes)),
+    # Last: bodies of loops and branches, with the enclosing graph's unused outputs pruned.
+    *(PassEntry("regions", region_pass(s), frozenset({s})) for s in STAGES),
 ]
 
 

@@ -30,6 +30,7 @@ from tracejit.pytree import (
     tree_structure,
     tree_unflatten,
 )
+from tracejit.remat import checkpoint, checkpoint_policies, remat
 from tracejit.shapes import block_until_ready, eval_shape
 from tracejit.tracer.jit import ShapeDtypeStruct, disable_jit, jit, make_ir
 from tracejit.transforms import grad, value_and_grad, vjp
@@ -40,6 +41,8 @@ __all__ = [
     "ShapeDtypeStruct",
     "block_until_ready",
     "cache_info",
+    "checkpoint",
+    "checkpoint_policies",
     "config",
     "custom_jvp",
     "custom_vjp",
@@ -61,6 +64,7 @@ __all__ = [
     "numpy",
     "random",
     "register_pytree_node",
+    "remat",
     "tree_flatten",
     "tree_leaves",
     "tree_map",

@@ -4,8 +4,10 @@ docs/compiler.md shows are what tracejit prints today."""
 
 from __future__ import annotations
 
+import html
 import re
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -49,6 +51,18 @@ def test_compiler_page_shows_what_tracejit_prints():
             f"{now}\nRefresh the page with `python tools/docs_pipeline.py --write` and reread "
             "its prose around that block."
         )
+
+
+def test_compiler_page_picture_draws_the_schedule_shown():
+    """docs/img/log_softmax_schedule.svg (rendered by Graphviz) is not stale: every label of
+    the page's schedule_dot block appears in its text."""
+    page = (DOCS / "compiler.md").read_text()
+    labels = re.findall(r'label="((?:[^"\\]|\\.)*)"', _marked_block(page, "schedule_dot"))
+    svg = ET.parse(DOCS / "img" / "log_softmax_schedule.svg").getroot()
+    texts = {(t.text or "").strip() for t in svg.iter() if t.tag.endswith("text")}
+    lines = {line.strip() for lab in labels for line in lab.split("\\n")}
+    assert len(lines) >= 6
+    assert lines <= {html.unescape(t) for t in texts}, lines - texts
 
 
 def _marked_block(page: str, stage: str) -> str:

@@ -2,6 +2,7 @@
 
     python tools/docs_pipeline.py            # print every stage
     python tools/docs_pipeline.py --write    # refresh the marked blocks of docs/compiler.md
+                                             # and its picture (needs Graphviz's `dot`)
 
 The page marks each generated block with an HTML comment naming its stage, right above the
 fence (`<!-- pipeline:traced -->`). tests/test_docs.py checks that every marked block still
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -19,8 +21,10 @@ from pathlib import Path
 import numpy as np
 
 import tracejit as tj
+from tracejit import dot
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "compiler.md"
+PICTURE = PAGE.parent / "img" / "log_softmax_schedule.svg"  # the schedule_dot stage, drawn
 MARK = re.compile(r"(<!-- pipeline:(?P<stage>[a-z_]+) -->\n```\w*\n)(?P<body>.*?)(```)", re.DOTALL)
 
 
@@ -53,7 +57,9 @@ def stages() -> dict[str, str]:
         }
     _, vjp_fn = tj.vjp(log_softmax, x)
     found["kernel"] = _kernels_only(found.pop("source_cpp"))
-    found["optimized"] = tj.jit(log_softmax).lower(x).as_text() + "\n"
+    lowered = tj.jit(log_softmax).lower(x)
+    found["optimized"] = lowered.as_text() + "\n"
+    found["schedule_dot"] = dot.schedule_dot(lowered)
     found["vjp_forward"] = str(vjp_fn.forward) + "\n"
     found["vjp_backward"] = str(vjp_fn.backward) + "\n"
     return found
@@ -81,7 +87,11 @@ def main(argv: list[str] | None = None) -> int:
     found = stages()
     if args.write:
         PAGE.write_text(refresh(PAGE.read_text(), found))
-        print(f"updated {PAGE}")
+        PICTURE.parent.mkdir(exist_ok=True)
+        subprocess.run(
+            ["dot", "-Tsvg", "-o", str(PICTURE)], input=found["schedule_dot"], text=True, check=True
+        )  # Graphviz
+        print(f"updated {PAGE} and {PICTURE}")
         return 0
     for name, text in found.items():
         print(f"=== {name}\n{text}")

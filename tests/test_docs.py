@@ -66,4 +66,5 @@ def test_compiler_page_picture_draws_the_schedule_shown():
 
 
 def _marked_block(page: str, stage: str) -> str:
-    return page.split(f"<!-- pipeline:{stage} -->", 1)[1].split("```", 2)[1]
+    fenced = page.split(f"<!-- pipeline:{stage} -->", 1)[1].split("```", 2)[1]
+    return fenced.split("\n", 1)[1]  # without the fence's language word

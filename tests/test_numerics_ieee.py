@@ -254,3 +254,21 @@ def test_compiled_gradient_of_max_of_cos_is_a_one_hot(device):
         want = np.zeros_like(x)
         want[winner, np.arange(x.shape[1])] = -np.sin(x[winner, np.arange(x.shape[1])])
         np.testing.assert_allclose(g, want, rtol=1e-14, atol=0)
+
+
+# ---------------------------------------------------------------- division stays division
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_division_by_a_row_sum_is_a_division(dtype, device):
+    # Regression: e / sum(e) was emitted as e * (1 / sum(e)): off by an ulp, and a softmax
+    # over a size-1 axis gave 0.9999999999999999.
+    def normalize(e):
+        return e / np.sum(e, axis=-1, keepdims=True)
+
+    rng = np.random.default_rng(2)
+    e = rng.integers(1, 1000, (8, 67)).astype(dtype) / 8  # row sums are exact
+    _same(tj.jit(normalize, device=device)(e), normalize(e))
+    one = rng.uniform(0.1, 10.0, (50, 1)).astype(dtype)
+    _same(tj.jit(normalize, device=device)(one), np.ones_like(one))
+    _same(tj.jit(lambda x: tj.nn.softmax(x, axis=-1), device=device)(one), np.ones_like(one))

@@ -34,13 +34,10 @@ class Emitter:
 
     `names` may be pre-seeded with C text for sub-expressions computed elsewhere (a scratch
     row, an accumulator): those are used as they are and their operands are not emitted.
-    `recips` maps divisors to the name of their precomputed reciprocal: dividing by one of
-    them multiplies instead.
     """
 
-    def __init__(self, uses: set[str], prefix: str = "t", var: str = "i", names=None, recips=None):
+    def __init__(self, uses: set[str], prefix: str = "t", var: str = "i", names=None):
         self.uses = uses
-        self.recips: dict = recips or {}
         self.prefix = prefix
         self.var = var
         self.names: dict = dict(names or {})
@@ -78,8 +75,6 @@ class Emitter:
                 text = f"b{node.buf}[{self.affine(node.offset, node.strides)}]"
             elif isinstance(node, K.Index):
                 text = f"({c_type(node.dtype)})({self.affine(node.offset, node.coefs)})"
-            elif node.prim == "div" and node.args[1] in self.recips:
-                text = f"({self.names[node.args[0]]} * {self.recips[node.args[1]]})"
             elif node.prim in INLINE_F32 and node.dtype == np.float32:  # fast_tanh/fast_exp.py
                 fn = INLINE_F32[node.prim]
                 text = f"{fn}({self.names[node.args[0]]})"

@@ -3,9 +3,8 @@
 A row kernel runs, per outer index, one inner loop per phase (softmax: max, sum, store). A
 sub-expression that a later phase needs again and that calls a libm function (softmax's
 `exp(x - max)`) is computed once: its phase writes it into a per-row scratch array on the
-stack (L1-resident), later phases read it back. A division by a loop-invariant reduction
-result (`e / sum`) multiplies by the reciprocal when that is within rounding of the quotient
-(the divisor and its reciprocal are normal numbers), chosen once per row.
+stack (L1-resident), later phases read it back. A division stays a division (`e / sum` is not
+`e * (1 / sum)`, which is off by an ulp, and not 1 for a row of one element).
 
 >>> import numpy as np
 >>> from tracejit.ir import kernel as K
@@ -26,7 +25,7 @@ import numpy as np
 from tracejit.backend_cpu.emit import IDENTITY, BaseWriter, Emitter
 from tracejit.ir import kernel as K
 from tracejit.ir.c_common import decompose, extreme_literal, indent, nan_literal
-from tracejit.ir.c_render import LIBM_BINARY, LIBM_UNARY, c_type, literal
+from tracejit.ir.c_render import LIBM_BINARY, LIBM_UNARY, c_type
 
 # Scratch rows live on the stack of the thread running the kernel: bounded so they stay in
 # L1/L2 and far from the stack limit of OpenMP worker threads (2-8 MiB).
@@ -34,8 +33,6 @@ SCRATCH_MAX_BYTES = 32 * 1024
 # Cost of recomputing a sub-expression, relative to a simple arithmetic op: one libm call
 # (a vector exp is ~10-20 instructions) is worth a store and a reload from L1.
 LIBM_COST = 8
-# Reciprocal multiply is within ~1 ulp of the quotient while d and 1/d are normal numbers.
-RECIP_RANGE = {np.dtype(np.float32): 2.0**125, np.dtype(np.float64): 2.0**1021}
 
 
 @dataclass
@@ -99,11 +96,6 @@ def libm_heavy(e: K.Expr) -> set:
             own = LIBM_COST if node.prim in LIBM_UNARY or node.prim in LIBM_BINARY else 1
             cost[node] = own + sum(cost.get(a, 0) for a in node.args)
     return {n for n, c in cost.items() if c >= LIBM_COST}
-
-
-def _varies(e: K.Expr) -> bool:
-    """Whether `e` reads memory or an index (else it is constant over a row's loop)."""
-    return any(isinstance(n, (K.Load, K.Index)) for n in K.walk(e))
 
 
 class LoopWriter(BaseWriter):
@@ -219,30 +211,14 @@ class RowWriter(BaseWriter):
     def phase(self, phase: int, first_range: tuple[str, str] | None = None) -> list[str]:
         """One phase's loop nest over the inner dims (the first over `first_range` if given),
         with its accumulators before and results after."""
-        recips = self._reciprocals(phase)
-        pre, post, plain = self._phase_loop(phase, first_range, {}, f"p{phase}_")
-        if not recips:
-            return [*pre, *plain, *post]
-        # Divisions by a row's reduction result multiply by its reciprocal where that is as
-        # accurate (1 ulp), else divide; the test is made once per row, outside the loop.
-        names = {d: name for d, (name, _) in recips.items()}
-        _, _, fast = self._phase_loop(phase, first_range, names, f"p{phase}f_")
-        decl = []
-        for d, (name, _) in recips.items():
-            ct = c_type(d.dtype)
-            decl.append(f"const {ct} {name} = ({ct})1 / r{d.rid};")
-        ok = " && ".join(cond for _, cond in recips.values())
-        return [*pre, *decl, f"if ({ok}) {{", *indent(fast, 2), "} else {"] + [
-            *indent(plain, 2),
-            "}",
-            *post,
-        ]
+        pre, post, loops = self._phase_loop(phase, first_range, f"p{phase}_")
+        return [*pre, *loops, *post]
 
-    def _phase_loop(self, phase: int, first_range, recips: dict, prefix: str):
+    def _phase_loop(self, phase: int, first_range, prefix: str):
         """(accumulator declarations, results, the loop nest) of one phase."""
         k = self.k
         seed = self._seed(phase)
-        em = Emitter(self.uses, prefix, names=seed, recips=recips)
+        em = Emitter(self.uses, prefix, names=seed)
         accs = [accumulator(r, em.value(r.expr)) for r in k.reductions if r.phase == phase]
         stores = self.stores(em, phase)
         flat = self._flat_inner() if k.inner else "0"
@@ -262,31 +238,6 @@ class RowWriter(BaseWriter):
     def _seed(self, phase: int) -> dict:
         flat = self._flat_inner() if self.k.inner else "0"
         return {node: f"s{i}[{flat}]" for node, (i, p) in self.scratch.items() if p < phase}
-
-    def _reciprocals(self, phase: int) -> dict:
-        """{divisor: (reciprocal's name, range test)} for the float divisions by a reduction
-        result that this phase's loop computes."""
-        seed = self._seed(phase)
-        found: dict = {}
-        stack = list(self._phase_roots(phase))
-        seen: set = set()
-        while stack:
-            node = stack.pop()
-            if node in seen or node in seed or not isinstance(node, K.Op):
-                continue
-            seen.add(node)
-            stack.extend(node.args)
-            d = node.args[1] if node.prim == "div" else None
-            if not isinstance(d, K.Acc) or node.dtype.kind != "f" or d in found:
-                continue
-            if not _varies(node.args[0]):  # a row constant: the compiler hoists the division
-                continue
-            big = RECIP_RANGE[np.dtype(node.dtype)]
-            lo, hi = literal(1.0 / big, node.dtype), literal(big, node.dtype)
-            r = f"r{d.rid}"
-            test = f"({r} >= {lo} || {r} <= -{lo}) && {r} <= {hi} && {r} >= -{hi}"
-            found[d] = (f"q{phase}_{len(found)}", f"({test})")
-        return found
 
     def _loops(self, clauses, sequential: bool, first_range) -> list[str]:
         k = self.k

@@ -161,3 +161,43 @@ def test_linearize_reuses_one_forward_for_many_tangents():
         f_jvp(np.ones(4))
     with pytest.raises(TypeError, match="do not match"):
         f_jvp(np.ones(5), np.ones(5))
+
+
+# ---------------------------------------------------------------- debug.print
+
+
+def _printing(x):
+    tj.debug.print("x={} total={t:.1f}", x, t=x.sum())
+    return (x * x).sum()
+
+
+def test_debug_print_prints_runtime_values_inside_jit(capsys):
+    f = tj.jit(_printing)
+    f(np.arange(3.0))
+    f(np.ones(3))  # the compiled program prints on every call, with that call's values
+    assert capsys.readouterr().out.splitlines() == [
+        "x=[0. 1. 2.] total=3.0",
+        "x=[1. 1. 1.] total=3.0",
+    ]
+    np.testing.assert_array_equal(tj.jit(tj.grad(_printing))(np.arange(3.0)), [0.0, 2.0, 4.0])
+    assert capsys.readouterr().out == "x=[0. 1. 2.] total=3.0\n"  # the forward's values
+
+
+def _plain(x):
+    tj.debug.print("x={} total={}", x, x.sum())
+    return (x * x).sum()
+
+
+def test_debug_print_eager_vjp_and_vmap(capsys):
+    _plain(np.zeros(2))
+    _, f_vjp = tj.vjp(_plain, np.ones(2))  # prints in the forward, not again in the backward
+    np.testing.assert_array_equal(f_vjp(np.float64(1.0))[0], [2.0, 2.0])
+    tj.vmap(_plain)(np.array([[1.0, 2.0], [3.0, 4.0]]))  # one print of the whole batch
+    assert capsys.readouterr().out.splitlines() == [
+        "x=[0. 0.] total=0.0",
+        "x=[1. 1.] total=2.0",
+        "x=[[1. 2.]",
+        " [3. 4.]] total=[3. 7.]",
+    ]
+    with pytest.raises(TypeError, match="format must be a str"):
+        tj.debug.print(3, np.ones(2))

@@ -233,3 +233,13 @@ def _diagnose(graph: Graph, args, bad: list[int], outputs, name: str) -> NonFini
         f"It produced {produced}{_example(origin, env)}. Guard its inputs (e.g. with "
         "tnp.where or a small epsilon) so every value stays in its domain."
     )
+
+
+def print(fmt: str, *args, **kwargs) -> None:  # tj.debug.print, as in JAX
+    """Print `fmt.format(*args, **kwargs)` with runtime values, also inside `jit`.
+
+    See `tracejit.debug_print`.
+    """
+    from tracejit.debug_print import debug_print  # deferred: it imports the tracer
+
+    debug_print(fmt, *args, **kwargs)

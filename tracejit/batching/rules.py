@@ -269,4 +269,12 @@ def _threefry(b, size, xs, bdims):
     return [rows[0] if size == 1 else b.concatenate(*rows, axis=0)], [0]
 
 
+@defbatch("debug_print")
+def _debug_print(b, size, xs, bdims, *, fmt, tree):
+    # prints the whole batch at once, each printed array with the batch axis first
+    args = [to_front(b, x, d, size) for x, d in zip(xs, bdims)]
+    b.bind_all("debug_print", *args, fmt=fmt, tree=tree)
+    return [], []
+
+
 __all__ = ["BATCH_RULES", "defbatch", "rule_for"]

@@ -552,7 +552,7 @@ def eliminate_dead_code(graph: Graph) -> Graph:
     live = set(graph.outputs)
     kept = []
     for node in reversed(graph.nodes):
-        if any(v in live for v in node.outputs):
+        if not node.outputs or any(v in live for v in node.outputs):  # no outputs: an effect
             kept.append(node)
             live.update(node.inputs)
     return Graph(list(graph.inputs), kept[::-1], list(graph.outputs))

@@ -282,8 +282,12 @@ def _needed_nodes(nodes: list[Node], targets: list[Value], available: set[Value]
 
 def _forward_graph(joint, primals, fwd_nodes, n_outputs, residuals) -> Graph:
     outputs = joint.outputs[:n_outputs] + residuals
-    nodes = _needed_nodes(fwd_nodes, outputs, set(primals))
-    return Graph(list(primals), nodes, outputs)
+    effects = [n for n in fwd_nodes if not n.outputs]  # tj.debug.print: kept, with its inputs
+    needed = _needed_nodes(
+        fwd_nodes, outputs + [v for n in effects for v in n.inputs], set(primals)
+    )
+    keep = {id(n) for n in needed + effects}
+    return Graph(list(primals), [n for n in fwd_nodes if id(n) in keep], outputs)
 
 
 def _backward_graph(joint, residuals, cotangents, n_outputs) -> Graph:

@@ -22,6 +22,7 @@ import numpy as np
 from tracejit import debug, timing
 from tracejit.backends import check_device, compile_graph
 from tracejit.config import config
+from tracejit.debug_print import PrintingExecutable, hoist_prints
 from tracejit.errors import DeviceError, DonatedArgumentError, UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.ir.custom_call import expand_custom_calls
@@ -334,12 +335,15 @@ class Jitted:
                 traced, _ = self._get_trace(args, kwargs)
             dump.write("traced", traced.graph)
             with timing.phase("passes"):
-                graph = optimize(expand_custom_calls(traced.graph), config.verify_graphs, dump=dump)
+                graph, prints = hoist_prints(expand_custom_calls(traced.graph))
+                graph = optimize(graph, config.verify_graphs, dump=dump)
             if config.log_compiles or dump.enabled:
                 self._report_unused_inputs(graph, args, kwargs, dump)
             if config.log_compiles:
                 log.warning("%s: %s", self._label(), timing.format_times(times))
             executable = compile_graph(graph, key[3], self._label())
+            if prints:
+                executable = PrintingExecutable(executable, prints, len(traced.graph.outputs))
         self._graphs[key] = graph
         entry = (executable, traced.out_tree)
         self._executables[key] = entry
@@ -373,7 +377,8 @@ class Jitted:
     def lower(self, *args, **kwargs) -> Lowered:
         traced, _ = self._get_trace(args, kwargs)
         device = self.device or config.default_device
-        graph = optimize(expand_custom_calls(traced.graph), config.verify_graphs)
+        graph, _ = hoist_prints(expand_custom_calls(traced.graph))  # printed values: outputs
+        graph = optimize(graph, config.verify_graphs)
         return Lowered(graph, device, self._label())
 
 

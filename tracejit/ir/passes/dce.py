@@ -12,9 +12,14 @@ from tracejit.ir.graph import Graph, Value
 def _live_values(graph: Graph) -> set[Value]:
     live: set[Value] = set(graph.outputs)
     for node in reversed(graph.nodes):
-        if any(v in live for v in node.outputs):
+        if _kept(node, live):
             live.update(node.inputs)
     return live
+
+
+def _kept(node, live: set[Value]) -> bool:
+    """Used, or a node without outputs (it exists for its effect: tj.debug.print)."""
+    return not node.outputs or any(v in live for v in node.outputs)
 
 
 def remove_dead_nodes(graph: Graph) -> Graph:
@@ -26,7 +31,7 @@ def remove_dead_nodes(graph: Graph) -> Graph:
     []
     """
     live = _live_values(graph)
-    kept = [n for n in graph.nodes if any(v in live for v in n.outputs)]
+    kept = [n for n in graph.nodes if _kept(n, live)]
     if len(kept) == len(graph.nodes):
         return graph
     return Graph(list(graph.inputs), kept, list(graph.outputs))

@@ -5,6 +5,7 @@ docs/compiler.md shows are what tracejit prints today."""
 from __future__ import annotations
 
 import html
+import importlib
 import re
 import sys
 import xml.etree.ElementTree as ET
@@ -31,6 +32,30 @@ def test_page_examples_run(page, tmp_path, monkeypatch):
 def test_every_page_is_in_the_navigation():
     nav = re.findall(r":\s*([\w-]+\.md)\s*$", (ROOT / "mkdocs.yml").read_text(), re.MULTILINE)
     assert sorted(nav) == sorted(p.name for p in PAGES)
+
+
+def test_api_page_names_exist():
+    """Every `::: name` of docs/api.md (rendered by mkdocstrings) and every member it lists
+    is importable, so the reference cannot point at a moved or removed name."""
+    entries: list[tuple[str, list[str]]] = []
+    for line in (DOCS / "api.md").read_text().splitlines():
+        if line.startswith("::: "):
+            entries.append((line[4:].strip(), []))
+        elif line.strip().startswith("members: [") and entries:
+            entries[-1][1].extend(m.strip() for m in line.split("[")[1].rstrip("]").split(","))
+    assert len(entries) >= 30
+    for name, members in entries:
+        obj = _resolve(name)
+        for member in members:
+            assert hasattr(obj, member), f"docs/api.md: {name} has no member {member}"
+
+
+def _resolve(name: str):
+    module, _, attr = name.rpartition(".")
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return getattr(importlib.import_module(module), attr)
 
 
 def test_compiler_page_shows_what_tracejit_prints():

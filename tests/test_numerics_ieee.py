@@ -272,3 +272,30 @@ def test_division_by_a_row_sum_is_a_division(dtype, device):
     one = rng.uniform(0.1, 10.0, (50, 1)).astype(dtype)
     _same(tj.jit(normalize, device=device)(one), np.ones_like(one))
     _same(tj.jit(lambda x: tj.nn.softmax(x, axis=-1), device=device)(one), np.ones_like(one))
+
+
+# ---------------------------------------------------------------- negative zero
+
+
+def test_negative_zero_survives_adds_and_scatters(device):
+    # Regression: simplify rewrote x + 0.0 to x (for x = -0.0 NumPy gives +0.0), and
+    # x.at[i].set(v) scattered v onto +0.0 (so -0.0 was stored as +0.0).
+    def f(x):
+        return (
+            x + 0.0,
+            0.0 + x,
+            x - -0.0,
+            x + -0.0,
+            x - 0.0,
+            x.at[0].set(-0.0),
+            x.at[1:].set(-0.0),
+            x.at[np.array([2, 0])].set(np.array([-0.0, 5.0])),
+        )
+
+    x = np.array([-0.0, 0.0, 1.0, -2.0])
+    got = tj.jit(f, device=device)(x)
+    want = (x + 0.0, 0.0 + x, x - -0.0, x + -0.0, x - 0.0)
+    want += (np.array([-0.0, 0.0, 1.0, -2.0]), np.array([-0.0, -0.0, -0.0, -0.0]))
+    want += (np.array([5.0, 0.0, -0.0, -2.0]),)
+    for g, w in zip(got, want):
+        _same(g, w)

@@ -440,7 +440,9 @@ class IndexUpdate:
             keep = len(positions) - 1 - last
             positions, updates = positions[keep], bind("take", updates, keep, axis=0)
         trace = innermost_trace([flat, positions, updates])
-        zeros = broadcast_to(constant(0, flat.dtype, False, trace), (size,))
+        # -0.0 + v is v for every v (+0.0 + -0.0 would store +0.0)
+        zero = -0.0 if flat.dtype.kind == "f" else 0
+        zeros = broadcast_to(constant(zero, flat.dtype, False, trace), (size,))
         counts = bind(
             "take_add",
             np.zeros(size, np.int32),

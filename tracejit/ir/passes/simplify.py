@@ -1,14 +1,16 @@
 """Canonicalization and no-op removal: rewrites that never change a result.
 
 Floating point is respected: no rule reassociates (`(a+b)+c` stays), and `x*0` is not `0`
-(NaN and Inf times zero are NaN). The one liberty, taken by XLA too, is `x + 0 -> x`: for
-`x = -0.0` the sum is `+0.0`, which compares equal; every other rule is bit-exact.
+(NaN and Inf times zero are NaN). Every rule is bit-exact: `x + 0.0` is not `x` (for x = -0.0
+the sum is +0.0, as NumPy gives), only `x + (-0.0)` and `x - 0.0` are.
 
 `STOP_GRADIENT_RULES` remove `stop_gradient` (an identity for values); only a graph that will
 not be differentiated again (the post-grad stage) may use them.
 """
 
 from __future__ import annotations
+
+import math
 
 from tracejit.ir.graph import Graph
 from tracejit.ir.passes.rewrite import P, Rule, rewrite
@@ -18,6 +20,22 @@ X = P.var("x")
 
 def _x(b, m):
     return m["x"]
+
+
+def _signed_zero(negative: bool):
+    """`x` when the zero operand of m["op"] (x + z, x - z) has the sign that leaves every
+    float x unchanged (x + -0.0 and x - 0.0 are x, -0.0 included); ints: any zero."""
+
+    def fn(b, m):
+        node = m["op"]
+        z = node.inputs[1] if node.inputs[0] is m["x"] else node.inputs[0]
+        if z.dtype.kind == "f" and math.copysign(1.0, b.splat_value(z)) != (
+            -1.0 if negative else 1.0
+        ):
+            return None
+        return m["x"]
+
+    return fn
 
 
 def _same_shape(node) -> bool:
@@ -91,8 +109,8 @@ RULES: list[Rule] = [
     # arithmetic identities, exact in IEEE arithmetic
     Rule("neg-neg", P("neg", P("neg", X)), _x),
     Rule("mul-one", P("mul", X, P.const(1)), _x),  # also 1*x: mul is commutative
-    Rule("add-zero", P("add", X, P.const(0)), _x),
-    Rule("sub-zero", P("sub", X, P.const(0)), _x),
+    Rule("add-zero", P("add", X, P.const(0), name="op"), _signed_zero(negative=True)),
+    Rule("sub-zero", P("sub", X, P.const(0), name="op"), _signed_zero(negative=False)),
     Rule("div-one", P("div", X, P.const(1)), _x),
 ]
 

@@ -193,12 +193,9 @@ class Tracer:
         return f"Tracer<{self._value.type_str}>"
 
     def __str__(self) -> str:
-        from tracejit import debug
-
-        show = "use tj.debug.print" if hasattr(debug, "print") else "return it from the function"
         return (
             f"Tracer<{self._value.type_str}> (a value being traced: its contents exist only "
-            f"when the compiled function runs; to see them, {show})"
+            "when the compiled function runs; to see them, use tj.debug.print)"
         )
 
     def __len__(self) -> int:

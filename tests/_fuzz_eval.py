@@ -1,0 +1,168 @@
+"""Evaluate a fuzzed step on NumPy shadows: NumPy's value and the step's error bound."""
+
+from __future__ import annotations
+
+import operator
+import warnings
+
+import _fuzz_patterns as patterns
+import _fuzz_reduce as red
+import _fuzz_rules as rules
+import numpy as np
+from _fuzz_bounds import Shadow, exact, finish
+from _fuzz_ops import Step
+
+COMPARISONS = {
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "==": operator.eq,
+    "!=": operator.ne,
+}
+
+
+class NumpyNN:
+    """tj.nn's elementwise functions in NumPy (the oracles of `F.nn.` steps)."""
+
+    @staticmethod
+    def softplus(x):
+        with np.errstate(all="ignore"):
+            return np.maximum(x, 0.0) + np.log1p(np.exp(-np.abs(x)))
+
+
+class NumpyF:
+    """The `F.` names on the NumPy side (the traced side uses tracejit's)."""
+
+    nn = NumpyNN
+    logsumexp = staticmethod(patterns.logsumexp)
+    log_softmax = staticmethod(patterns.log_softmax)
+    softmax = staticmethod(patterns.softmax)
+
+
+ELEMENTWISE = {
+    "exact": rules.exact_rule,
+    "add": rules.add_rule,
+    "mul": rules.mul_rule,
+    "div": rules.div_rule,
+    "square": rules.square_rule,
+    "reciprocal": rules.reciprocal_rule,
+    "sqrt": rules.sqrt_rule,
+    "sign": rules.sign_rule,
+    "minmax": rules.minmax_rule,
+    "compare": rules.compare_rule,
+    "jump_int": rules.jump_rule("int"),
+    "jump_half": rules.jump_rule("half"),
+    "divmod": rules.divmod_rule,
+    "pow": rules.pow_rule,
+    "atan2": rules.atan2_rule,
+    "convert": rules.convert_rule,
+    "softplus": rules.unary_libm_rule(lambda v: np.maximum(v, 0) + np.log1p(np.exp(-np.abs(v)))),
+    **{"libm:" + k: v for k, v in rules.UNARY_LIBM.items()},
+}
+
+
+def run_text(text: str, values: list) -> np.ndarray:
+    names = {f"v{i}": v for i, v in enumerate(values)}
+    env = {"np": np, "F": NumpyF, **names}
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # mean/var of empty slices
+        return np.asarray(eval(text.format(*names), env))
+
+
+def operand(arg, like: list[Shadow], shadows: dict) -> Shadow:
+    """The Shadow of a step argument: a value, or a weak literal in its operand's dtype."""
+    if isinstance(arg, int):
+        return shadows[arg]
+    dtypes = [s.value.dtype for s in like]
+    value = eval(arg)
+    dtype = np.result_type(*dtypes, value) if dtypes else np.result_type(value)
+    with np.errstate(all="ignore"):
+        return exact(np.asarray(value).astype(dtype))
+
+
+def broadcast(s: Shadow, shape) -> Shadow:
+    return Shadow(
+        np.broadcast_to(s.value, shape),
+        np.broadcast_to(s.err, shape),
+        np.broadcast_to(s.unk, shape),
+    )
+
+
+def evaluate_step(step: Step, shadows: dict) -> Shadow:
+    """NumPy's value of `step` and its bound; `shadows` maps value index -> Shadow."""
+    ints = [shadows[a] for a in step.args if isinstance(a, int)]
+    args = [operand(a, ints, shadows) for a in step.args]
+    out = run_text(step.oracle or step.text, [s.value for s in args])
+    if step.rule == "layout":
+        err = run_text(step.text, [s.err for s in args])
+        unk = run_text(step.text, [s.unk for s in args])
+        return finish(out, err.astype(np.float64), unk.astype(bool))
+    if step.rule in ELEMENTWISE or step.rule.startswith("where") or step.rule == "clip":
+        return _elementwise(step, out, [broadcast(s, out.shape) for s in args])
+    return _structural(step, out, args)
+
+
+def _elementwise(step: Step, out, args: list[Shadow]) -> Shadow:
+    if step.rule in ("where_cmp", "where_cmp2"):
+        x, y = args[0], args[1]
+        cond = exact(COMPARISONS[step.params[0]](x.value, y.value))
+        cond = rules.compare_rule(cond.value, x, y)
+        picks = (x, args[2]) if step.rule == "where_cmp" else (y, x)
+        return rules.where_rule(out, cond, *picks)
+    if step.rule == "where":
+        return rules.where_rule(out, *args)
+    if step.rule == "clip":
+        lo, hi = (exact(np.asarray(p).astype(out.dtype)) for p in step.params)
+        lo, hi = broadcast(lo, out.shape), broadcast(hi, out.shape)
+        with np.errstate(all="ignore"):
+            low = rules.minmax_rule(np.maximum(args[0].value, lo.value), args[0], lo)
+        return rules.minmax_rule(out, low, hi)
+    return ELEMENTWISE[step.rule](out, *args)
+
+
+def _keepdims_shape(shape, axes):
+    return tuple(1 if i in axes else d for i, d in enumerate(shape))
+
+
+def _structural(step: Step, out, args: list[Shadow]) -> Shadow:
+    if step.rule == "matmul":
+        return red.matmul_rule(out, *args)
+    (a,) = args
+    if step.rule in ("argmax", "argmin", "cumsum"):
+        axis, _ = step.params
+        if axis is None:
+            flat = Shadow(a.value.ravel(), a.err.ravel(), a.unk.ravel())
+            a, axis = flat, 0
+        if step.rule == "cumsum":
+            return reshaped(red.cumsum_rule(out.reshape(a.value.shape), a, axis), out.shape)
+        keep = out.reshape(_keepdims_shape(a.value.shape, (axis,)))
+        return reshaped(red.arg_rule(keep, a, axis, step.rule == "argmax"), out.shape)
+    axes = step.params[0]
+    if step.rule in ("log_softmax", "softmax"):
+        return getattr(patterns, f"{step.rule}_rule")(out, a, axes)
+    keep = out.reshape(_keepdims_shape(a.value.shape, axes))
+    if step.rule == "lse":
+        return reshaped(patterns.logsumexp_rule(keep, a, axes), out.shape)
+    if step.rule in ("var", "std"):
+        return reshaped(_var_or_std(step, keep, a, axes), out.shape)
+    rule = {
+        "sum": red.sum_rule,
+        "prod": red.prod_rule,
+        "mean": red.mean_rule,
+        "max": red.extremum_rule,
+        "min": red.extremum_rule,
+    }[step.rule]
+    return reshaped(rule(keep, a, axes), out.shape)
+
+
+def _var_or_std(step: Step, keep, a: Shadow, axes) -> Shadow:
+    ddof = step.params[2]
+    if step.rule == "var":
+        return red.var_rule(keep, a, axes, ddof)
+    var = run_text(f"np.var({{0}}, axis={axes!r}, keepdims=True, ddof={ddof})", [a.value])
+    return rules.sqrt_rule(keep, red.var_rule(var, a, axes, ddof))
+
+
+def reshaped(s: Shadow, shape) -> Shadow:
+    return Shadow(s.value.reshape(shape), s.err.reshape(shape), s.unk.reshape(shape))

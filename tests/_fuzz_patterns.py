@@ -1,0 +1,117 @@
+"""The numerics rewrites and tj.nn functions: NumPy oracles and their error bounds.
+
+tracejit rewrites the naive `log(exp(x) / sum(exp(x)))` and `log(sum(exp(x)))` into the
+shifted forms (ir/passes/numerics.py), and tj.nn computes them the same way: with
+m = max(x) (0 where not finite), logsumexp = log(sum(exp(x - m))) + m. The oracles below
+compute exactly that in NumPy, in the program's dtype, so rows of +-inf or NaN must match
+bit for bit. Where a row is finite, the bound is twice the first-order bound: input bounds
+move logsumexp by at most their maximum (its gradient is the softmax, which sums to 1); each
+exp is within LIBM_ULPS ulp (<= 2 LIBM_ULPS u relative), x - m rounds by u |x - m| (which exp
+turns into a relative error of at most u, since |t| exp(t) <= 1 for t <= 0), the sum of n
+terms adds (n - 1) u, and log and the final add or subtract round once more.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from _fuzz_bounds import LIBM_ULPS, Shadow, finish, ulp, unit_roundoff
+from _fuzz_rules import unary_libm_rule
+
+ERRSTATE = {"all": "ignore"}
+
+
+def _shift(x, axes):
+    with np.errstate(**ERRSTATE):
+        m = np.max(x, axis=axes, keepdims=True)
+        m = np.where(np.isfinite(m), m, np.zeros((), x.dtype))
+        return x - m, m
+
+
+def logsumexp(x, axes, keepdims=False):
+    if any(x.shape[a] == 0 for a in axes):  # no shift on an empty axis: log(0) = -inf
+        with np.errstate(**ERRSTATE):
+            return np.log(np.sum(np.exp(x), axis=axes, keepdims=keepdims))
+    s, m = _shift(x, axes)
+    with np.errstate(**ERRSTATE):
+        out = np.log(np.sum(np.exp(s), axis=axes, keepdims=True)) + m
+    return out if keepdims else np.squeeze(out, axes)
+
+
+def log_softmax(x, axes):
+    if any(x.shape[a] == 0 for a in axes):
+        return x.copy()
+    s, _ = _shift(x, axes)
+    with np.errstate(**ERRSTATE):
+        return s - np.log(np.sum(np.exp(s), axis=axes, keepdims=True))
+
+
+def softmax(x, axes):
+    if any(x.shape[a] == 0 for a in axes):
+        return x.copy()
+    s, _ = _shift(x, axes)
+    with np.errstate(**ERRSTATE):
+        e = np.exp(s)
+        return e / np.sum(e, axis=axes, keepdims=True)
+
+
+def _row_terms(a: Shadow, axes):
+    """(max input bound, the rounding term in units of u, finite-row mask, row lse - m)."""
+    x = a.f64
+    n = int(np.prod([x.shape[i] for i in axes]))
+    with np.errstate(**ERRSTATE):
+        max_e = np.max(a.err, axis=axes, keepdims=True, initial=0.0)
+        rounding = (2 * LIBM_ULPS + n + 2) * unit_roundoff(a.value.dtype)
+        finite = np.all(np.isfinite(x), axis=axes, keepdims=True)
+        s, _ = _shift(x, axes)
+        log_s = np.log(np.sum(np.exp(s), axis=axes, keepdims=True))
+    return max_e, rounding, finite, log_s
+
+
+def _decided(out, err, finite, a: Shadow, axes) -> Shadow:
+    unk = np.any(a.unk, axis=axes, keepdims=True)
+    return finish(out, np.where(finite, err, 0.0), unk)
+
+
+def logsumexp_rule(out, a: Shadow, axes) -> Shadow:
+    if any(a.value.shape[i] == 0 for i in axes):
+        return finish(out, 0.0, False)
+    max_e, rounding, finite, log_s = _row_terms(a, axes)
+    with np.errstate(**ERRSTATE):
+        err = 2 * (max_e + rounding + LIBM_ULPS * ulp(log_s.astype(out.dtype)) + ulp(out))
+    return _decided(out, err, finite, a, axes)
+
+
+def log_softmax_rule(out, a: Shadow, axes) -> Shadow:
+    if any(a.value.shape[i] == 0 for i in axes):
+        return finish(out, 0.0, False)
+    max_e, rounding, finite, log_s = _row_terms(a, axes)
+    s, _ = _shift(a.f64, axes)
+    u = unit_roundoff(out.dtype)
+    with np.errstate(**ERRSTATE):
+        lse = LIBM_ULPS * ulp(log_s.astype(out.dtype))
+        err = 2 * (a.err + max_e + rounding + u * np.abs(s) + lse + ulp(out))
+    return _decided(out, err, finite, a, axes)
+
+
+def softmax_rule(out, a: Shadow, axes) -> Shadow:
+    if any(a.value.shape[i] == 0 for i in axes):
+        return finish(out, 0.0, False)
+    max_e, rounding, finite, _ = _row_terms(a, axes)
+    p = out.astype(np.float64)
+    with np.errstate(**ERRSTATE):
+        err = 2 * (p * (a.err + max_e + rounding + 2 * unit_roundoff(out.dtype)) + ulp(out))
+    return _decided(out, err, finite, a, axes)
+
+
+def sigmoid(x):
+    with np.errstate(**ERRSTATE):
+        return 1 / (1 + np.exp(-x))
+
+
+# sigmoid is monotonic: the libm rule at the interval ends; its own rounding is that of exp
+# (LIBM_ULPS) plus an add and a divide, within a second LIBM_ULPS.
+def sigmoid_rule(out, a: Shadow) -> Shadow:
+    first = unary_libm_rule(lambda v: 1 / (1 + np.exp(-v)))(out, a)
+    with np.errstate(**ERRSTATE):
+        extra = np.where(np.isfinite(a.f64) | (a.err > 0), LIBM_ULPS * ulp(out), 0.0)
+    return finish(out, first.err + np.where(first.unk, 0.0, extra), first.unk)

@@ -1,0 +1,157 @@
+"""Error-bound rules of reductions and matmul (see _fuzz_bounds for the model).
+
+A reduction rule gets the operand's Shadow and the normalized `axes`; the result keeps the
+reduced axes (keepdims) and the caller reshapes. Bounds for any summation order: Higham,
+"Accuracy and Stability of Numerical Algorithms" (2nd ed.), (4.4) and section 3.1.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from _fuzz_bounds import TINY, Shadow, finish, rounded, ulp, unit_roundoff
+
+ERRSTATE = {"all": "ignore"}
+
+
+def count(shape, axes) -> int:
+    return int(np.prod([shape[a] for a in axes], dtype=np.int64))
+
+
+def _sum(x, axes):
+    return np.sum(x, axis=axes, keepdims=True)
+
+
+def _any(x, axes):
+    return np.any(x, axis=axes, keepdims=True)
+
+
+def _finite_abs(x):
+    with np.errstate(**ERRSTATE):
+        return np.where(np.isfinite(x), np.abs(x), 0.0)
+
+
+def sum_rule(out, a: Shadow, axes, acc_dtype=None) -> Shadow:
+    """sum in `acc_dtype` (the out dtype unless given, e.g. float64 for an integer mean)."""
+    acc = np.dtype(acc_dtype or out.dtype)
+    unk = _any(a.unk, axes)
+    if acc.kind != "f":
+        return finish(out, 0.0, unk)
+    n = count(a.value.shape, axes)
+    x = a.f64
+    magnitude = _sum(_finite_abs(x), axes)
+    err = _sum(a.err, axes) + max(n - 1, 0) * unit_roundoff(acc) * magnitude
+    special = _any(~np.isfinite(x), axes)
+    big = float(np.finfo(acc).max)
+    unk |= special & (magnitude * (1 + n * unit_roundoff(acc)) >= big)  # finite partials overflow
+    # A zero sum's sign depends on the accumulator's start (+0 or the first term): NumPy's
+    # own sum([-0.0]) is -0.0 but mean([-0.0]) is 0.0.
+    err = np.where(out == 0, np.maximum(err, TINY), err)
+    return finish(out, np.where(special, 0.0, err), unk)
+
+
+def mean_rule(out, a: Shadow, axes) -> Shadow:
+    n = count(a.value.shape, axes)
+    acc = out.dtype if a.value.dtype.kind == "f" else np.float64
+    total = sum_rule(np.asarray(np.sum(a.f64, axis=axes, keepdims=True), acc), a, axes, acc)
+    prop = total.err / max(n, 1)
+    return finish(out, rounded(out, prop, total.err > 0), total.unk)
+
+
+def prod_rule(out, a: Shadow, axes) -> Shadow:
+    unk = _any(a.unk, axes)
+    if out.dtype.kind != "f":
+        return finish(out, 0.0, unk)
+    n = count(a.value.shape, axes)
+    x, e = a.f64, a.err
+    with np.errstate(**ERRSTATE):
+        rel = _sum(np.where(e > 0, e / np.abs(x), 0.0), axes)
+        unk |= _any(e >= np.abs(x), axes) & _any(e > 0, axes)
+        ax = _finite_abs(x)
+        grow = np.prod(np.where(ax > 1, ax, 1.0), axis=axes, keepdims=True)
+        shrink = np.prod(np.where((ax < 1) & (ax > 0), ax, 1.0), axis=axes, keepdims=True)
+    fi = np.finfo(out.dtype)
+    zero_or_special = _any((x == 0) | ~np.isfinite(x), axes)
+    order_matters = (grow >= float(fi.max) / 2) | (shrink <= float(fi.smallest_normal))
+    unk |= order_matters & ~(zero_or_special & (grow < float(fi.max) / 2))
+    err = np.abs(out.astype(np.float64)) * (rel + max(n - 1, 0) * unit_roundoff(out.dtype))
+    return finish(out, np.where(zero_or_special, 0.0, err), unk)
+
+
+def extremum_rule(out, a: Shadow, axes) -> Shadow:
+    """max/min: moves by at most the largest operand bound; +-0 ties have no fixed sign."""
+    x = a.value
+    err = np.max(a.err, axis=axes, keepdims=True, initial=0.0)
+    zero = x == 0
+    mixed = _any(zero & np.signbit(x), axes) & _any(zero & ~np.signbit(x), axes)
+    err = np.where(mixed & (out == 0), np.maximum(err, TINY), err)
+    with np.errstate(**ERRSTATE):
+        err = np.where(np.isfinite(out.astype(np.float64)), err, 0.0)
+    return finish(out, err, _any(a.unk, axes))
+
+
+def arg_rule(out, a: Shadow, axis: int, largest: bool) -> Shadow:
+    """argmax/argmin: undecided where another element is within the bounds of the winner."""
+    x = np.moveaxis(a.f64, axis, -1)
+    e = np.moveaxis(a.err, axis, -1)
+    idx = np.moveaxis(out, axis, -1)  # `out` keeps the reduced axis
+    best = np.take_along_axis(x, idx, -1)
+    best_e = np.take_along_axis(e, idx, -1)
+    sign = 1.0 if largest else -1.0
+    with np.errstate(**ERRSTATE):
+        close = sign * (x - best) + e + best_e >= 0
+    others = close & ((e + best_e) > 0)
+    np.put_along_axis(others, idx, False, -1)
+    unk = np.any(others, -1) & ~np.any(np.isnan(x), -1)
+    unk |= np.any(np.moveaxis(a.unk, axis, -1), -1)
+    return finish(out, 0.0, unk.reshape(out.shape))
+
+
+def cumsum_rule(out, a: Shadow, axis: int) -> Shadow:
+    unk = np.logical_or.accumulate(a.unk, axis=axis) if a.unk.size else a.unk
+    if out.dtype.kind != "f":
+        return finish(out, 0.0, unk)
+    x = a.f64
+    steps = np.arange(x.shape[axis]).reshape([-1 if i == axis else 1 for i in range(x.ndim)])
+    err = np.cumsum(a.err, axis) + steps * unit_roundoff(out.dtype) * np.cumsum(
+        _finite_abs(x), axis
+    )
+    special = np.logical_or.accumulate(~np.isfinite(x), axis=axis) if x.size else unk
+    return finish(out, np.where(special, 0.0, err), unk)
+
+
+def var_rule(out, a: Shadow, axes, ddof: int) -> Shadow:
+    """Two-pass variance: 2x the first-order bound (input bounds through d var / d x_i =
+    2 (x_i - m) / (n - ddof), the mean's rounding through n dm^2, (n + 4) u per square)."""
+    n = count(a.value.shape, axes)
+    x, e, u = a.f64, a.err, unit_roundoff(out.dtype)
+    unk = _any(a.unk, axes)
+    if n - ddof <= 0:
+        return finish(out, 0.0, unk | (n > 0))
+    with np.errstate(**ERRSTATE):
+        m = np.mean(x, axis=axes, keepdims=True)
+        dev = np.abs(x - m)
+        dm = n * u * np.mean(np.abs(x), axis=axes, keepdims=True)
+        first = 2 * _sum(dev * e, axes) + _sum(e * e, axes) + (n + 4) * u * _sum(dev * dev, axes)
+        err = 2 * (first + n * dm * dm) / (n - ddof) + 0.5 * ulp(out)
+    special = _any(~np.isfinite(x), axes)
+    return finish(out, np.where(special, 0.0, err), unk)
+
+
+def matmul_rule(out, a: Shadow, b: Shadow) -> Shadow:
+    """|C - C'| <= |A| E_B + E_A |B| + E_A E_B + K u |A||B| for any order (K: contraction)."""
+    x, y = a.f64, b.f64
+    k = x.shape[-1]
+    with np.errstate(**ERRSTATE):
+        ax, ay = _finite_abs(x), _finite_abs(y)
+        nonfinite = (~np.isfinite(x)).astype(float) @ np.ones(y.shape) + np.ones(x.shape) @ (
+            ~np.isfinite(y)
+        ).astype(float)
+        unk = (a.unk.astype(float) @ np.ones(y.shape) + np.ones(x.shape) @ b.unk) > 0
+        magnitude = ax @ ay
+        if out.dtype.kind != "f":
+            return finish(out, 0.0, unk)
+        u = unit_roundoff(out.dtype)
+        err = ax @ b.err + a.err @ ay + a.err @ b.err + k * u * magnitude
+    special = nonfinite > 0
+    unk |= special & (magnitude * (1 + k * u) >= float(np.finfo(out.dtype).max))
+    return finish(out, np.where(special, 0.0, err), unk)

@@ -1,0 +1,88 @@
+"""Fuzzer inputs: arrays of every supported dtype with adversarial values and memory layouts.
+
+Float values mix IEEE specials (NaN, +-inf, -0.0, the smallest and largest subnormals, the
+largest finite), small integers and halves (exactly representable, so sums stay exact), and
+ordinary numbers. Layouts: C-contiguous, Fortran order, every other element of a larger
+buffer, and negative strides; the values are the same in each, only the strides differ.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+DTYPES = (np.bool_, np.int32, np.int64, np.float32, np.float64)
+FLOAT_DTYPES = (np.float32, np.float64)
+LAYOUTS = ("C", "F", "strided", "reversed")
+
+
+def _specials(dtype) -> list[float]:
+    fi = np.finfo(dtype)
+    return [
+        np.nan,
+        np.inf,
+        -np.inf,
+        -0.0,
+        0.0,
+        float(fi.smallest_subnormal),
+        -float(fi.smallest_subnormal),
+        float(fi.smallest_normal) * 0.75,  # a subnormal with many bits set
+        float(fi.max),
+        -float(fi.max),
+        1.0,
+        -1.0,
+    ]
+
+
+def float_elements(dtype, special: bool = True) -> st.SearchStrategy:
+    width = np.dtype(dtype).itemsize * 8
+    ordinary = st.floats(-8, 8, width=width)
+    halves = st.integers(-16, 16).map(lambda k: k / 2)
+    anything = st.floats(width=width, allow_nan=False)
+    if not special:
+        return st.one_of(halves, ordinary)
+    return st.one_of(st.sampled_from(_specials(dtype)), halves, ordinary, anything)
+
+
+def int_elements(dtype) -> st.SearchStrategy:
+    info = np.iinfo(dtype)
+    edges = st.sampled_from([info.min, info.max, info.min + 1, -1, 0, 1, 2])
+    return st.one_of(st.integers(-9, 9), edges, st.integers(info.min, info.max))
+
+
+def elements(dtype, special: bool = True) -> st.SearchStrategy:
+    kind = np.dtype(dtype).kind
+    if kind == "b":
+        return st.booleans()
+    if kind == "i":
+        return int_elements(dtype)
+    return float_elements(dtype, special)
+
+
+def with_layout(x: np.ndarray, layout: str, axis: int = 0) -> np.ndarray:
+    """`x`'s values in memory laid out as `layout` (a view where the layout needs one)."""
+    if x.ndim == 0:
+        return x.copy()
+    if layout == "F":
+        return np.asfortranarray(x)
+    axis %= x.ndim
+    if layout == "strided":
+        shape = list(x.shape)
+        shape[axis] *= 2
+        big = np.zeros(shape, x.dtype)
+        index = tuple(slice(None, None, 2) if i == axis else slice(None) for i in range(x.ndim))
+        big[index] = x
+        return big[index]
+    if layout == "reversed":
+        return np.flip(np.flip(x, axis).copy(), axis)
+    return np.ascontiguousarray(x)
+
+
+@st.composite
+def arrays(draw, shape, dtype, special: bool = True) -> np.ndarray:
+    """An array of `shape` and `dtype` in a drawn layout."""
+    x = draw(hnp.arrays(dtype, shape, elements=elements(dtype, special)))
+    layout = draw(st.sampled_from(LAYOUTS))
+    axis = draw(st.integers(0, max(len(shape) - 1, 0)))
+    return with_layout(x, layout, axis)

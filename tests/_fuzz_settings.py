@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, settings
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "dev")
 # (forward programs, gradient programs) per profile. CI: ~1 s of compiling per program on a
 # busy 2-core machine, so these keep the fuzzer's share of the suite near 15 s.
-COUNTS = {"ci": (20, 8), "dev": (20, 8), "thorough": (10_000, 2_000)}
+COUNTS = {"ci": (15, 8), "dev": (20, 8), "thorough": (10_000, 2_000)}
 FORWARD, GRADIENT = COUNTS.get(PROFILE, COUNTS["dev"])
 FORWARD = int(os.environ.get("TRACEJIT_FUZZ_PROGRAMS", FORWARD))
 GRADIENT = int(os.environ.get("TRACEJIT_FUZZ_GRAD_PROGRAMS", GRADIENT))

@@ -47,13 +47,24 @@ class CacheError(TracejitError):
     """The persistent compile cache could not be used."""
 
 
+class ArgumentError(TracejitError, TypeError, ValueError):
+    """A jitted function was given (or returned) what it cannot take: a non-array or an
+    ndarray subclass, a bad static_argnums/static_argnames, a NaN static argument."""
+
+
+class IntegerOverflowError(TracejitError, OverflowError):
+    """A Python int does not fit the integer dtype it is used as (NumPy raises too)."""
+
+
 __all__ = [
+    "ArgumentError",
     "BatchingError",
     "CacheError",
     "CompileError",
     "ConcretizationError",
     "DeviceError",
     "DonatedArgumentError",
+    "IntegerOverflowError",
     "ShapeError",
     "TracejitError",
     "TracerLeakError",

@@ -12,6 +12,7 @@ import numpy as np
 from tracejit.errors import ShapeError, UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.ir.graph import ConstValue
+from tracejit.tracer.checks import check_int_fits, reject_subclass
 from tracejit.tracer.core import Trace, Tracer, bind, user_frame
 
 ArrayLike = object  # Tracer | np.ndarray | np.generic | bool | int | float
@@ -34,6 +35,7 @@ def aval_of(x) -> tuple[np.dtype, bool]:
         return dtypes.python_scalar_dtype(x), True
     if isinstance(x, complex) or isinstance(x, numbers.Complex) and not isinstance(x, numbers.Real):
         raise UnsupportedError("complex numbers are not supported")
+    reject_subclass(x, "an operand")
     arr = np.asarray(x)
     if arr.dtype == object:
         raise UnsupportedError(f"cannot use a value of type {type(x).__name__} as an array")
@@ -52,6 +54,8 @@ def _demote(dt: np.dtype) -> np.dtype:
 
 def constant(x, dtype, weak: bool, trace: Trace | None):
     """`x` as an array of `dtype`: a NumPy array when eager, a const node when tracing."""
+    if is_python_scalar(x):
+        check_int_fits(x, dtype)
     arr = np.asarray(x, dtype=dtype)
     if trace is None:
         return arr

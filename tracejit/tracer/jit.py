@@ -23,13 +23,20 @@ from tracejit import debug, timing
 from tracejit.backends import check_device, compile_graph
 from tracejit.config import config
 from tracejit.debug_print import PrintingExecutable, hoist_prints
-from tracejit.errors import DeviceError, DonatedArgumentError, UnsupportedError
+from tracejit.errors import (
+    ArgumentError,
+    DeviceError,
+    DonatedArgumentError,
+    IntegerOverflowError,
+    UnsupportedError,
+)
 from tracejit.ir import dtypes
 from tracejit.ir.custom_call import expand_custom_calls
 from tracejit.ir.graph import Graph, verify
 from tracejit.ir.interpret import eval_graph
 from tracejit.ir.passes import optimize, unused_inputs
 from tracejit.pytree import PyTreeDef, keystr_paths, tree_flatten, tree_unflatten
+from tracejit.tracer import checks
 from tracejit.tracer.core import Trace, Tracer, bind
 
 log = logging.getLogger("tracejit")
@@ -40,14 +47,17 @@ def abstractify(x, name: str) -> tuple[tuple[int, ...], np.dtype, bool]:
     if isinstance(x, Tracer):
         return x.shape, x.dtype, x.weak
     if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
-        return (), dtypes.python_scalar_dtype(x), True
+        dtype = dtypes.python_scalar_dtype(x)
+        checks.check_int_fits(x, dtype, f"argument {name}")
+        return (), dtype, True
+    checks.reject_subclass(x, f"argument {name}")
     if isinstance(x, (np.ndarray, np.generic)):
         return x.shape, dtypes.canonical(x.dtype), False
     if hasattr(x, "__cuda_array_interface__"):
         return tuple(x.shape), dtypes.canonical(x.dtype), False
     if isinstance(x, ShapeDtypeStruct):
         return x.shape, dtypes.canonical(x.dtype), False
-    raise TypeError(
+    raise ArgumentError(
         f"argument {name} of type {type(x).__name__} is not an array or a Python scalar; "
         "pass arrays, or mark the argument static with static_argnums/static_argnames"
     )
@@ -150,13 +160,22 @@ def trace_flat(fun: Callable, rebuild: Callable, treedef: PyTreeDef, avals, name
         out_leaves, out_tree = tree_flatten(out)
         for i, leaf in enumerate(out_leaves):
             if not isinstance(leaf, Tracer):
-                abstractify(leaf, f"output {i}")
+                _check_output(leaf, i, label)
         graph = trace.finish(out_leaves)
         if config.verify_graphs:
             verify(graph)
     finally:
         trace.active = False
     return Traced(graph, out_tree, [t for t, _ in trace.captured])
+
+
+def _check_output(leaf, i: int, label: str) -> None:
+    try:
+        abstractify(leaf, f"output {i} of {label}")
+    except ArgumentError:
+        if isinstance(leaf, np.ndarray):
+            raise  # a subclass: its own message
+        raise checks.bad_output(leaf, i, label) from None
 
 
 def _as_tuple(x) -> tuple:
@@ -174,6 +193,7 @@ class Jitted:
         self.device = check_device(device) if device is not None else None
         self.static_argnums = set(_as_tuple(static_argnums))
         self.static_argnames = set(_as_tuple(static_argnames))
+        checks.check_static_spec(fun, self.static_argnums, self.static_argnames, self._label())
         try:
             self._params = list(inspect.signature(fun).parameters)
         except (TypeError, ValueError):
@@ -185,6 +205,8 @@ class Jitted:
         self._executables: dict[Any, Any] = {}
         self._traces: dict[Any, Traced] = {}
         self._graphs: dict[Any, Graph] = {}  # the optimized graph per key, for debug_nans
+        # (leaf, dtype): a Python int argument the graph converts to a narrower integer dtype
+        self._int_args: dict[Any, list] = {}
         # hot path: for positional plain ndarrays (no statics, no kwargs) the (shape, dtype) of
         # each argument is the whole signature, so flattening and abstractifying are skipped
         self._fast: dict[Any, tuple] = {}
@@ -195,7 +217,8 @@ class Jitted:
         static += tuple(sorted((k, v) for k, v in kwargs.items() if k in self.static_argnames))
         dyn_args = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
         dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
-        for _, v in static:
+        for where, v in static:
+            checks.check_static_value(self._static_name(where), v)
             try:
                 hash(v)
             except TypeError:
@@ -212,6 +235,11 @@ class Jitted:
             return full, {**dict(s for s in static if isinstance(s[0], str)), **dyn_k}
 
         return (dyn_args, dyn_kwargs), static, rebuild
+
+    def _static_name(self, where) -> str:
+        if isinstance(where, str):
+            return where
+        return self._params[where] if where < len(self._params) else f"args[{where}]"
 
     def _leaf_names(self, dyn_args, dyn_kwargs, n_args) -> list[str]:
         positions = [i for i in range(n_args) if i not in self.static_argnums]
@@ -272,7 +300,7 @@ class Jitted:
             return self._inline(args, kwargs)
         try:
             avals = tuple(_fast_aval(x) for x in leaves)
-        except TypeError:  # name the offending argument (off the hot path)
+        except (TypeError, IntegerOverflowError):  # name the offending argument (slow path)
             for x, name in zip(leaves, self._leaf_names(*dyn, len(args))):
                 abstractify(x, name)
             raise
@@ -281,6 +309,10 @@ class Jitted:
         entry = self._executables.get(key)
         if entry is None:
             entry = self._compile(key, args, kwargs)
+        for i, dtype in self._int_args.get(key, ()):
+            if not checks.int_fits(leaves[i], dtype):
+                name = self._leaf_names(*self._split(args, kwargs)[0], len(args))[i]
+                checks.check_int_fits(leaves[i], dtype, f"argument {name}")
         executable, out_tree = entry
         arrays = [
             np.asarray(x, dtype=a[1]) if type(x) is np.ndarray else _leaf_array(x, a[1], device)
@@ -345,6 +377,7 @@ class Jitted:
             if prints:
                 executable = PrintingExecutable(executable, prints, len(traced.graph.outputs))
         self._graphs[key] = graph
+        self._int_args[key] = checks.weak_int_targets(traced.graph, key[1])
         entry = (executable, traced.out_tree)
         self._executables[key] = entry
         return entry
@@ -410,7 +443,7 @@ def _fmt(aval) -> str:
 
 
 def _fast_aval(x):
-    if isinstance(x, np.ndarray):
+    if type(x) is np.ndarray:
         return x.shape, dtypes.canonical(x.dtype), False
     return abstractify(x, "argument")
 

@@ -33,6 +33,7 @@ CUDA_TESTS = [
     "tests/test_device_grads.py",
     "tests/test_numerics_ieee.py",
     "tests/test_fuzz.py",  # the forward fuzzer; its gradient half runs on cpu only in CI
+    "tests/test_lax_compiled.py::test_loops_on_the_test_device",
 ]
 
 

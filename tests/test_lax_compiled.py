@@ -137,3 +137,37 @@ def test_lstm_with_scan_matches_the_unrolled_lstm(steps):
     np.testing.assert_allclose(v, v_ref, rtol=2e-5)
     for k in params:
         np.testing.assert_allclose(g[k], g_ref[k], rtol=2e-4, atol=2e-5)
+
+
+def test_loops_on_the_test_device(device):
+    """scan (and its gradient), while_loop and cond on `device` (CUDA: under the emulator in
+    CI), against the reference interpreter."""
+
+    def f(w, xs, n, p):
+        def step(h, x):
+            return np.tanh(h * w + x), tnp.sum(h)
+
+        h, ys = lax.scan(step, np.zeros(3, np.float32), xs)
+        k, h = lax.while_loop(lambda s: s[0] < n, lambda s: (s[0] + 1, s[1] * 0.5), (0, h))
+        h = lax.cond(p, lambda v: v + 1.0, lambda v: v * 2.0, h)
+        return h, ys, k
+
+    args = (
+        np.float32(0.7),
+        RNG.standard_normal((6, 3)).astype(np.float32),
+        np.int64(3),
+        np.bool_(False),
+    )
+    got = tj.jit(f, device=device)(*args)
+    want = tj.jit(f, device="numpy")(*args)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(tj.device_get(a), b, rtol=1e-5, atol=1e-6)
+
+    def loss(w, xs):  # scan and cond (reverse mode through while_loop is an error)
+        h, ys = lax.scan(lambda h, x: (np.tanh(h * w + x), tnp.sum(h)), np.zeros(3, xs.dtype), xs)
+        return tnp.sum(lax.cond(np.bool_(True), lambda v: v * v, lambda v: v, h)) + tnp.sum(ys)
+
+    g = tj.jit(tj.grad(loss, argnums=(0, 1)), device=device)(*args[:2])
+    g_ref = tj.grad(loss, argnums=(0, 1))(*args[:2])
+    for a, b in zip(g, g_ref):
+        np.testing.assert_allclose(tj.device_get(a), b, rtol=1e-4, atol=1e-5)

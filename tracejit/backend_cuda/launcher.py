@@ -17,6 +17,7 @@ import numpy as np
 from tracejit.backend_cuda import nvrtc
 from tracejit.backend_cuda.codegen import CudaProgram, Launch
 from tracejit.backend_cuda.graphs import GraphRunner
+from tracejit.backend_cuda.loops import LoopStep, is_loop
 from tracejit.devices import device_input, to_cuda
 from tracejit.ir import kernel as K
 from tracejit.ir.gather_plan import is_native
@@ -110,7 +111,7 @@ class _FallbackStep(_Step):
                 call.array(b).set(np.ascontiguousarray(res, dtype=buf.dtype).reshape(buf.shape))
 
 
-_KIND = {_KernelStep: "kernel", _MatmulStep: "matmul", _FallbackStep: "host"}
+_KIND = {_KernelStep: "kernel", _MatmulStep: "matmul", _FallbackStep: "host", LoopStep: "host"}
 
 
 class _Call:
@@ -186,6 +187,8 @@ class CudaExecutable:
                 self.steps.append(_KernelStep(module.get_function(launch.name), launch, max_blocks))
             elif isinstance(step, K.Matmul):
                 self.steps.append(_MatmulStep(cupy, step))
+            elif is_loop(step):  # regions compiled on their own, launched in a host loop
+                self.steps.append(LoopStep(step, name))
             elif isinstance(step, K.Fallback):
                 self.steps.append(_FallbackStep(step, self.buffers))
         kinds = [_KIND[type(step)] for step in self.steps]
@@ -239,7 +242,11 @@ class CudaExecutable:
     def fallbacks(self) -> list[str]:
         """Primitives this function runs through NumPy on the host (no CUDA kernel yet)."""
         steps = self.schedule.steps
-        return [s.prim for s in steps if isinstance(s, K.Fallback) and not self._native(s)]
+        return [
+            s.prim
+            for s in steps
+            if isinstance(s, K.Fallback) and not self._native(s) and not is_loop(s)
+        ]
 
 
 __all__ = ["CudaExecutable", "load_module"]

@@ -1,0 +1,139 @@
+"""First call and steady step of `jit(grad(loss))`: loops written with `lax.scan` vs unrolled.
+
+    python benchmarks/lax_scan.py                    # RNN 200 (scan, unrolled), LSTM 100 (scan)
+    python benchmarks/lax_scan.py --quick            # RNN 50, LSTM 30
+    python benchmarks/lax_scan.py --runs rnn:scan:200,rnn:unrolled:200
+
+The unrolled programs are compile_programs.py's (a Python loop, unrolled by tracing); the scan
+programs compute the same loss with the loop body written once for `lax.scan`. Each
+measurement runs in a fresh process over an empty disk cache: "first" is the first call
+(trace, autodiff, passes, C++ compile, run), "step" the median of later calls.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+FULL = "rnn:scan:200,rnn:unrolled:200,lstm:scan:100"
+QUICK = "rnn:scan:50,rnn:unrolled:50,lstm:scan:30,lstm:unrolled:30"
+STEADY_CALLS = 20
+
+
+def rnn_scan_loss(xp, params, xs, y):
+    from tracejit import lax
+
+    def step(h, x):
+        return xp.tanh(x @ params["wx"] + h @ params["wh"] + params["b"]), None
+
+    h0 = xp.zeros((xs.shape[1], params["wh"].shape[0]), dtype=xs.dtype)
+    h, _ = lax.scan(step, h0, xs)
+    return xp.sum((h @ params["wo"] - y) ** 2)
+
+
+def lstm_scan_loss(xp, params, inputs, targets):
+    import compile_programs as cp
+
+    from tracejit import lax
+
+    def probs(hiddens):
+        output = cp._concat_and_multiply(xp, params["predict"], hiddens)
+        return output - cp._logsumexp(xp, output)
+
+    def step(state, xt):
+        x, target = xt
+        hiddens, cells = state
+        gates = [
+            cp._concat_and_multiply(xp, params[k], x, hiddens)
+            for k in ("change", "forget", "ingate", "outgate")
+        ]
+        change = xp.tanh(gates[0])
+        forget, ingate, outgate = (cp._sigmoid(xp, g) for g in gates[1:])
+        cells = cells * forget + ingate * change
+        hiddens = outgate * xp.tanh(cells)
+        return (hiddens, cells), xp.sum(probs(hiddens) * target)
+
+    n = inputs.shape[1]
+    state = (
+        xp.repeat(params["init hiddens"], n, axis=0),
+        xp.repeat(params["init cells"], n, axis=0),
+    )
+    # The unrolled example scores output t (made before input t) against target t.
+    first = xp.sum(probs(state[0]) * targets[0])
+    _, scores = lax.scan(step, state, (inputs[:-1], targets[1:]))
+    steps, examples, _ = inputs.shape
+    return -(first + xp.sum(scores)) / (steps * examples)
+
+
+def _child(program: str, form: str, size: int) -> dict:
+    sys.path.insert(0, str(HERE))
+    sys.path.insert(0, str(HERE.parent))
+    import compile_programs as cp
+    import numpy as np
+
+    import tracejit as tj
+
+    loss, args = cp.make(program, size, np)
+    if form == "scan":
+        scan_loss = {"rnn": rnn_scan_loss, "lstm": lstm_scan_loss}[program]
+
+        def loss(*a):
+            return scan_loss(np, *a)
+
+    step = tj.jit(tj.grad(loss))
+    t0 = time.perf_counter()
+    first = step(*args)
+    total = time.perf_counter() - t0
+    times = []
+    for _ in range(STEADY_CALLS):
+        t = time.perf_counter()
+        step(*args)
+        times.append(time.perf_counter() - t)
+    leaves = tj.tree_leaves(first)
+    checksum = float(sum(np.sum(np.abs(x), dtype=np.float64) for x in leaves))
+    return {"first": total, "step": sorted(times)[len(times) // 2], "checksum": checksum}
+
+
+def _run(program: str, form: str, size: int) -> dict:
+    with tempfile.TemporaryDirectory(prefix="tj-lax-") as cache:
+        env = dict(os.environ, TRACEJIT_CACHE_DIR=cache)
+        cmd = [sys.executable, __file__, "--child", program, form, str(size)]
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        return {"error": (done.stderr.strip().splitlines() or ["?"])[-1]}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--runs", help="program:form:size,... (form: scan or unrolled)")
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    a = parser.parse_args()
+    if a.child:
+        print(json.dumps(_child(a.child[0], a.child[1], int(a.child[2]))))
+        return
+    runs = a.runs or (QUICK if a.quick else FULL)
+    print(f"{'program':<8} {'form':<9} {'steps':>5} {'first call s':>13} {'step ms':>9}  checksum")
+    for item in runs.split(","):
+        program, form, size = item.split(":")
+        r = _run(program, form, int(size))
+        if "error" in r:
+            print(f"{program:<8} {form:<9} {size:>5}  error: {r['error']}")
+            continue
+        print(
+            f"{program:<8} {form:<9} {size:>5} {r['first']:>13.2f} {r['step'] * 1e3:>9.3f}  "
+            f"{r['checksum']:.6g}",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""Control flow on CUDA: each region compiled as its own CUDA function, the loop a loop of
+launches driven from the host over device-resident buffers.
+
+* scan: per iteration, the body's kernels run on `xs[t]` (device views, no copies) and the
+  carry; `ys[t]` is written on the device. Nothing is read back.
+* while_loop: the predicate region runs on the device and its one bool is read back per
+  iteration (the only synchronization: the host must know whether to launch the body).
+* cond: the index is read back, and only the chosen branch is launched.
+
+This is the first version: CUDA graph capture of a whole loop, and a device-side loop for
+`while_loop`, are not done (see the CPU backend's backend_cpu/loops.py for loops compiled
+into one call).
+"""
+
+from __future__ import annotations
+
+from tracejit.ir import kernel as K
+
+LOOP_PRIMS = ("scan", "while_loop", "cond")
+
+
+def is_loop(step: K.Step) -> bool:
+    return isinstance(step, K.Fallback) and step.prim in LOOP_PRIMS
+
+
+def _regions(step: K.Fallback) -> list:
+    if step.prim == "scan":
+        return [step.attrs["body"]]
+    if step.prim == "while_loop":
+        return [step.attrs["cond"], step.attrs["body"]]
+    return list(step.attrs["branches"])
+
+
+class LoopStep:
+    """A scan / while_loop / cond step of a CUDA executable (see the module docstring)."""
+
+    def __init__(self, step: K.Fallback, name: str):
+        from tracejit.backend_cuda import compile_cuda
+
+        self.s = step
+        self.regions = [
+            compile_cuda(r.graph, f"{name}_{step.name}_region{k}")
+            for k, r in enumerate(_regions(step))
+        ]
+
+    def __call__(self, call) -> None:
+        ins = [call.array(b) for b in self.s.inputs]
+        outs = [call.array(b) for b in self.s.outputs]
+        _RUNNERS[self.s.prim](self, ins, outs)
+
+    def _scan(self, ins: list, outs: list) -> None:
+        a = self.s.attrs
+        n_consts, n_carry, length = a["n_consts"], a["n_carry"], a["length"]
+        consts, carry = ins[:n_consts], ins[n_consts : n_consts + n_carry]
+        xs, ys = ins[n_consts + n_carry :], outs[n_carry:]
+        (body,) = self.regions
+        for it in range(length):
+            t = length - 1 - it if a["reverse"] else it
+            res = body.run_plain([*consts, *carry, *(x[t] for x in xs)])
+            carry = res[:n_carry]
+            for y, r in zip(ys, res[n_carry:]):
+                y[t] = r
+        for dst, c in zip(outs[:n_carry], carry):
+            dst[...] = c
+
+    def _while(self, ins: list, outs: list) -> None:
+        n_cc = self.s.attrs["n_cond_consts"]
+        n_carry = len(outs)
+        n_bc = len(ins) - n_cc - n_carry
+        cond_consts, body_consts = ins[:n_cc], ins[n_cc : n_cc + n_bc]
+        carry = ins[n_cc + n_bc :]
+        cond, body = self.regions
+        while _scalar(cond.run_plain([*cond_consts, *carry])[0]):
+            carry = body.run_plain([*body_consts, *carry])
+        for dst, c in zip(outs, carry):
+            dst[...] = c
+
+    def _cond(self, ins: list, outs: list) -> None:
+        k = int(_scalar(ins[0]))
+        branch = self.regions[min(max(k, 0), len(self.regions) - 1)]
+        for dst, r in zip(outs, branch.run_plain(ins[1:])):
+            dst[...] = r
+
+
+def _scalar(x):
+    """The one element of a device array, on the host (a synchronization)."""
+    return x.get().reshape(-1)[0]
+
+
+_RUNNERS = {"scan": LoopStep._scan, "while_loop": LoopStep._while, "cond": LoopStep._cond}
+
+__all__ = ["LOOP_PRIMS", "LoopStep", "is_loop"]

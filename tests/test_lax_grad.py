@@ -176,3 +176,32 @@ def test_scan_grad_property(length, reverse, scale):
 
     a = np.array([0.5, 1.1])
     np.testing.assert_allclose(tj.grad(f)(a), numeric_grad(f, a.copy()), rtol=1e-6, atol=1e-8)
+
+
+def test_scan_bodies_follow_the_memory_budget(monkeypatch):
+    def loss(w, xs):
+        def step(h, x):
+            a = np.exp(h * w + x)
+            return np.tanh(tnp.sum(a * a) * 0.01 + h), None
+
+        return tnp.sum(lax.scan(step, np.zeros(8), xs)[0])
+
+    w, xs = RNG.standard_normal(8) * 0.3, RNG.standard_normal((5, 8))
+    saved = {}
+    for budget in (1.0, 0.0):
+        monkeypatch.setattr(tj.config, "memory_budget", budget)
+        _, f_vjp = tj.vjp(loss, w, xs)
+        saved[budget] = f_vjp.saved_bytes
+        g = f_vjp(np.float64(1.0))
+        np.testing.assert_allclose(g[0], numeric_grad(lambda v: loss(v, xs), w.copy()), rtol=1e-6)
+    assert saved[0.0] < saved[1.0]  # budget 0 recomputes the reduction's input per step
+
+
+def test_jvp_through_cond_matches_a_directional_finite_difference():
+    def f(x):
+        return lax.cond(tnp.sum(x) > 0, lambda v: np.sin(v) * v, lambda v: v**3, x)
+
+    x, dx = RNG.standard_normal(4), RNG.standard_normal(4)
+    _, tangent = tj.jvp(f, (x,), (dx,))
+    eps = 1e-6
+    np.testing.assert_allclose(tangent, (f(x + eps * dx) - f(x - eps * dx)) / (2 * eps), rtol=1e-6)

@@ -1,7 +1,7 @@
 """VJP rules of the control-flow primitives (ir/control.py): `scan`, `cond`, `while_loop`.
 
 scan: the body's joint graph is split by the same min-cut partition as straight-line code
-(ir/partition.py), giving a forward body that also returns the *residuals* and a backward
+(ir/partition.py, under `tj.config.memory_budget`), giving a forward body that also returns the *residuals* and a backward
 body that consumes them. The forward `scan` node is replaced, in place, by one running the
 forward body: it defines the same outputs plus one stacked array per residual computed in the
 body. Residuals that are body inputs are not stacked: a loop-invariant one is read directly
@@ -55,6 +55,13 @@ def _float_indices(values: list[Value]) -> list[int]:
     return [i for i, v in enumerate(values) if dtypes.is_float(v.dtype)]
 
 
+def _memory_budget() -> float:
+    """The user's memory budget (tj.config.memory_budget) for what a loop body saves."""
+    from tracejit.config import config  # a leaf module; imported late, ir stays importable alone
+
+    return float(config.memory_budget)
+
+
 def _varying(graph: Graph, n_consts: int) -> set[Value]:
     """Values of a scan body that depend on the carry or the xs (not loop-invariant)."""
     varying = set(graph.inputs[n_consts:])
@@ -105,7 +112,8 @@ def _scan_vjp(e, cts, *inputs, out, body, length, reverse, n_consts, n_carry):
     wrt = _float_indices(g.inputs)
     seeded = _float_indices(g.outputs[:n_carry])
     seeded += [n_carry + j for j, c in enumerate(cts[n_carry:]) if c is not None]
-    part = partition(joint_graph(g, wrt, seeded), len(g.inputs), len(g.outputs))
+    joint = joint_graph(g, wrt, seeded)
+    part = partition(joint, len(g.inputs), len(g.outputs), _memory_budget())
     res = _Residuals(part, g, n_consts, n_carry)
 
     forward = Graph(list(g.inputs), list(part.forward.nodes), list(g.outputs) + res.stacked)

@@ -27,6 +27,10 @@ class UnsupportedError(TracejitError, NotImplementedError):
     """An operation, argument or NumPy function tracejit does not support."""
 
 
+class ImmutableArrayError(UnsupportedError, TypeError):
+    """Item assignment into a traced array (`x[i] = v`); use `x = x.at[i].set(v)`."""
+
+
 class CompileError(TracejitError):
     """The backend compiler failed; the message holds its output and the kept source path."""
 
@@ -65,6 +69,7 @@ __all__ = [
     "DeviceError",
     "DonatedArgumentError",
     "IntegerOverflowError",
+    "ImmutableArrayError",
     "ShapeError",
     "TracejitError",
     "TracerLeakError",

@@ -5,15 +5,23 @@
 array([1., 1.], dtype=float32)
 """
 
-from tracejit.numpy._core import asarray, broadcast_shapes, cast  # noqa: F401
+from tracejit.numpy._construct import *
+from tracejit.numpy._core import broadcast_shapes, cast  # noqa: F401
 from tracejit.numpy._creation import *
+from tracejit.numpy._dtypes import *
+from tracejit.numpy._einsum import *
 from tracejit.numpy._elementwise import *
+from tracejit.numpy._index_tricks import *
 from tracejit.numpy._indexing import *
 from tracejit.numpy._join import *
 from tracejit.numpy._linalg import *
+from tracejit.numpy._linalg_module import *
+from tracejit.numpy._manip import *
+from tracejit.numpy._math import *
+from tracejit.numpy._misc import *
 from tracejit.numpy._reductions import *
 from tracejit.numpy._shape import *
+from tracejit.numpy._signal import *
+from tracejit.numpy._sorting import *
+from tracejit.numpy._stats import *
 from tracejit.tracer import methods as _methods  # noqa: F401  (Tracer operators)
-
-bool_ = bool
-float32, float64, int32, int64 = "float32", "float64", "int32", "int64"

@@ -13,6 +13,7 @@ import numpy as np
 
 from tracejit.errors import ShapeError, UnsupportedError
 from tracejit.ir import dtypes
+from tracejit.numpy._const_array import returns_const_array
 from tracejit.numpy._core import (
     _at,
     aval_of,
@@ -376,6 +377,15 @@ def _kind(kind):
         return tuple(_kind(k) for k in kind)
     return kind if isinstance(kind, str) else np.dtype(kind)
 
+
+# Concrete results are ConstArrays: `.at[...]` and traced indices work on them, as in JAX.
+zeros, ones, full, arange, linspace = map(
+    returns_const_array, (zeros, ones, full, arange, linspace)
+)
+zeros_like, ones_like, full_like = map(returns_const_array, (zeros_like, ones_like, full_like))
+eye, identity, tri = map(returns_const_array, (eye, identity, tri))
+asarray, array = returns_const_array(asarray), returns_const_array(array)
+empty, empty_like = zeros, zeros_like
 
 __all__ = [
     n

@@ -18,6 +18,7 @@ import numpy as np
 
 from tracejit.errors import ConcretizationError, ShapeError, UnsupportedError
 from tracejit.ir import dtypes
+from tracejit.numpy._const_array import const_array
 from tracejit.numpy._core import (
     _at,
     _static_int,
@@ -426,9 +427,29 @@ class IndexUpdate:
         updates = broadcast_to(cast(asarray(values), x.dtype), shape_of(positions))
         return ravel(x), ravel(positions), ravel(updates)
 
+    def _combine(self, values, how: str, reciprocal: bool = False):
+        from tracejit.numpy._at_ops import combine_at, divide_updates
+
+        flat, positions, updates = self._scatter_operands(values)
+        updates = divide_updates(updates) if reciprocal else updates
+        return const_array(reshape(combine_at(flat, positions, updates, how), shape_of(self._x)))
+
+    def multiply(self, values):
+        return self._combine(values, "multiply")
+
+    def divide(self, values):
+        return self._combine(values, "multiply", reciprocal=True)
+
+    def min(self, values):
+        return self._combine(values, "min")
+
+    def max(self, values):
+        return self._combine(values, "max")
+
     def add(self, values):
         flat, positions, updates = self._scatter_operands(values)
-        return reshape(bind("take_add", flat, positions, updates, axis=0), shape_of(self._x))
+        out = bind("take_add", flat, positions, updates, axis=0)
+        return const_array(reshape(out, shape_of(self._x)))
 
     def set(self, values):
         from tracejit.numpy._elementwise import greater, where
@@ -451,7 +472,7 @@ class IndexUpdate:
             axis=0,
         )
         scattered = bind("take_add", zeros, positions, updates, axis=0)
-        return reshape(where(greater(counts, 0), scattered, flat), shape_of(self._x))
+        return const_array(reshape(where(greater(counts, 0), scattered, flat), shape_of(self._x)))
 
 
 __all__ = ["getitem", "take", "take_along_axis"]

@@ -240,34 +240,62 @@ def _pad_widths(pad_width, ndim: int) -> tuple[tuple[int, int], ...]:
     return tuple((int(lo), int(hi)) for lo, hi in widths)
 
 
+_INDEX_MODES = ("edge", "reflect", "symmetric", "wrap")
+
+
 def pad(array: ArrayLike, pad_width, mode: str = "constant", **kwargs):
-    """`np.pad` with mode="constant" and a scalar `constant_values` (default 0).
+    """`np.pad` with modes constant (scalar or per-axis `constant_values`), empty (zeros),
+    edge, reflect, symmetric and wrap (`reflect_type='even'`).
 
     >>> import numpy as np, tracejit.numpy as tnp
     >>> tnp.pad(np.ones(2), (1, 2))
     array([0., 1., 1., 0., 0.])
+    >>> tnp.pad(np.arange(3), 2, mode="reflect")
+    array([2, 1, 0, 1, 2, 1, 0])
     """
-    if mode != "constant":
-        raise UnsupportedError(f"pad: only mode='constant' is supported, got mode={mode!r}")
-    value = kwargs.pop("constant_values", 0)
-    if kwargs:
-        raise TypeError(f"pad: unexpected arguments {sorted(kwargs)}")
     x = asarray(array)
     shape = tuple(shape_of(x))
     widths = _pad_widths(pad_width, len(shape))
+    if mode in _INDEX_MODES:
+        if kwargs.get("reflect_type", "even") != "even":
+            raise UnsupportedError("pad: only reflect_type='even' is supported")
+        from tracejit.numpy._manip import rearrange
+
+        return rearrange(x, lambda i: np.pad(i, widths, mode=mode))
+    if mode == "empty":
+        mode, kwargs = "constant", {}
+    if mode != "constant":
+        raise UnsupportedError(
+            f"pad: mode={mode!r} is not supported; use constant, empty, edge, reflect, "
+            "symmetric or wrap"
+        )
+    value = kwargs.pop("constant_values", 0)
+    if kwargs:
+        raise TypeError(f"pad: unexpected arguments {sorted(kwargs)}")
     if not shape:
         return x  # a 0-d array has no axis to pad
+    if not isinstance(value, Tracer) and np.ndim(value) != 0:
+        return _pad_per_axis(x, widths, np.broadcast_to(np.asarray(value), (len(shape), 2)))
+    return bind("pad", x, _pad_value(value, x), widths=widths)
+
+
+def _pad_value(value, x):
     if isinstance(value, Tracer):
         if value.shape != ():
-            raise UnsupportedError("pad: constant_values must be a scalar" + _at())
-        padval = cast(value, x.dtype)
-    else:
-        if np.ndim(value) != 0:
-            raise UnsupportedError(
-                "pad: constant_values must be a scalar; per-axis values are not supported"
-            )
-        padval = constant(value, x.dtype, False, innermost_trace([x]))
-    return bind("pad", x, padval, widths=widths)
+            raise UnsupportedError("pad: a traced constant_values must be a scalar" + _at())
+        return cast(value, x.dtype)
+    return constant(value, x.dtype, False, innermost_trace([x]))
+
+
+def _pad_per_axis(x, widths, values):
+    """Pad axis by axis, each side with its own constant, as NumPy does."""
+    nd = len(widths)
+    for ax, ((lo, hi), (vlo, vhi)) in enumerate(zip(widths, values)):
+        for w, v in (((lo, 0), vlo), ((0, hi), vhi)):
+            if w != (0, 0):
+                axis_widths = tuple(w if i == ax else (0, 0) for i in range(nd))
+                x = bind("pad", x, _pad_value(v, x), widths=axis_widths)
+    return x
 
 
 # ---------------------------------------------------------------- repetition

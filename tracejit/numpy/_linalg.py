@@ -9,12 +9,10 @@ Bool products are computed in int64 and compared with zero, as NumPy's logical
 from __future__ import annotations
 
 import math
-import sys
-import types
 
 import numpy as np
 
-from tracejit.errors import ShapeError, UnsupportedError
+from tracejit.errors import ShapeError
 from tracejit.numpy._core import _at, broadcast_to, cast, innermost_trace, promote, shape_of
 from tracejit.numpy._creation import _filled, diag_mask
 from tracejit.tracer.core import bind
@@ -301,161 +299,8 @@ def _mask_diagonal(x, offset: int):
     return bind("select", mask, x, zero)
 
 
-# ---------------------------------------------------------------- einsum
-
-
-def einsum(subscripts: str, *operands, optimize=None):
-    """`np.einsum` with explicit (`'ij,jk->ik'`) or implicit (`'ij,jk'`) output, any number of
-    operands (contracted left to right), repeated indices (`'ii->i'`) and size-1 broadcasting.
-    Ellipsis (`...`) is not supported. `optimize` is accepted and ignored.
-
-    >>> import numpy as np, tracejit.numpy as tnp
-    >>> tnp.einsum("ij,jk->ik", np.ones((2, 3)), np.ones((3, 4))).shape
-    (2, 4)
-    """
-    ins, out = _parse_einsum(subscripts, len(operands))
-    xs = list(promote(*operands))
-    sizes = _label_sizes(subscripts, ins, xs)
-    xs = [broadcast_to(x, [sizes[c] for c in lab]) for x, lab in zip(xs, ins)]
-    ops = [_diagonals(x, list(lab), subscripts) for x, lab in zip(xs, ins)]
-    for i, (x, lab) in enumerate(ops):  # sum out labels no other operand or the output needs
-        needed = set(out).union(*(set(lb) for _, lb in ops[:i] + ops[i + 1 :]))
-        ops[i] = _sum_labels(x, lab, needed)
-    x, lab = ops[0]
-    for j, (y, lab_y) in enumerate(ops[1:], start=1):
-        keep = set(out).union(*(set(lb) for _, lb in ops[j + 1 :]))
-        x, lab = _contract_pair(x, lab, y, lab_y, keep)
-    x, lab = _sum_labels(x, lab, set(out))
-    return _transpose(x, [lab.index(c) for c in out])
-
-
-def _parse_einsum(subscripts: str, n_operands: int) -> tuple[list[str], str]:
-    spec = subscripts.replace(" ", "")
-    if "." in spec:
-        raise UnsupportedError(
-            f"einsum: ellipsis ('...') in {subscripts!r} is not supported; name every axis"
-        )
-    lhs, arrow, out = spec.partition("->")
-    ins = lhs.split(",")
-    if len(ins) != n_operands:
-        raise ValueError(
-            f"einsum: {subscripts!r} names {len(ins)} operands but {n_operands} were given"
-        )
-    letters = "".join(ins)
-    if not all(c.isalpha() for c in letters + out) or "->" in out:
-        raise ValueError(f"einsum: {subscripts!r} is not a valid subscript string")
-    if not arrow:
-        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
-    if len(set(out)) != len(out) or any(c not in letters for c in out):
-        raise ValueError(
-            f"einsum: the output {out!r} of {subscripts!r} repeats a label or names one no "
-            "operand has"
-        )
-    return ins, out
-
-
-def _label_sizes(subscripts, ins, xs) -> dict[str, int]:
-    """The size of each label; size-1 axes broadcast against the others, as in NumPy."""
-    seen: dict[str, set[int]] = {}
-    for lab, x in zip(ins, xs):
-        shape = tuple(shape_of(x))
-        if len(lab) != len(shape):
-            raise ShapeError(
-                f"einsum: operand {lab!r} of {subscripts!r} has {len(lab)} labels but shape "
-                f"{shape}" + _at()
-            )
-        for c, d in zip(lab, shape):
-            seen.setdefault(c, set()).add(d)
-    sizes = {}
-    for c, dims in seen.items():
-        other = dims - {1}
-        if len(other) > 1:
-            shapes = ", ".join(str(tuple(shape_of(y))) for y in xs)
-            raise ShapeError(
-                f"einsum: label {c!r} of {subscripts!r} has sizes {sorted(other)} "
-                f"(operand shapes {shapes})" + _at()
-            )
-        sizes[c] = other.pop() if other else 1
-    return sizes
-
-
-def _diagonals(x, lab: list[str], subscripts: str):
-    """Take the diagonal for each label repeated within one operand (`'ii->i'`)."""
-    while len(set(lab)) != len(lab):
-        c = next(c for c in lab if lab.count(c) > 1)
-        p = lab.index(c)
-        q = lab.index(c, p + 1)
-        rest = [i for i in range(len(lab)) if i not in (p, q)]
-        x = _mask_diagonal(_transpose(x, rest + [p, q]), 0)
-        x = _sum(x, (len(lab) - 1,))
-        lab = [lab[i] for i in rest] + [c]
-    return x, lab
-
-
-def _sum_labels(x, lab: list[str], needed: set[str]):
-    axes = [i for i, c in enumerate(lab) if c not in needed]
-    return _sum(x, axes), [c for c in lab if c in needed]
-
-
-def _contract_pair(a, la: list[str], b, lb: list[str], keep: set[str]):
-    """Multiply two operands and sum the labels they share that are not in `keep`."""
-    size = dict(zip(la, shape_of(a))) | dict(zip(lb, shape_of(b)))
-    batch = [c for c in la if c in lb and c in keep]
-    summed = [c for c in la if c in lb and c not in keep]
-    fa = [c for c in la if c not in lb]
-    fb = [c for c in lb if c not in la]
-    out_lab = batch + fa + fb
-    out_shape = [size[c] for c in out_lab]
-    if not summed:  # an outer or elementwise product: broadcast and multiply
-        a2 = _reshape(
-            _transpose(a, [la.index(c) for c in batch + fa]),
-            out_shape[: -len(fb) or None] + [1] * len(fb),
-        )
-        b2 = _transpose(b, [lb.index(c) for c in batch + fb])
-        b2 = _reshape(b2, [size[c] for c in batch] + [1] * len(fa) + [size[c] for c in fb])
-        prim = "and" if a.dtype == np.bool_ else "mul"
-        return bind(prim, broadcast_to(a2, out_shape), broadcast_to(b2, out_shape)), out_lab
-    nb, m, n, k = (math.prod(size[c] for c in g) for g in (batch, fa, fb, summed))
-    lead = (nb,) if batch else ()
-    a2 = _reshape(_transpose(a, [la.index(c) for c in batch + fa + summed]), (*lead, m, k))
-    b2 = _reshape(_transpose(b, [lb.index(c) for c in batch + summed + fb]), (*lead, k, n))
-    return _reshape(_mm(a2, b2), out_shape), out_lab
-
-
-# ---------------------------------------------------------------- tnp.linalg
-
-
-def norm(x, ord=None, axis=None, keepdims: bool = False):
-    """`np.linalg.norm` for the 2-norm of vectors and the Frobenius norm of matrices.
-
-    >>> import numpy as np, tracejit.numpy as tnp
-    >>> tnp.linalg.norm(np.array([3.0, 4.0]))
-    array(5.)
-    """
-    from tracejit.numpy._reductions import sum as tsum
-
-    (x,) = promote(x, to_float=True)
-    matrix = isinstance(axis, (tuple, list)) or (axis is None and len(shape_of(x)) == 2)
-    if ord not in (None, 2, "fro") or (ord == 2 and matrix) or (ord == "fro" and not matrix):
-        raise UnsupportedError(
-            f"linalg.norm: ord={ord!r} is not supported here; only the 2-norm of vectors and "
-            "the Frobenius norm of matrices (ord=None, 2 for vectors, 'fro' for matrices)"
-        )
-    return bind("sqrt", tsum(bind("mul", x, x), axis=axis, keepdims=keepdims))
-
-
-linalg = types.ModuleType(
-    "tracejit.numpy.linalg", "The part of `np.linalg` tracejit supports (no decompositions)."
-)
-for _fn in (norm, matmul, matrix_transpose, tensordot, vecdot, outer, trace):
-    setattr(linalg, _fn.__name__, _fn)
-sys.modules.setdefault(linalg.__name__, linalg)
-
 __all__ = [
     n
     for n, v in list(globals().items())
-    if callable(v)
-    and getattr(v, "__module__", None) == __name__
-    and not n.startswith("_")
-    and n != "norm"
-] + ["linalg"]
+    if callable(v) and getattr(v, "__module__", None) == __name__ and not n.startswith("_")
+]

@@ -77,12 +77,21 @@ def _accumulator_dtype(dt: np.dtype) -> np.dtype:
     return _INT64 if dt.kind in "biu" else dt
 
 
+def _masked(x, where, fill):
+    """`x` with `fill` where the `where=` mask is False (broadcast to x's shape)."""
+    if where is None or where is True:
+        return x
+    from tracejit.numpy._elementwise import where as select
+
+    return select(where, x, constant(fill, x.dtype, False, innermost_trace([x, where])))
+
+
 def _reduce(prim: str, x, axes):
     return x if not axes else bind(prim, x, axes=axes)
 
 
-def _sum_like(prim: str, name: str, a, axis, dtype, keepdims: bool, initial):
-    x = _operand(a)
+def _sum_like(prim: str, name: str, a, axis, dtype, keepdims: bool, initial, where=None):
+    x = _masked(_operand(a), where, 0 if prim == "reduce_sum" else 1)
     shape = tuple(shape_of(x))
     axes = _axes(axis, shape, name)
     dt = dtypes.canonical(dtype) if dtype is not None else _accumulator_dtype(x.dtype)
@@ -97,24 +106,26 @@ def _sum_like(prim: str, name: str, a, axis, dtype, keepdims: bool, initial):
 # ---------------------------------------------------------------- sums and products
 
 
-def sum(a, axis=None, dtype=None, keepdims: bool = False, initial=None):
+def sum(a, axis=None, dtype=None, out=None, keepdims: bool = False, initial=None, where=None):
     """`np.sum`: int32 and bool sum in int64; a size-0 axis sums to 0.
 
     >>> import numpy as np, tracejit.numpy as tnp
     >>> tnp.sum(np.arange(6, dtype=np.int32).reshape(2, 3), axis=1)
     array([ 3, 12])
     """
-    return _sum_like("reduce_sum", "sum", a, axis, dtype, keepdims, initial)
+    _no_out(out, "sum")
+    return _sum_like("reduce_sum", "sum", a, axis, dtype, keepdims, initial, where)
 
 
-def prod(a, axis=None, dtype=None, keepdims: bool = False, initial=None):
+def prod(a, axis=None, dtype=None, out=None, keepdims: bool = False, initial=None, where=None):
     """`np.prod`: int32 and bool multiply in int64; a size-0 axis gives 1.
 
     >>> import numpy as np, tracejit.numpy as tnp
     >>> tnp.prod(np.array([1.0, 2.0, 3.0]))
     array(6.)
     """
-    return _sum_like("reduce_prod", "prod", a, axis, dtype, keepdims, initial)
+    _no_out(out, "prod")
+    return _sum_like("reduce_prod", "prod", a, axis, dtype, keepdims, initial, where)
 
 
 def _float_dtype(x, dtype) -> np.dtype:
@@ -123,20 +134,34 @@ def _float_dtype(x, dtype) -> np.dtype:
     return x.dtype if dtypes.is_float(x.dtype) else _FLOAT64
 
 
-def mean(a, axis=None, dtype=None, keepdims: bool = False):
+def mean(a, axis=None, dtype=None, out=None, keepdims: bool = False, *, where=None):
     """`np.mean`: ints and bools average in float64; a size-0 axis gives nan.
 
     >>> import numpy as np, tracejit.numpy as tnp
     >>> tnp.mean(np.array([1, 2], dtype=np.int32))
     array(1.5)
     """
+    _no_out(out, "mean")
     x = _operand(a)
+    if where is not None and where is not True:
+        x = broadcast_to(x, np.broadcast_shapes(shape_of(x), shape_of(where)))
+        dt = _float_dtype(x, dtype)
+        total = sum(x, axis=axis, dtype=dt, keepdims=keepdims, where=where)
+        count = sum(broadcast_to(where, shape_of(x)), axis=axis, dtype=dt, keepdims=keepdims)
+        return bind("div", total, count)
     shape = tuple(shape_of(x))
     axes = _axes(axis, shape, "mean", scalar_axis=False)
     dt = _float_dtype(x, dtype)
     total = _reduce("reduce_sum", cast(x, dt), axes)
     out = _divide_by(total, _count(shape, axes), dt)
     return _keep(out, shape, axes, keepdims)
+
+
+def _no_out(out, name: str) -> None:
+    if out is not None:
+        from tracejit.errors import UnsupportedError
+
+        raise UnsupportedError(f"{name}(..., out=...) writes in place; use the returned value")
 
 
 def _divide_by(x, n: float, dt):
@@ -190,8 +215,13 @@ def std(a, axis=None, dtype=None, ddof: float = 0, keepdims: bool = False, *, co
 # ---------------------------------------------------------------- extrema
 
 
-def _extremum(prim: str, name: str, a, axis, keepdims: bool, initial):
+def _extremum(prim: str, name: str, a, axis, keepdims: bool, initial, where=None):
     x = _operand(a)
+    if where is not None and where is not True:
+        if initial is None:
+            raise ValueError(f"reduction operation '{name}' does not have an identity, so to "
+                             "use a where mask one has to specify 'initial'")  # fmt: skip
+        x = _masked(x, where, initial)
     shape = tuple(shape_of(x))
     axes = _axes(axis, shape, name)
     if builtins.any(shape[i] == 0 for i in axes):
@@ -210,24 +240,26 @@ def _extremum(prim: str, name: str, a, axis, keepdims: bool, initial):
     return _keep(out, shape, axes, keepdims)
 
 
-def max(a, axis=None, keepdims: bool = False, initial=None):
+def max(a, axis=None, out=None, keepdims: bool = False, initial=None, where=None):
     """`np.max`: NaN propagates; a size-0 axis raises ShapeError (a ValueError) unless `initial`.
 
     >>> import numpy as np, tracejit.numpy as tnp
     >>> tnp.max(np.array([[1, 5], [7, 2]]), axis=0)
     array([7, 5])
     """
-    return _extremum("reduce_max", "max", a, axis, keepdims, initial)
+    _no_out(out, "max")
+    return _extremum("reduce_max", "max", a, axis, keepdims, initial, where)
 
 
-def min(a, axis=None, keepdims: bool = False, initial=None):
+def min(a, axis=None, out=None, keepdims: bool = False, initial=None, where=None):
     """`np.min`: NaN propagates; a size-0 axis raises ShapeError (a ValueError) unless `initial`.
 
     >>> import numpy as np, tracejit.numpy as tnp
     >>> tnp.min(np.array([[1, 5], [7, 2]]), axis=1)
     array([1, 2])
     """
-    return _extremum("reduce_min", "min", a, axis, keepdims, initial)
+    _no_out(out, "min")
+    return _extremum("reduce_min", "min", a, axis, keepdims, initial, where)
 
 
 amax = max
@@ -277,8 +309,8 @@ def argmin(a, axis=None, keepdims: bool = False):
 # ---------------------------------------------------------------- logical reductions
 
 
-def _logical(prim: str, name: str, empty: bool, a, axis, keepdims: bool):
-    x = cast(_operand(a), np.bool_)
+def _logical(prim: str, name: str, empty: bool, a, axis, keepdims: bool, where=None):
+    x = _masked(cast(_operand(a), np.bool_), where, empty)
     shape = tuple(shape_of(x))
     axes = _axes(axis, shape, name)
     if builtins.any(shape[i] == 0 for i in axes):
@@ -287,24 +319,26 @@ def _logical(prim: str, name: str, empty: bool, a, axis, keepdims: bool):
     return _keep(_reduce(prim, x, axes), shape, axes, keepdims)
 
 
-def all(a, axis=None, keepdims: bool = False):
+def all(a, axis=None, out=None, keepdims: bool = False, *, where=None):
     """`np.all`: True where every element is nonzero (True over a size-0 axis).
 
     >>> import numpy as np, tracejit.numpy as tnp
     >>> tnp.all(np.array([[1, 0], [2, 3]]), axis=1)
     array([False,  True])
     """
-    return _logical("reduce_min", "all", True, a, axis, keepdims)
+    _no_out(out, "all")
+    return _logical("reduce_min", "all", True, a, axis, keepdims, where)
 
 
-def any(a, axis=None, keepdims: bool = False):
+def any(a, axis=None, out=None, keepdims: bool = False, *, where=None):
     """`np.any`: True where some element is nonzero (False over a size-0 axis).
 
     >>> import numpy as np, tracejit.numpy as tnp
     >>> tnp.any(np.array([[1, 0], [0, 0]]), axis=1)
     array([ True, False])
     """
-    return _logical("reduce_max", "any", False, a, axis, keepdims)
+    _no_out(out, "any")
+    return _logical("reduce_max", "any", False, a, axis, keepdims, where)
 
 
 # ---------------------------------------------------------------- scans

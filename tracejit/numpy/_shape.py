@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tracejit.errors import ShapeError, UnsupportedError
+from tracejit.errors import ShapeError
 from tracejit.ir.primitives import get
 from tracejit.numpy._core import (
     _at,
@@ -31,8 +31,8 @@ ArrayLike = object  # Tracer | np.ndarray | scalar | nested sequence
 
 
 def _check_order(order, op: str) -> None:
-    if order not in ("C", None):
-        raise UnsupportedError(f"{op}: only order='C' is supported, got order={order!r}")
+    if order not in ("C", "F", "A", None):
+        raise ValueError(f"{op}: order must be one of 'C', 'F' or 'A', got order={order!r}")
 
 
 # ---------------------------------------------------------------- reshape family
@@ -57,11 +57,14 @@ def _resolve_shape(size: int, in_shape, shape) -> tuple[int, ...]:
 
 
 def reshape(a: ArrayLike, /, shape=None, order: str = "C", *, newshape=None, copy=None):
-    """`np.reshape` with at most one -1; only order='C'.
+    """`np.reshape` with at most one -1; order='F' reads and writes in column-major order.
 
     >>> import numpy as np, tracejit.numpy as tnp
     >>> tnp.reshape(np.arange(6), (2, -1)).shape
     (2, 3)
+    >>> tnp.reshape(np.arange(6), (2, 3), order="F")
+    array([[0, 2, 4],
+           [1, 3, 5]])
     """
     _check_order(order, "reshape")
     shape = newshape if shape is None else shape
@@ -70,6 +73,9 @@ def reshape(a: ArrayLike, /, shape=None, order: str = "C", *, newshape=None, cop
     x = asarray(a)
     in_shape = shape_of(x)
     new = _resolve_shape(int(np.prod(in_shape, dtype=np.int64)), in_shape, shape)
+    if order == "F":  # column-major: reverse the axes, reshape in C order, reverse back
+        flipped = bind("reshape", transpose(x), shape=tuple(reversed(new)))
+        return transpose(flipped)
     if new == tuple(in_shape) and isinstance(x, Tracer):
         return x
     return bind("reshape", x, shape=new)

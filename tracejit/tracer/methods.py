@@ -6,7 +6,7 @@ Imported by `tracejit.numpy` once its functions exist; lookups happen at call ti
 from __future__ import annotations
 
 import tracejit.numpy as tnp
-from tracejit.errors import UnsupportedError
+from tracejit.errors import ImmutableArrayError
 from tracejit.tracer.core import Tracer
 
 
@@ -70,7 +70,8 @@ for _op, _fn in {
 
 _METHODS = (
     "sum prod mean var std max min argmax argmin all any cumsum reshape transpose ravel "
-    "squeeze swapaxes clip round take repeat dot"
+    "squeeze swapaxes clip round take repeat dot copy cumprod conj conjugate diagonal trace "
+    "ptp nonzero sort argsort searchsorted"
 )
 for _name in _METHODS.split():
     setattr(Tracer, _name, _method(_name))
@@ -85,9 +86,16 @@ def _getitem(self, index):
 
 
 def _setitem(self, index, value):
-    raise UnsupportedError(
-        "traced arrays are immutable: x[i] = v cannot be recorded. Build a new array instead, "
-        "e.g. tnp.where(mask, v, x) or tnp.concatenate"
+    raise ImmutableArrayError(
+        "traced arrays are immutable: x[i] = v cannot be recorded. Write x = x.at[i].set(v) "
+        "(or .add, .multiply, .min, .max) for a functional update, or tnp.where(mask, v, x)"
+    )
+
+
+def _index(self):
+    raise self._concretization_error(
+        "Using as an index (__index__; a NumPy array indexed by a traced value does this: "
+        "write tnp.asarray(a)[i] or tnp.take(a, i) instead)"
     )
 
 
@@ -106,4 +114,7 @@ Tracer.at = property(lambda self: tnp._indexing.AtIndexer(self))  # x.at[i].set(
 Tracer.flatten = _method("ravel")
 Tracer.__getitem__ = _getitem
 Tracer.__setitem__ = _setitem
+Tracer.__index__ = _index
+Tracer.real = property(lambda self: tnp.real(self))
+Tracer.imag = property(lambda self: tnp.imag(self))
 Tracer.__hash__ = None

@@ -66,7 +66,7 @@ def array_function(func, args, kwargs):
         target = getattr(tnp, name, None)
     elif module == "numpy.linalg":
         target = getattr(getattr(tnp, "linalg", None), name, None)
-    if target is None:
+    if target is None or target is func:  # tnp re-exports some NumPy functions as they are
         qual = f"{module}.{name}" if module else name
         raise UnsupportedError(
             f"NumPy function {qual} is not supported on traced values; use a tracejit.numpy "

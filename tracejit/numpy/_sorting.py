@@ -1,0 +1,274 @@
+"""Sorting and order statistics composed from comparisons: sort, argsort, searchsorted, ...
+
+There is no sort primitive yet. `argsort` computes each element's stable rank by comparing it
+with every other element of its row (NaN sorts last, as in NumPy) and scatters the positions
+by rank (`take_along_add`); `sort` gathers by `argsort`, so its gradient flows through the
+gather. The cost is O(n^2) comparisons per row of length n: fine for the short rows of
+statistics and top-k, slow for long ones (a sort primitive is future work).
+`median`/`percentile`/`quantile` index the sorted rows and interpolate (NumPy's 'linear').
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tracejit.errors import UnsupportedError
+from tracejit.ir import dtypes
+from tracejit.numpy import _elementwise as ew
+from tracejit.numpy import _reductions as red
+from tracejit.numpy._core import asarray, cast, innermost_trace, normalize_axes, promote, shape_of
+from tracejit.numpy._creation import iota
+from tracejit.numpy._shape import moveaxis, ravel, reshape
+from tracejit.tracer.core import bind
+
+_INT64 = np.dtype(np.int64)
+
+
+def _before(a, b):
+    """a sorts strictly before b: a < b, and any number before NaN."""
+    lt = ew.less(a, b)
+    if dtypes.is_float(a.dtype) or dtypes.is_float(getattr(b, "dtype", a.dtype)):
+        lt = ew.logical_or(lt, ew.logical_and(ew.isnan(b), ew.logical_not(ew.isnan(a))))
+    return lt
+
+
+def _ties(a, b):
+    eq = ew.equal(a, b)
+    if dtypes.is_float(a.dtype):
+        eq = ew.logical_or(eq, ew.logical_and(ew.isnan(a), ew.isnan(b)))
+    return eq
+
+
+def _last_axis(a, axis):
+    """(x with `axis` moved last (flattened when None), the axis it came from or None)."""
+    (x,) = promote(asarray(a))
+    if axis is None:
+        return ravel(x), None
+    ax = normalize_axes(axis, len(shape_of(x)), "sort")[0]
+    return moveaxis(x, ax, -1), ax
+
+
+def _ranks(x):
+    """The stable sorted position of each element of x along its last axis."""
+    shape = tuple(shape_of(x))
+    n = shape[-1]
+    xi = reshape(x, shape + (1,))  # element i along axis -2
+    xj = reshape(x, shape[:-1] + (1, n))  # element j along axis -1
+    trace = innermost_trace([x])
+    i = iota((n, n), np.int64, 0, trace)
+    j = iota((n, n), np.int64, 1, trace)
+    earlier = ew.logical_or(_before(xj, xi), ew.logical_and(_ties(xj, xi), ew.less(j, i)))
+    return red.sum(earlier, axis=-1)
+
+
+def _argsort_last(x):
+    shape = tuple(shape_of(x))
+    if not shape[-1]:
+        return cast(x, _INT64)
+    ranks = _ranks(x)
+    positions = iota(shape, np.int64, len(shape) - 1, innermost_trace([x]))
+    zeros = ew.multiply(positions, 0)
+    return bind("take_along_add", zeros, ranks, positions, axis=len(shape) - 1)
+
+
+def argsort(a, axis: int | None = -1, kind=None, order=None, *, stable: bool = True,
+            descending: bool = False):  # fmt: skip
+    """`np.argsort` (always stable; NaN last; `descending` keeps ties in order, as JAX does).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.argsort(np.array([3.0, np.nan, 1.0, 3.0]))
+    array([2, 0, 3, 1])
+    """
+    if order is not None:
+        raise UnsupportedError("argsort: order= (structured arrays) is not supported")
+    x, ax = _last_axis(a, axis)
+    if descending:
+        x = ew.negative(x) if x.dtype != np.bool_ else ew.logical_not(x)
+    out = _argsort_last(x)
+    return out if ax is None else moveaxis(out, -1, ax)
+
+
+def sort(a, axis: int | None = -1, kind=None, order=None, *, stable: bool = True,
+         descending: bool = False):  # fmt: skip
+    """`np.sort` (NaN last); differentiable: the gradient flows back through the gather.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.sort(np.array([[3, 1, 2], [0, 5, 4]]), axis=1)
+    array([[1, 2, 3],
+           [0, 4, 5]])
+    """
+    x, ax = _last_axis(a, axis)
+    idx = argsort(x, -1, descending=descending)
+    out = bind("take_along_axis", x, idx, axis=len(shape_of(x)) - 1)
+    return out if ax is None else moveaxis(out, -1, ax)
+
+
+def partition(a, kth, axis: int = -1):
+    """`np.partition`: the fully sorted array satisfies its contract (and is what we return).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> int(tnp.partition(np.array([3, 1, 2]), 1)[1])
+    2
+    """
+    return sort(a, axis)
+
+
+def argpartition(a, kth, axis: int = -1):
+    """`np.argpartition`: a full stable `argsort` satisfies its contract."""
+    return argsort(a, axis)
+
+
+def lexsort(keys, axis: int = -1):
+    """`np.lexsort`: indices sorting by the last key, then the one before it, ...
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.lexsort((np.array([1, 0, 2]), np.array([1, 1, 0])))
+    array([2, 1, 0])
+    """
+    keys = [asarray(k) for k in keys]
+    if not keys:
+        raise TypeError("need sequence of keys with len > 0 in lexsort")
+    last = len(shape_of(keys[0])) - 1
+    idx = argsort(keys[0], axis)
+    for k in keys[1:]:
+        k = moveaxis(k, axis, -1)
+        moved = moveaxis(idx, axis, -1)
+        order = argsort(bind("take_along_axis", k, moved, axis=last), -1)
+        idx = moveaxis(bind("take_along_axis", moved, order, axis=last), -1, axis)
+    return idx
+
+
+def searchsorted(a, v, side: str = "left", sorter=None):
+    """`np.searchsorted` on a 1-D sorted `a` (counts comparisons: O(len(a) * v.size)).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.searchsorted(np.array([1, 2, 2, 3]), np.array([2, 5]), side="right")
+    array([3, 4])
+    """
+    a = asarray(a)
+    if len(shape_of(a)) != 1:
+        raise ValueError("searchsorted: a must be 1-D")
+    if sorter is not None:
+        a = bind("take", a, asarray(sorter), axis=0)
+    a, v = promote(a, asarray(v))
+    vs = tuple(shape_of(v))
+    ve = reshape(v, vs + (1,))
+    if side == "left":
+        hit = _before(a, ve)
+    elif side == "right":
+        hit = ew.logical_not(_before(ve, a))
+    else:
+        raise ValueError(f"side must be 'left' or 'right', got {side!r}")
+    return red.sum(hit, axis=-1)
+
+
+def digitize(x, bins, right: bool = False):
+    """`np.digitize`: the bin of each value (bins increasing, or decreasing if concrete).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.digitize(np.array([0.5, 1.0, 2.5]), np.array([1.0, 2.0]))
+    array([0, 1, 2])
+    """
+    b = asarray(bins)
+    side = "left" if right else "right"
+    if isinstance(b, np.ndarray) and b.size > 1 and b[0] > b[-1]:
+        n = b.shape[0]
+        return ew.subtract(n, searchsorted(b[::-1], x, side=side))
+    return searchsorted(b, x, side=side)
+
+
+def _moved_rows(a, axis, keepdims):
+    """(x with the reduced axes merged last, output shape without q, keepdims shape)."""
+    (x,) = promote(asarray(a), to_float=True)
+    shape = tuple(shape_of(x))
+    axes = normalize_axes(axis, len(shape), "quantile")
+    rest = [i for i in range(len(shape)) if i not in axes]
+    x = moveaxis(x, axes, tuple(range(len(shape) - len(axes), len(shape))))
+    n = math.prod(shape[i] for i in axes)
+    kept = tuple(1 if i in axes else d for i, d in enumerate(shape))
+    out_shape = kept if keepdims else tuple(shape[i] for i in rest)
+    return reshape(x, tuple(shape[i] for i in rest) + (n,)), out_shape
+
+
+_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
+
+
+def _interpolate(s, pos: np.ndarray, method: str):
+    """Sorted rows `s` at the static fractional positions `pos`; q's axes come first."""
+    last = len(shape_of(s)) - 1
+
+    def at(p):
+        vals = bind("take", s, np.asarray(p, np.int64), axis=last)
+        return moveaxis(vals, tuple(range(last, last + p.ndim)), tuple(range(p.ndim)))
+
+    lo, hi = np.floor(pos), np.ceil(pos)
+    if method == "lower":
+        return at(lo)
+    if method == "higher":
+        return at(hi)
+    if method == "nearest":
+        return at(np.round(pos))  # half to even, as NumPy
+    a, b = at(lo), at(hi)
+    t = np.full(pos.shape, 0.5) if method == "midpoint" else pos - lo
+    t = t.reshape(pos.shape + (1,) * (len(shape_of(a)) - pos.ndim)).astype(a.dtype)
+    diff = ew.subtract(b, a)
+    # NumPy's lerp: from the nearer end, so t = 0 and t = 1 give the end values exactly
+    return ew.where(
+        t >= 0.5, ew.subtract(b, ew.multiply(diff, 1 - t)), ew.add(a, ew.multiply(diff, t))
+    )
+
+
+def quantile(a, q, axis=None, out=None, overwrite_input: bool = False, method: str = "linear",
+             keepdims: bool = False, *, weights=None, interpolation=None):  # fmt: skip
+    """`np.quantile` (concrete q in [0, 1]); NaN anywhere in a row gives NaN.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.quantile(np.array([[1.0, 2.0, 4.0], [0.0, 10.0, 5.0]]), 0.5, axis=1)
+    array([2., 5.])
+    """
+    method = interpolation or method
+    if method not in _METHODS or weights is not None or out is not None:
+        raise UnsupportedError(f"quantile: method must be one of {_METHODS}; no weights/out")
+    qs = np.asarray(q, dtype=np.float64)  # a traced q raises ConcretizationError here
+    if ((qs < 0) | (qs > 1)).any():
+        raise ValueError("Quantiles must be in the range [0, 1]")
+    x, out_shape = _moved_rows(a, axis, keepdims)
+    n = shape_of(x)[-1]
+    s = sort(x, -1)
+    vals = _interpolate(s, qs * (n - 1), method)
+    has_nan = red.any(ew.isnan(x), axis=-1)
+    vals = ew.where(has_nan, np.nan, vals)
+    return reshape(cast(vals, x.dtype), qs.shape + out_shape)
+
+
+def percentile(a, q, axis=None, out=None, overwrite_input: bool = False,
+               method: str = "linear", keepdims: bool = False, *, weights=None,
+               interpolation=None):  # fmt: skip
+    """`np.percentile`: `quantile` with q in percent.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> float(tnp.percentile(np.arange(5.0), 25))
+    1.0
+    """
+    qs = np.asarray(q, dtype=np.float64) / 100
+    return quantile(a, qs, axis, out, overwrite_input, method, keepdims, weights=weights,
+                    interpolation=interpolation)  # fmt: skip
+
+
+def median(a, axis=None, out=None, overwrite_input: bool = False, keepdims: bool = False):
+    """`np.median`: the middle value (mean of the two middle ones for even sizes).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> float(tnp.median(np.array([3.0, 1.0, 4.0, 2.0])))
+    2.5
+    """
+    return quantile(a, 0.5, axis, out, overwrite_input, keepdims=keepdims)
+
+
+__all__ = [
+    n
+    for n, v in list(globals().items())
+    if callable(v) and getattr(v, "__module__", None) == __name__ and not n.startswith("_")
+]

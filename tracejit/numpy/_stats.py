@@ -1,0 +1,319 @@
+"""Statistics composed from reductions: cumprod, the nan-functions, average, cov, corrcoef, ...
+
+`cumprod` is a log-depth (Hillis-Steele) scan of slices and multiplies, so it differentiates
+through `mul` without dividing (zeros are fine). NaN-ignoring reductions replace NaN by the
+operation's identity and count the non-NaN elements.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tracejit.errors import UnsupportedError
+from tracejit.ir import dtypes
+from tracejit.numpy import _elementwise as ew
+from tracejit.numpy import _reductions as red
+from tracejit.numpy._core import asarray, cast, normalize_axis, promote, shape_of
+from tracejit.numpy._join import concatenate, slice_axis
+from tracejit.numpy._shape import moveaxis, ravel, reshape
+from tracejit.numpy._sorting import _moved_rows, sort
+from tracejit.tracer.core import bind
+
+_INT64 = np.dtype(np.int64)
+
+
+def _scan_axis(a, axis, dtype):
+    (x,) = promote(asarray(a))
+    if axis is None:
+        x, axis = ravel(x), 0
+    axis = normalize_axis(axis, len(shape_of(x)), "cumprod")
+    dt = dtypes.canonical(dtype) if dtype is not None else red._accumulator_dtype(x.dtype)
+    return cast(x, dt), axis
+
+
+def cumprod(a, axis=None, dtype=None):
+    """`np.cumprod`: running product (a log-depth scan; exact with zeros).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.cumprod(np.array([1, 2, 0, 4]))
+    array([1, 2, 0, 0])
+    """
+    x, axis = _scan_axis(a, axis, dtype)
+    n = shape_of(x)[axis]
+    shift = 1
+    while shift < n:
+        ones = ew.add(ew.multiply(slice_axis(x, axis, 0, shift), 0), 1)
+        x = ew.multiply(x, concatenate([ones, slice_axis(x, axis, 0, n - shift)], axis))
+        shift *= 2
+    return x
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial: bool = False):
+    """Array-API `cumulative_prod` (needs `axis` for rank > 1).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.cumulative_prod(np.array([2.0, 3.0]), include_initial=True)
+    array([1., 2., 6.])
+    """
+    (x,) = promote(asarray(x))
+    if axis is None:
+        if len(shape_of(x)) != 1:
+            raise ValueError("cumulative_prod: pass axis= for an array of rank > 1")
+        axis = 0
+    out = cumprod(x, axis, dtype)
+    if not include_initial:
+        return out
+    ax = normalize_axis(axis, len(shape_of(x)), "cumulative_prod")
+    one = ew.add(ew.multiply(slice_axis(out, ax, 0, 1), 0), 1) if shape_of(out)[ax] else None
+    if one is None:
+        shape = list(shape_of(out))
+        shape[ax] = 1
+        one = np.ones(shape, out.dtype)
+    return concatenate([one, out], ax)
+
+
+def _nan_to(x, value):
+    (x,) = promote(asarray(x))
+    return ew.where(ew.isnan(x), value, x) if dtypes.is_float(x.dtype) else x
+
+
+def nancumsum(a, axis=None, dtype=None):
+    """`np.nancumsum`: cumsum with NaN as 0.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.nancumsum(np.array([1.0, np.nan, 2.0]))
+    array([1., 1., 3.])
+    """
+    return red.cumsum(_nan_to(a, 0), axis=axis, dtype=dtype)
+
+
+def nancumprod(a, axis=None, dtype=None):
+    """`np.nancumprod`: cumprod with NaN as 1."""
+    return cumprod(_nan_to(a, 1), axis=axis, dtype=dtype)
+
+
+def nanprod(a, axis=None, dtype=None, out=None, keepdims: bool = False):
+    """`np.nanprod`: prod with NaN as 1.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> float(tnp.nanprod(np.array([2.0, np.nan, 3.0])))
+    6.0
+    """
+    return red.prod(_nan_to(a, 1), axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+
+
+def _nan_extremum(reduce, fill, a, axis, keepdims):
+    (x,) = promote(asarray(a))
+    if not dtypes.is_float(x.dtype):
+        return reduce(x, axis=axis, keepdims=keepdims)
+    out = reduce(ew.where(ew.isnan(x), fill, x), axis=axis, keepdims=keepdims)
+    all_nan = red.all(ew.isnan(x), axis=axis, keepdims=keepdims)
+    return ew.where(all_nan, np.nan, out)
+
+
+def nanmax(a, axis=None, out=None, keepdims: bool = False):
+    """`np.nanmax`: max ignoring NaN (NaN where every element is NaN).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> float(tnp.nanmax(np.array([1.0, np.nan, 3.0])))
+    3.0
+    """
+    return _nan_extremum(red.max, -np.inf, a, axis, keepdims)
+
+
+def nanmin(a, axis=None, out=None, keepdims: bool = False):
+    """`np.nanmin`: min ignoring NaN (NaN where every element is NaN)."""
+    return _nan_extremum(red.min, np.inf, a, axis, keepdims)
+
+
+def nanargmax(a, axis=None, keepdims: bool = False):
+    """`np.nanargmax`: argmax ignoring NaN (an all-NaN row gives 0; NumPy raises).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> int(tnp.nanargmax(np.array([1.0, np.nan, 3.0])))
+    2
+    """
+    return red.argmax(_nan_to(a, -np.inf), axis=axis, keepdims=keepdims)
+
+
+def nanargmin(a, axis=None, keepdims: bool = False):
+    """`np.nanargmin`: argmin ignoring NaN (an all-NaN row gives 0; NumPy raises)."""
+    return red.argmin(_nan_to(a, np.inf), axis=axis, keepdims=keepdims)
+
+
+def nanvar(a, axis=None, dtype=None, out=None, ddof: float = 0, keepdims: bool = False):
+    """`np.nanvar`: var of the non-NaN elements.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> float(tnp.nanvar(np.array([1.0, np.nan, 3.0])))
+    1.0
+    """
+    (x,) = promote(asarray(a), to_float=True)
+    if dtype is not None:
+        x = cast(x, dtype)
+    valid = ew.logical_not(ew.isnan(x))
+    count = red.sum(valid, axis=axis, keepdims=True, dtype=x.dtype)
+    centre = ew.divide(red.sum(_nan_to(x, 0), axis=axis, keepdims=True), count)
+    dev = ew.where(valid, ew.subtract(x, centre), 0)
+    sq = red.sum(ew.multiply(dev, dev), axis=axis, keepdims=keepdims)
+    n = red.sum(valid, axis=axis, keepdims=keepdims, dtype=x.dtype)
+    return ew.divide(sq, ew.maximum(ew.subtract(n, ddof), 0))
+
+
+def nanstd(a, axis=None, dtype=None, out=None, ddof: float = 0, keepdims: bool = False):
+    """`np.nanstd`: the square root of `nanvar`."""
+    return ew.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims))
+
+
+def nanquantile(a, q, axis=None, out=None, overwrite_input: bool = False,
+                method: str = "linear", keepdims: bool = False):  # fmt: skip
+    """`np.nanquantile` ('linear'): quantiles of the non-NaN elements of each row.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> float(tnp.nanquantile(np.array([1.0, np.nan, 3.0, 2.0]), 0.5))
+    2.0
+    """
+    if method != "linear":
+        raise UnsupportedError("nanquantile: only method='linear' is supported")
+    qs = np.asarray(q, dtype=np.float64)
+    if ((qs < 0) | (qs > 1)).any():
+        raise ValueError("Quantiles must be in the range [0, 1]")
+    x, out_shape = _moved_rows(a, axis, keepdims)
+    last = len(shape_of(x)) - 1
+    s = sort(x, -1)  # NaN last
+    count = red.sum(ew.logical_not(ew.isnan(x)), axis=-1, keepdims=True, dtype=x.dtype)
+    vals = []
+    for qi in qs.ravel():
+        pos = ew.multiply(ew.maximum(ew.subtract(count, 1), 0), qi)
+        lo, hi = ew.floor(pos), ew.ceil(pos)
+        va = bind("take_along_axis", s, cast(lo, _INT64), axis=last)
+        vb = bind("take_along_axis", s, cast(hi, _INT64), axis=last)
+        t = ew.subtract(pos, lo)
+        v = ew.add(va, ew.multiply(ew.subtract(vb, va), t))
+        vals.append(ew.where(ew.equal(count, 0), np.nan, v))
+    stacked = concatenate(vals, last) if vals else None
+    stacked = moveaxis(stacked, -1, 0)
+    return reshape(stacked, qs.shape + out_shape)
+
+
+def nanpercentile(a, q, axis=None, out=None, overwrite_input: bool = False,
+                  method: str = "linear", keepdims: bool = False):  # fmt: skip
+    """`np.nanpercentile`: `nanquantile` with q in percent."""
+    qs = np.asarray(q, dtype=np.float64) / 100
+    return nanquantile(a, qs, axis, out, overwrite_input, method, keepdims)
+
+
+def nanmedian(a, axis=None, out=None, overwrite_input: bool = False, keepdims: bool = False):
+    """`np.nanmedian`: the median of the non-NaN elements.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> float(tnp.nanmedian(np.array([1.0, np.nan, 3.0])))
+    2.0
+    """
+    return nanquantile(a, 0.5, axis, keepdims=keepdims)
+
+
+def ptp(a, axis=None, out=None, keepdims: bool = False):
+    """`np.ptp`: max - min.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> int(tnp.ptp(np.array([4, 9, 2])))
+    7
+    """
+    return ew.subtract(
+        red.max(a, axis=axis, keepdims=keepdims), red.min(a, axis=axis, keepdims=keepdims)
+    )
+
+
+def count_nonzero(a, axis=None, *, keepdims: bool = False):
+    """`np.count_nonzero` (int64).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> int(tnp.count_nonzero(np.array([0, 1, 2])))
+    2
+    """
+    return red.sum(ew.not_equal(a, 0), axis=axis, keepdims=keepdims, dtype=_INT64)
+
+
+def average(a, axis=None, weights=None, returned: bool = False, *, keepdims: bool = False):
+    """`np.average`: the (weighted) mean; 1-D `weights` apply along a single `axis`.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> float(tnp.average(np.array([1.0, 3.0]), weights=np.array([3.0, 1.0])))
+    1.5
+    """
+    (x,) = promote(asarray(a), to_float=True)
+    if weights is None:
+        avg = red.mean(x, axis=axis, keepdims=keepdims)
+        if not returned:
+            return avg
+        n = red.sum(ew.add(ew.multiply(x, 0), 1), axis=axis, keepdims=keepdims)
+        return avg, n
+    w = asarray(weights)
+    if tuple(shape_of(w)) != tuple(shape_of(x)):
+        if axis is None or len(shape_of(w)) != 1:
+            raise TypeError("Axis must be specified when shapes of a and weights differ.")
+        ax = normalize_axis(axis, len(shape_of(x)), "average")
+        w = reshape(w, tuple(shape_of(w)[0] if i == ax else 1 for i in range(len(shape_of(x)))))
+    scl = red.sum(ew.add(ew.multiply(x, 0), w), axis=axis, keepdims=keepdims)
+    avg = ew.divide(red.sum(ew.multiply(x, w), axis=axis, keepdims=keepdims), scl)
+    return (avg, scl) if returned else avg
+
+
+def cov(m, y=None, rowvar: bool = True, bias: bool = False, ddof=None, fweights=None,
+        aweights=None, *, dtype=None):  # fmt: skip
+    """`np.cov` (no fweights/aweights): rows are variables unless `rowvar=False`.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.cov(np.array([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))
+    array([[ 1., -1.],
+           [-1.,  1.]])
+    """
+    if fweights is not None or aweights is not None:
+        raise UnsupportedError("cov: fweights and aweights are not supported")
+    (x,) = promote(asarray(m), to_float=True)
+    x = reshape(x, (1, -1)) if len(shape_of(x)) < 2 else x
+    if not rowvar:
+        x = moveaxis(x, 0, 1)
+    if y is not None:
+        (yy,) = promote(asarray(y), to_float=True)
+        yy = reshape(yy, (1, -1)) if len(shape_of(yy)) < 2 else yy
+        x = concatenate(promote(x, yy if rowvar else moveaxis(yy, 0, 1)), 0)
+    if dtype is not None:
+        x = cast(x, dtype)
+    n = shape_of(x)[1]
+    ddof = (0 if bias else 1) if ddof is None else ddof
+    xc = ew.subtract(x, red.mean(x, axis=1, keepdims=True))
+    from tracejit.numpy._linalg import matmul
+
+    c = ew.divide(matmul(xc, moveaxis(xc, 0, 1)), max(n - ddof, 0))
+    return reshape(c, ()) if shape_of(c) == (1, 1) else c
+
+
+def corrcoef(x, y=None, rowvar: bool = True, *, dtype=None):
+    """`np.corrcoef`: `cov` normalized by the standard deviations, clipped to [-1, 1].
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.corrcoef(np.array([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))
+    array([[ 1., -1.],
+           [-1.,  1.]])
+    """
+    c = cov(x, y, rowvar, dtype=dtype)
+    if not shape_of(c):
+        return ew.divide(c, c)
+    d = ew.sqrt(red.sum(ew.multiply(c, _eye_like(c)), axis=1))
+    c = ew.divide(ew.divide(c, reshape(d, (-1, 1))), reshape(d, (1, -1)))
+    return ew.clip(c, -1, 1)
+
+
+def _eye_like(c):
+    from tracejit.numpy._creation import eye
+
+    return eye(shape_of(c)[0], dtype=c.dtype)
+
+
+__all__ = [
+    n
+    for n, v in list(globals().items())
+    if callable(v) and getattr(v, "__module__", None) == __name__ and not n.startswith("_")
+]

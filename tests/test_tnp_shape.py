@@ -341,8 +341,8 @@ def test_bad_reshape_names_shapes():
         tnp.reshape(np.ones((2, 3)), (4, -1))
     with pytest.raises(ShapeError, match="at most one -1"):
         tj.jit(lambda a: a.reshape(-1, -1))(np.ones(4))
-    with pytest.raises(UnsupportedError, match="order='C'"):
-        tnp.reshape(np.ones(4), (2, 2), order="F")
+    with pytest.raises(ValueError, match="order must be one of 'C', 'F' or 'A'"):
+        tnp.reshape(np.ones(4), (2, 2), order="Z")
 
 
 def test_squeeze_of_non_unit_axis_says_its_size():
@@ -362,8 +362,8 @@ def test_join_errors():
 
 
 def test_pad_and_repeat_errors():
-    with pytest.raises(UnsupportedError, match="mode='constant'"):
-        tnp.pad(np.ones(3), 1, mode="reflect")
+    with pytest.raises(UnsupportedError, match="mode='maximum' is not supported"):
+        tnp.pad(np.ones(3), 1, mode="maximum")
     with pytest.raises(ShapeError, match="pad_width"):
         tnp.pad(np.ones((2, 2)), ((1, 1), (1, 1), (1, 1)))
     with pytest.raises(tj.errors.ConcretizationError):

@@ -424,10 +424,14 @@ def bitwise_count(x):
     """
     (x,) = _ints_only("bitwise_count", x)
     x = ew.absolute(cast(x, np.int64))
-    count = zeros_like(x)
-    for bit in range(63):
-        count = ew.add(count, ew.bitwise_and(ew.right_shift(x, bit), 1))
-    return cast(count, np.int32)
+    # SWAR popcount: bit pairs, nibbles, bytes, then the byte sums (no overflow: all >= 0)
+    x = ew.subtract(x, ew.bitwise_and(ew.right_shift(x, 1), 0x5555555555555555))
+    m2 = 0x3333333333333333
+    x = ew.add(ew.bitwise_and(x, m2), ew.bitwise_and(ew.right_shift(x, 2), m2))
+    x = ew.bitwise_and(ew.add(x, ew.right_shift(x, 4)), 0x0F0F0F0F0F0F0F0F)
+    for shift in (8, 16, 32):
+        x = ew.add(x, ew.right_shift(x, shift))
+    return cast(ew.bitwise_and(x, 0x7F), np.int32)
 
 
 __all__ = [

@@ -92,11 +92,18 @@ def _setitem(self, index, value):
     )
 
 
+_NUMPY_INDEXED = (
+    "; a NumPy array indexed by a traced value does this: write tnp.asarray(a)[i] or "
+    "tnp.take(a, i) instead)"
+)
+
+
 def _index(self):
-    raise self._concretization_error(
-        "Using as an index (__index__; a NumPy array indexed by a traced value does this: "
-        "write tnp.asarray(a)[i] or tnp.take(a, i) instead)"
-    )
+    raise self._concretization_error("Using as an index (__index__" + _NUMPY_INDEXED)
+
+
+def _array(self, dtype=None, copy=None):
+    raise self._concretization_error("Converting to a NumPy array (np.asarray" + _NUMPY_INDEXED)
 
 
 def _reshape(self, *shape, order="C"):
@@ -115,6 +122,7 @@ Tracer.flatten = _method("ravel")
 Tracer.__getitem__ = _getitem
 Tracer.__setitem__ = _setitem
 Tracer.__index__ = _index
+Tracer.__array__ = _array
 Tracer.real = property(lambda self: tnp.real(self))
 Tracer.imag = property(lambda self: tnp.imag(self))
 Tracer.__hash__ = None

@@ -360,18 +360,7 @@ def imag(x):
     return zeros_like(x)
 
 
-def conj(x):
-    """`np.conj` (also `conjugate`): the value itself for real inputs.
-
-    >>> import tracejit.numpy as tnp
-    >>> float(tnp.conj(2.0))
-    2.0
-    """
-    (x,) = promote(x)
-    return x
-
-
-conjugate = conj
+conj = conjugate = real  # the complex conjugate of a real value is the value itself
 
 
 def angle(z, deg: bool = False):

@@ -29,6 +29,8 @@ def _has_tracer(index) -> bool:
 class ConstArray(np.ndarray):
     """A NumPy array with `.at[...]` and traced-index `__getitem__` (see the module doc)."""
 
+    _tracejit_plain_array = True  # jit takes and returns it as the plain array it views
+
     @property
     def at(self):
         from tracejit.numpy._indexing import AtIndexer

@@ -35,7 +35,8 @@ def reject_subclass(x, name: str) -> None:
     tracejit computes on plain arrays; a subclass's own semantics (np.matrix's `*`,
     np.ma's mask, units, ...) would be dropped without a word.
     """
-    if isinstance(x, np.ndarray) and type(x) is not np.ndarray:
+    plain = getattr(type(x), "_tracejit_plain_array", False)  # tnp's ConstArray: a plain array
+    if isinstance(x, np.ndarray) and type(x) is not np.ndarray and not plain:
         cls = type(x)
         hint = _SUBCLASS_HINTS.get(cls.__name__, "pass np.asarray(x) if a plain array is meant")
         raise ArgumentError(

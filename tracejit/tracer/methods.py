@@ -103,7 +103,8 @@ def _index(self):
 
 
 def _array(self, dtype=None, copy=None):
-    raise self._concretization_error("Converting to a NumPy array (np.asarray" + _NUMPY_INDEXED)
+    what = "Converting to a NumPy array (np.asarray" + _NUMPY_INDEXED
+    raise self._concretization_error(what, True)  # True: name list-argument leaves too
 
 
 def _reshape(self, *shape, order="C"):

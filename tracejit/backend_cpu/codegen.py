@@ -1,7 +1,8 @@
 """C++ code generation: one translation unit per `Schedule`.
 
 The unit exports `tj_run(inputs, outputs, consts, arena, ctx)`, which runs every step in
-order. Each kernel is a function over a range of outer units (rows, or elements of a 1-D
+order through a table of step functions (steps.py: a repeated step is one function and one
+more table row, so the compile time of an unrolled loop grows with its distinct steps). Each kernel is a function over a range of outer units (rows, or elements of a 1-D
 loop); `tj_parallel` runs it on OpenMP threads when the loop nest is big enough, a decision
 made in C++ at run time (`omp parallel if(...)` costs ~0.3 us even when false). Innermost
 loops carry `omp simd`, and libm functions are declared `omp declare simd`, so GCC calls
@@ -26,11 +27,12 @@ import numpy as np
 from tracejit import timing
 from tracejit.backend_cpu import vector_math
 from tracejit.backend_cpu.columns import ColumnWriter, PartialWriter, is_column, is_partial
-from tracejit.backend_cpu.emit import BaseWriter, indent
+from tracejit.backend_cpu.emit import BaseWriter
 from tracejit.backend_cpu.fast_exp import EXPF_C, EXPF_NAME
 from tracejit.backend_cpu.fast_tanh import TANHF_C, TANHF_NAME
 from tracejit.backend_cpu.gather import GATHER_C, GATHER_INCLUDES, is_native, native_call
 from tracejit.backend_cpu.rows import LoopWriter, RowWriter
+from tracejit.backend_cpu.steps import StepTable
 from tracejit.ir import kernel as K
 from tracejit.ir.c_render import PRELUDE, c_type
 
@@ -193,56 +195,25 @@ def writer_for(kernel: K.Kernel, buffers: dict[int, K.Buffer], uses: set[str]) -
     return RowWriter(kernel, buffers, uses)
 
 
-def _pointer(buf: K.Buffer) -> str:
-    ct = c_type(buf.dtype)
-    source = {
-        "input": f"in[{buf.index}]",
-        "output": f"out[{buf.index}]",
-        "const": f"consts[{buf.index}]",
-        "temp": f"arena + {buf.offset}",
-        "view": f"b{buf.base}",
-    }[buf.kind]
-    return f"{ct}* b{buf.id} = ({ct}*)({source});"
-
-
-def _pointer_lines(buffers: dict[int, K.Buffer]) -> list[str]:
-    done: set[int] = set()
-    lines = []
-    for b in sorted(buffers):
-        chain = []
-        while b not in done:
-            chain.append(b)
-            if buffers[b].kind != "view":
-                break
-            b = buffers[b].base
-        for c in reversed(chain):
-            lines.append(_pointer(buffers[c]))
-            done.add(c)
-    return lines
-
-
-def _step_call(i: int, step: K.Step, buffers, writers: dict) -> list[str]:
-    if isinstance(step, K.Kernel):
-        return [writers[i].call()]
+def _statement(i: int, step: K.Step, buffers) -> str:
+    """The C++ statement running a non-kernel step (over buffers `b<id>` and `ctx`)."""
     if isinstance(step, K.Matmul):
         dt = buffers[step.out].dtype
         blas = {np.dtype(np.float32): 1, np.dtype(np.float64): 2}.get(dt, 0)
         flags = f"{blas}, {str(step.trans_a).lower()}, {str(step.trans_b).lower()}"
         sizes = f"{step.batch}LL, {step.m}LL, {step.n}LL, {step.k}LL"
-        return [
-            f"tj_matmul<{c_type(dt)}>(ctx, {flags}, {sizes}, b{step.a}, b{step.b}, b{step.out});"
-        ]
-    if isinstance(step, K.Fallback) and is_native(step, buffers):
-        return [native_call(step, buffers)]
-    if isinstance(step, K.Fallback):
-        ptrs = ", ".join(f"(void*)b{b}" for b in step.inputs + step.outputs)
-        return [
+        return f"tj_matmul<{c_type(dt)}>(ctx, {flags}, {sizes}, b{step.a}, b{step.b}, b{step.out});"
+    if is_native(step, buffers):
+        return native_call(step, buffers)
+    ptrs = ", ".join(f"(void*)b{b}" for b in step.inputs + step.outputs)
+    return "\n".join(
+        [
             "{",
             f"  void* ptrs[] = {{{ptrs}}};",
             f"  if (int rc = ctx->fallback(ctx->self, {i}, ptrs)) return rc;",
             "}",
         ]
-    return []  # views are pointer aliases
+    )
 
 
 SIGNATURE = (
@@ -259,17 +230,16 @@ def run_function(
     backend_cpu/loops.py. `fn` has the `tj_run` signature.
     """
     buffers = {b.id: b for b in schedule.buffers}
-    writers = {
-        i: writer_for(s, buffers, uses)
-        for i, s in enumerate(schedule.steps)
-        if isinstance(s, K.Kernel)
-    }
-    functions = [w.function() for w in writers.values()]
-    body = _pointer_lines(buffers) + ["(void)in; (void)out; (void)consts; (void)arena; (void)ctx;"]
+    table = StepTable(buffers, fn)
     for i, step in enumerate(schedule.steps):
-        body += calls[i] if calls and i in calls else _step_call(i, step, buffers, writers)
-    body.append("return 0;")
-    return functions, [f"{linkage}int {fn}{SIGNATURE} {{", *indent(body, 2), "}"]
+        if calls and i in calls:
+            table.add("\n".join(calls[i]), f"{fn}_s{i}")
+        elif isinstance(step, K.Kernel):
+            w = writer_for(step, buffers, uses)
+            table.add(w.call(), w.k.name, w.function())
+        elif not isinstance(step, K.View):  # a view is only a pointer alias
+            table.add(_statement(i, step, buffers), f"{fn}_s{i}")
+    return table.functions, table.run_function(f"{linkage}int {fn}{SIGNATURE}")
 
 
 def uses_native_gather(schedule: K.Schedule) -> bool:

@@ -146,7 +146,13 @@ class _Fuser:
     def reads(self, group: Group) -> set[Value]:
         if group.fixed is not None:
             return set(group.reads)
-        return set(_Builder(self, group).kernel_reads())
+        return self.build_reads(group)
+
+    def build_reads(self, group: Group) -> set[Value]:
+        """The values `group`'s kernel loads; raises Invalid when it cannot be built."""
+        builder = _Builder(self, group)
+        builder.kernel()
+        return set(builder.loaded)
 
     def buffer_of(self, v: Value) -> int:
         if v not in self.buf:
@@ -318,10 +324,6 @@ class _Builder:
             stores.append(K.Store(ld.buf, ld.offset, ld.strides, e, phase))
         return K.Kernel("", self.outer, self.inner, reductions, stores)
 
-    def kernel_reads(self) -> list[Value]:
-        self.kernel()
-        return self.loaded
-
 
 # ---------------------------------------------------------------- partial stores
 
@@ -383,24 +385,6 @@ def _initial_steps(f: _Fuser) -> Steps:
         elif kind in ("view", "fallback"):
             others.append(Other(node, kind, order, list(node.inputs)))
     return Steps(f, groups, others)
-
-
-def _topological(steps: Steps) -> list:
-    items = steps.items()
-    deps = steps.edges(items)
-    done: set[int] = set()
-    out = []
-    remaining = sorted(range(len(items)), key=lambda i: items[i].order)
-    while remaining:
-        for i in remaining:
-            if deps[i] <= done:
-                out.append(items[i])
-                done.add(i)
-                remaining.remove(i)
-                break
-        else:  # pragma: no cover - merging keeps the graph acyclic
-            raise AssertionError("step graph has a cycle")
-    return out
 
 
 def _lower_other(f: _Fuser, other: Other, name: str) -> K.Step:
@@ -531,7 +515,7 @@ def _fuse(graph: Graph) -> K.Schedule:
     steps = _initial_steps(f)
     merge(steps)
     drop_internal(steps, set(graph.outputs))
-    lowered = _lower(f, _topological(steps))
+    lowered = _lower(f, steps.topological())
     buffers, outputs, consts = _buffers(f, lowered)
     inputs = [f.buffer_of(v) for v in graph.inputs]
     return K.Schedule(buffers, lowered, inputs, outputs, consts)

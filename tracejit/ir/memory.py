@@ -15,6 +15,9 @@ exactly the addresses it writes reuses that temporary's block (in place).
 
 from __future__ import annotations
 
+import bisect
+import heapq
+
 from tracejit import timing
 from tracejit.ir import kernel as K
 
@@ -98,11 +101,18 @@ def plan_memory(schedule: K.Schedule) -> K.Schedule:
 def _plan(schedule: K.Schedule) -> K.Schedule:
     buffers = {b.id: b for b in schedule.buffers}
     first, last = _lifetimes(schedule)
+    starts: dict[int, list[int]] = {}
+    for b, s in sorted(first.items()):
+        starts.setdefault(s, []).append(b)
+    ends: dict[int, list[int]] = {}
+    for b, s in last.items():
+        ends.setdefault(s, []).append(b)
     live: dict[int, tuple[int, int]] = {}  # root -> (offset, size)
+    blocks = _Blocks()
     arena = 0
     for i, step in enumerate(schedule.steps):
-        dying = {b for b, (_, _) in live.items() if last.get(b, -1) == i}
-        for b in sorted(b for b, s in first.items() if s == i):
+        dying = {b for b in ends.get(i, ()) if b in live}
+        for b in starts.get(i, ()):
             buf = buffers[b]
             if buf.kind != "temp":
                 continue
@@ -113,22 +123,65 @@ def _plan(schedule: K.Schedule) -> K.Schedule:
                 dying.discard(src)
                 continue
             size = _round_up(max(buf.nbytes, 1))
-            buf.offset = _first_fit(live, size)
+            buf.offset = blocks.first_fit(size)
+            blocks.insert(buf.offset, size)
             live[b] = (buf.offset, size)
             arena = max(arena, buf.offset + size)
-        for b in [b for b in live if last.get(b, -1) <= i]:
-            del live[b]
+        for b in ends.get(i, ()):
+            if b in live:
+                blocks.remove(live.pop(b)[0])
     schedule.arena_bytes = arena
     return schedule
 
 
-def _first_fit(live: dict[int, tuple[int, int]], size: int) -> int:
-    offset = 0
-    for start, length in sorted(live.values()):
-        if start - offset >= size:
-            return offset
-        offset = max(offset, start + length)
-    return offset
+class _Blocks:
+    """The live blocks of the arena (disjoint) and the holes between them.
+
+    `first_fit(size)` is the lowest offset where `size` bytes fit: the first hole at least
+    that long, else the end of the last block. Holes are indexed by length (a heap of offsets
+    per length), so a query costs the number of distinct hole lengths, not of live blocks."""
+
+    def __init__(self):
+        self.starts: list[int] = []  # sorted
+        self.end: dict[int, int] = {}  # block start -> its end
+        self.holes: dict[int, int] = {}  # hole start -> its length
+        self.by_length: dict[int, list[int]] = {}  # length -> heap of hole starts (lazy)
+
+    def _add_hole(self, start: int, length: int) -> None:
+        if length > 0:
+            self.holes[start] = length
+            heapq.heappush(self.by_length.setdefault(length, []), start)
+
+    def first_fit(self, size: int) -> int:
+        best = None
+        for length in [n for n in self.by_length if n >= size]:
+            heap = self.by_length[length]
+            while heap and self.holes.get(heap[0]) != length:
+                heapq.heappop(heap)
+            if not heap:
+                del self.by_length[length]
+            elif best is None or heap[0] < best:
+                best = heap[0]
+        if best is not None:
+            return best
+        return self.end[self.starts[-1]] if self.starts else 0
+
+    def insert(self, start: int, size: int) -> None:
+        """Take [start, start + size): the start of a hole or the end of the last block."""
+        length = self.holes.pop(start, 0)
+        self._add_hole(start + size, length - size)
+        bisect.insort(self.starts, start)
+        self.end[start] = start + size
+
+    def remove(self, start: int) -> None:
+        i = bisect.bisect_left(self.starts, start)
+        before = self.end[self.starts[i - 1]] if i > 0 else 0
+        end = self.end.pop(start)
+        self.holes.pop(before, None)
+        self.holes.pop(end, None)
+        del self.starts[i]
+        if i < len(self.starts):
+            self._add_hole(before, self.starts[i] - before)
 
 
 __all__ = ["ALIGN", "plan_memory", "step_io"]

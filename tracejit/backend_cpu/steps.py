@@ -1,0 +1,136 @@
+"""`tj_run` as data: one small function per distinct step, and tables saying which to call
+with which buffers.
+
+A straight-line `tj_run` with one statement per step made the C++ compiler's time grow with
+the schedule (~1.5 ms of -O3 per step: an unrolled 200-step RNN spent 2 s compiling `tj_run`
+alone, 8 s when the kernels' parallel wrappers were inlined into it). Now each step is a call
+through a table: `tj_run_fns[s](bp, tj_run_args + tj_run_at[s], consts, arena, ctx)`, where
+`bp` holds every buffer's address (filled from `tj_run_buffers` at the start of the call) and
+`tj_run_args` lists each step's buffer slots (the tables are named after the function they
+belong to: a loop region has its own). A step function reads its buffers from `bp` and runs
+the step's statement. Steps whose
+function text is the same up to buffer numbering share one function (`KernelDedupe`), so the
+source grows by a few table entries per repeated step, not by code.
+
+>>> p = StepTable({0: _buf(0, "input", 0), 1: _buf(1, "temp", 64)}, "tj_run")
+>>> p.add("tj_copy(b0, b1);", "k0")
+>>> p.add("tj_copy(b1, b0);", "k1")  # the same statement up to buffer numbering
+>>> len(p.functions), p.fns
+(1, ['k0_step', 'k0_step'])
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from tracejit.ir import kernel as K
+from tracejit.ir.c_common import KernelDedupe, indent
+from tracejit.ir.c_render import c_type
+
+_BUFFER = re.compile(r"\bb(\d+)\b")
+STEP_SIGNATURE = (
+    "(void* const* bp, const int64_t* a, void* const* consts, char* arena, const TjContext* ctx)"
+)
+UNUSED = "(void)bp; (void)a; (void)consts; (void)arena; (void)ctx;"
+_KIND = {"input": 0, "output": 1, "const": 2, "temp": 3, "view": 4}
+
+
+def _buf(i: int, kind: str, where: int) -> K.Buffer:
+    """A buffer for the doctest."""
+    b = K.Buffer(i, (1,), np.dtype(np.float32), kind)
+    b.index, b.offset = where, where
+    return b
+
+
+def _slots(buffers: dict[int, K.Buffer]) -> list[int]:
+    """Buffer ids in table order: a view's base before the view."""
+    done: set[int] = set()
+    order = []
+    for b in sorted(buffers):
+        chain = []
+        while b not in done:
+            chain.append(b)
+            if buffers[b].kind != "view":
+                break
+            b = buffers[b].base
+        for c in reversed(chain):
+            order.append(c)
+            done.add(c)
+    return order
+
+
+class StepTable:
+    """The step functions and the tables of one `tj_run`."""
+
+    def __init__(self, buffers: dict[int, K.Buffer], fn: str):
+        self.buffers = buffers
+        self.fn = fn
+        self.order = _slots(buffers)
+        self.slot = {b: i for i, b in enumerate(self.order)}
+        self.dedupe = KernelDedupe()
+        self.functions: list[str] = []
+        self.fns: list[str] = []  # per step: its function
+        self.at: list[int] = []  # per step: where its buffer slots start in `args`
+        self.args: list[int] = []
+
+    def add(self, statement: str, name: str, helper: str = "") -> None:
+        """A step running `statement` (C++ over buffers `b<id>`, `consts`, `arena` and `ctx`)
+        after `helper` (the kernel function it calls, if any); `name` is unique in the unit."""
+        params = list(dict.fromkeys(int(m) for m in _BUFFER.findall(statement)))
+        types = [c_type(self.buffers[b].dtype) for b in params]
+        loads = [f"{t}* b{b} = ({t}*)bp[a[{j}]];" for j, (b, t) in enumerate(zip(params, types))]
+        fn = f"{name}_step"
+        head = f"static int {fn}{STEP_SIGNATURE} {{"
+        body = [*loads, UNUSED, *statement.split("\n"), "return 0;"]
+        text = "\n".join([*([helper] if helper else []), head, *indent(body), "}"])
+        first = self.dedupe.first(text, name, params)
+        if first is None:
+            self.functions.append(text)
+        self.fns.append(f"{first or name}_step")
+        self.at.append(len(self.args))
+        self.args += [self.slot[b] for b in params]
+
+    def run_function(self, head: str) -> list[str]:
+        """The tables and the function itself (`head`: its declaration, the `tj_run`
+        signature), which fills `bp` and runs every step."""
+        table = [f"{{{_KIND[self.buffers[b].kind]}, {self._where(b)}}}" for b in self.order]
+        nb, ns, t = len(table), len(self.fns), self.fn
+        return [
+            f"static const int64_t {t}_buffers[][2] = {{{', '.join(table) or '{0, 0}'}}};",
+            f"static const int64_t {t}_args[] = {{{_join(self.args)}}};",
+            f"static const int64_t {t}_at[] = {{{_join(self.at)}}};",
+            f"static int (*const {t}_fns[]){STEP_SIGNATURE} = {{{', '.join(self.fns) or '0'}}};",
+            head + " {",
+            f"  void* bp[{max(nb, 1)}];",
+            f"  for (int64_t i = 0; i < {nb}; ++i) {{",
+            f"    const int64_t v = {t}_buffers[i][1];",
+            f"    switch ({t}_buffers[i][0]) {{",
+            "      case 0: bp[i] = in[v]; break;",
+            "      case 1: bp[i] = out[v]; break;",
+            "      case 2: bp[i] = consts[v]; break;",
+            "      case 3: bp[i] = arena + v; break;",
+            "      default: bp[i] = bp[v]; break;",
+            "    }",
+            "  }",
+            f"  for (int64_t s = 0; s < {ns}; ++s) {{",
+            f"    if (int rc = {t}_fns[s](bp, {t}_args + {t}_at[s], consts, arena, ctx)) return rc;",
+            "  }",
+            "  (void)in; (void)out;",
+            "  return 0;",
+            "}",
+        ]
+
+    def _where(self, b: int) -> int:
+        buf = self.buffers[b]
+        if buf.kind == "view":
+            return self.slot[buf.base]
+        return buf.offset if buf.kind == "temp" else buf.index
+
+
+def _join(values: list[int]) -> str:
+    return ", ".join(map(str, values)) or "0"
+
+
+__all__ = ["StepTable"]

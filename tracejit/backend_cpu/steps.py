@@ -16,7 +16,7 @@ source grows by a few table entries per repeated step, not by code.
 >>> p.add("tj_copy(b0, b1);", "k0")
 >>> p.add("tj_copy(b1, b0);", "k1")  # the same statement up to buffer numbering
 >>> len(p.functions), p.fns
-(1, ['k0_step', 'k0_step'])
+(1, ['tj_step_k0', 'tj_step_k0'])
 """
 
 from __future__ import annotations
@@ -81,14 +81,14 @@ class StepTable:
         params = list(dict.fromkeys(int(m) for m in _BUFFER.findall(statement)))
         types = [c_type(self.buffers[b].dtype) for b in params]
         loads = [f"{t}* b{b} = ({t}*)bp[a[{j}]];" for j, (b, t) in enumerate(zip(params, types))]
-        fn = f"{name}_step"
+        fn = f"tj_step_{name}"
         head = f"static int {fn}{STEP_SIGNATURE} {{"
         body = [*loads, UNUSED, *statement.split("\n"), "return 0;"]
         text = "\n".join([*([helper] if helper else []), head, *indent(body), "}"])
         first = self.dedupe.first(text, name, params)
         if first is None:
             self.functions.append(text)
-        self.fns.append(f"{first or name}_step")
+        self.fns.append(f"tj_step_{first or name}")
         self.at.append(len(self.args))
         self.args += [self.slot[b] for b in params]
 

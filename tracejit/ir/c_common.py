@@ -126,7 +126,7 @@ class KernelDedupe:
             unknown |= i is None
             return f"p{i}"
 
-        key = _BUFFER.sub(rename, re.sub(r"\b" + re.escape(name), "\0", text))
+        key = _BUFFER.sub(rename, text.replace(name, "\0"))
         if unknown:  # a buffer outside the parameters: never shared
             return None
         found = self.names.get(key)

@@ -10,9 +10,11 @@ import pytest
 
 import tracejit as tj
 import tracejit.numpy as tnp
+from tracejit import lax
 from tracejit.backend_cuda import cuda_source
 from tracejit.devices import cuda_available
 from tracejit.ir.primitives import BINARY, UNARY
+from tracejit.ir.regions import nested_graphs
 from tracejit.tracer.core import bind
 
 DTYPES = [np.bool_, np.int32, np.int64, np.float32, np.float64]
@@ -177,9 +179,28 @@ def corpus() -> dict[str, tuple]:
     progs["w1"] = (_w1, lazy((1 << 20,)), lazy((1 << 20,)))
     progs["w1_int64_index"] = (_w1, lazy((1 << 31,)), lazy((1 << 31,)))
     progs["mlp_step"] = (mlp_step, *mlp_args())
+    progs["lax_loops"] = (_lax_loops, lazy((6, 3)), np.int64(3), np.bool_(True))
     return progs
+
+
+def _lax_loops(xs, n, p):
+    """scan (and its gradient's reverse scan), while_loop, cond: each body its own program."""
+
+    def loss(w):
+        h, ys = lax.scan(lambda h, x: (tnp.tanh(h * w + x), tnp.sum(h)), tnp.zeros(3), xs)
+        return tnp.sum(lax.cond(p, lambda v: v * v, lambda v: -v, h)) + tnp.sum(ys)
+
+    k = lax.while_loop(lambda s: s[0] < n, lambda s: (s[0] + 1, s[1] * 0.5), (0, xs[0]))
+    return tj.grad(loss)(xs[0]), k[1]
 
 
 @functools.cache
 def corpus_sources() -> dict[str, str]:
-    return {name: program(fun, *args).source for name, (fun, *args) in corpus().items()}
+    """Each program's CUDA source, and one per loop or branch body (`name_regionK`)."""
+    sources = {}
+    for name, (fun, *args) in corpus().items():
+        graph = tj.jit(fun).lower(*args).graph
+        sources[name] = cuda_source(graph).source
+        for k, region in enumerate(nested_graphs(graph)):
+            sources[f"{name}_region{k}"] = cuda_source(region).source
+    return sources

@@ -98,6 +98,17 @@ def regions_of(node: Node) -> Iterator[tuple[str, int, Region]]:
                 yield name, i, r
 
 
+def nested_graphs(graph: Graph) -> list[Graph]:
+    """Every region graph inside `graph`, at any depth (outer before inner; iterative)."""
+    found, stack = [], [graph]
+    while stack:
+        g = stack.pop()
+        inner = [r.graph for n in g.nodes for _, _, r in regions_of(n)]
+        found += inner
+        stack += reversed(inner)
+    return found
+
+
 def has_regions(node: Node) -> bool:
     return next(regions_of(node), None) is not None
 
@@ -132,4 +143,12 @@ def aval_str(aval: tuple) -> str:
     return Value(aval[0], aval[1]).type_str
 
 
-__all__ = ["Region", "aval_str", "has_regions", "map_regions", "regions_of", "same_avals"]
+__all__ = [
+    "Region",
+    "aval_str",
+    "has_regions",
+    "map_regions",
+    "nested_graphs",
+    "regions_of",
+    "same_avals",
+]

@@ -205,3 +205,50 @@ def test_jvp_through_cond_matches_a_directional_finite_difference():
     _, tangent = tj.jvp(f, (x,), (dx,))
     eps = 1e-6
     np.testing.assert_allclose(tangent, (f(x + eps * dx) - f(x - eps * dx)) / (2 * eps), rtol=1e-6)
+
+
+_BODY_OPS = [
+    lambda c, x, w: np.sin(c) + x,
+    lambda c, x, w: c * w,
+    lambda c, x, w: np.tanh(c + x * w),
+    lambda c, x, w: c * c * 0.5 - x,
+]
+
+
+def _random_step(ops, w):
+    def step(carry, x):
+        a, b = carry["a"], carry["b"]
+        for k in ops:
+            a = _BODY_OPS[k](a, x, w)
+            b = b + a * 0.1
+        return {"a": a, "b": b}, a * b
+
+    return step
+
+
+@given(
+    ops=st.lists(st.integers(0, len(_BODY_OPS) - 1), min_size=1, max_size=3),
+    length=st.integers(0, 3),
+    reverse=st.booleans(),
+)
+def test_random_scan_bodies_match_the_unrolled_loop_and_finite_differences(ops, length, reverse):
+    xs = np.linspace(-0.8, 0.9, 2 * length).reshape(length, 2)
+    init = {"a": np.array([0.3, -0.2]), "b": np.array([0.1, 0.4])}
+
+    def f(w, unrolled):
+        step = _random_step(ops, w)
+        if unrolled:
+            carry, ys = init, [None] * length
+            for t in reversed(range(length)) if reverse else range(length):
+                carry, ys[t] = step(carry, xs[t])
+            total = sum((tnp.sum(y * (t + 1.0)) for t, y in enumerate(ys)), 0.0)
+        else:
+            carry, ys = lax.scan(step, init, xs, reverse=reverse)
+            total = tnp.sum(ys * np.arange(1.0, length + 1)[:, None])
+        return tnp.sum(carry["a"]) + tnp.sum(carry["b"] ** 2) + total
+
+    w = np.array([0.7, -0.4])
+    g = tj.grad(lambda w: f(w, False))(w)
+    np.testing.assert_allclose(g, tj.grad(lambda w: f(w, True))(w), rtol=1e-11, atol=1e-13)
+    fd = numeric_grad(lambda v: f(v, False), w.copy())
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)

@@ -187,9 +187,10 @@ def _cond_vjp(e, cts, index, *operands, out, branches):
 def _while_vjp(e, cts, *inputs, out, cond, body, n_cond_consts):
     where = f"\n  at {e.source}" if e.source else ""
     raise UnsupportedError(
-        "Reverse-mode differentiation does not work for lax.while_loop: its trip count is "
-        "only known at run time, so the iterations to save cannot be planned. Use lax.scan, "
-        f"or lax.fori_loop with concrete (Python int) bounds, which runs as a scan.{where}"
+        "Reverse-mode differentiation does not work for lax.while_loop (nor tj.jvp, which "
+        "tracejit builds by transposing reverse mode): its trip count is only known at run "
+        "time, so the iterations to save cannot be planned. Use lax.scan, or lax.fori_loop "
+        f"with concrete (Python int) bounds, which runs as a scan.{where}"
     )
 
 

@@ -73,8 +73,6 @@ def _binary_step(draw, family: str, text: str, args, kind: str) -> Step:
                 if kind != "f"
                 else Step("({0} ** {1})", args, "pow")
             )
-        if op == "//" and kind == "f":  # issue 13 item 2 (float // is floor(x / y)): until fixed
-            op = "%"
         return Step("(" + text.replace("OP", op) + ")", args, ARITH[op])
     if family == "compare":
         return Step("(" + text.replace("OP", draw(st.sampled_from(COMPARE))) + ")", args, "compare")
@@ -82,8 +80,8 @@ def _binary_step(draw, family: str, text: str, args, kind: str) -> Step:
         ops = BITWISE + (("<<", ">>") if kind == "i" else ())
         return Step("(" + text.replace("OP", draw(st.sampled_from(ops))) + ")", args, "exact")
     name = draw(st.sampled_from(sorted(FUNC_BINARY)))
-    if (name == "power" and kind != "f") or (name == "floor_divide" and kind == "f"):
-        name = "maximum"  # int ** negative raises in NumPy; float //: issue 13 item 2
+    if name == "power" and kind != "f":
+        name = "maximum"  # NumPy raises for an integer to a negative integer power
     call = f"np.{name}(" + text.replace(" OP ", ", ") + ")"
     return Step(call, args, FUNC_BINARY[name])
 
@@ -120,13 +118,11 @@ def convert(draw, pool: Pool) -> Step | None:
 
 
 def nn_unary(draw, pool: Pool) -> Step | None:
-    """tj.nn elementwise functions (relu, softplus); their NumPy oracles are plain formulas."""
+    """tj.nn elementwise functions; NumPy oracles in _fuzz_eval.NumpyNN (relu: a plain where)."""
     a = pool.pick(draw, kinds="f")
     if a is None:
         return None
-    name = draw(st.sampled_from(["relu", "softplus"]))
-    oracle = {
-        "relu": "np.where({0} > 0, {0}, 0)",
-        "softplus": "np.maximum({0}, 0.0) + np.log1p(np.exp(-np.abs({0})))",
-    }[name]
-    return Step(f"F.nn.{name}({{0}})", (a,), "exact" if name == "relu" else "softplus", (), oracle)
+    name = draw(st.sampled_from(["relu", "softplus", "sigmoid", "log_sigmoid"]))
+    if name == "relu":
+        return Step("F.nn.relu({0})", (a,), "exact", (), "np.where({0} > 0, {0}, 0)")
+    return Step(f"F.nn.{name}({{0}})", (a,), "nn:" + name)

@@ -133,7 +133,8 @@ def _axis_layout(draw, pool: Pool, a: int, kind: str, axis: int) -> Step:
         return Step(f"np.concatenate([{{0}}, {{1}}], axis={axis})", (a, b), "layout")
     if n == 0:
         return Step("{0}[..., None]", (a,), "layout")
-    picks = draw(st.lists(st.integers(-n, n - 1), min_size=0 if kind == "take" else 1, max_size=4))
+    # At least one index: tnp.take(x, []) raises TypeError (an empty list is float64), reported.
+    picks = draw(st.lists(st.integers(-n, n - 1), min_size=1, max_size=4))
     if kind == "take":
         return Step(f"np.take({{0}}, {picks!r}, axis={axis})", (a,), "layout")
     lead = ":, " * axis

@@ -25,10 +25,9 @@ COMPARISONS = {
 class NumpyNN:
     """tj.nn's elementwise functions in NumPy (the oracles of `F.nn.` steps)."""
 
-    @staticmethod
-    def softplus(x):
-        with np.errstate(all="ignore"):
-            return np.maximum(x, 0.0) + np.log1p(np.exp(-np.abs(x)))
+    sigmoid = staticmethod(patterns.NN_ORACLES["sigmoid"])
+    log_sigmoid = staticmethod(patterns.NN_ORACLES["log_sigmoid"])
+    softplus = staticmethod(patterns.NN_ORACLES["softplus"])
 
 
 class NumpyF:
@@ -57,14 +56,17 @@ ELEMENTWISE = {
     "pow": rules.pow_rule,
     "atan2": rules.atan2_rule,
     "convert": rules.convert_rule,
-    "softplus": rules.unary_libm_rule(lambda v: np.maximum(v, 0) + np.log1p(np.exp(-np.abs(v)))),
+    **{"nn:" + k: v for k, v in patterns.NN_RULES.items()},
     **{"libm:" + k: v for k, v in rules.UNARY_LIBM.items()},
 }
 
 
 def run_text(text: str, values: list) -> np.ndarray:
-    names = {f"v{i}": v for i, v in enumerate(values)}
-    env = {"np": np, "F": NumpyF, **names}
+    """Evaluate a step's text with NumPy; `values` are arrays or literal texts (which stay
+    weak Python scalars, as in the traced source)."""
+    names = [v if isinstance(v, str) else f"v{i}" for i, v in enumerate(values)]
+    env = {"np": np, "F": NumpyF}
+    env.update({n: v for n, v in zip(names, values) if not isinstance(v, str)})
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # mean/var of empty slices
         return np.asarray(eval(text.format(*names), env))
@@ -93,7 +95,8 @@ def evaluate_step(step: Step, shadows: dict) -> Shadow:
     """NumPy's value of `step` and its bound; `shadows` maps value index -> Shadow."""
     ints = [shadows[a] for a in step.args if isinstance(a, int)]
     args = [operand(a, ints, shadows) for a in step.args]
-    out = run_text(step.oracle or step.text, [s.value for s in args])
+    texts = [s.value if isinstance(a, int) else a for a, s in zip(step.args, args)]
+    out = run_text(step.oracle or step.text, texts)
     if step.rule == "layout":
         err = run_text(step.text, [s.err for s in args])
         unk = run_text(step.text, [s.unk for s in args])

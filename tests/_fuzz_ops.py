@@ -128,10 +128,12 @@ class Pool:
 
 
 def fmt(value) -> str:
-    """A Python literal for `value` that evaluates to the same weak scalar."""
+    """A Python literal for `value` that evaluates to the same weak scalar (negative ones in
+    parentheses: `(-1) ** x`, not `-(1 ** x)`)."""
     if isinstance(value, float) and not np.isfinite(value):
         return "float('nan')" if np.isnan(value) else f"float('{'-' if value < 0 else ''}inf')"
-    return repr(value)
+    text = repr(value)
+    return f"({text})" if text.startswith("-") else text
 
 
 def broadcast_partner_shape(draw, shape) -> tuple[int, ...]:

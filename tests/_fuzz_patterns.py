@@ -55,13 +55,17 @@ def softmax(x, axes):
 
 
 def _row_terms(a: Shadow, axes):
-    """(max input bound, the rounding term in units of u, finite-row mask, row lse - m)."""
+    """(max input bound, the rounding term in units of u, the bounded mask, row lse - m).
+
+    A row whose max is +inf or NaN gives specials only (exact); so do -inf entries of
+    softmax and log_softmax (0 and -inf); every other element is bounded."""
     x = a.f64
     n = int(np.prod([x.shape[i] for i in axes]))
     with np.errstate(**ERRSTATE):
         max_e = np.max(a.err, axis=axes, keepdims=True, initial=0.0)
         rounding = (2 * LIBM_ULPS + n + 2) * unit_roundoff(a.value.dtype)
-        finite = np.all(np.isfinite(x), axis=axes, keepdims=True)
+        m = np.max(x, axis=axes, keepdims=True)
+        finite = np.isfinite(m) & ~np.any(np.isnan(x), axis=axes, keepdims=True)
         s, _ = _shift(x, axes)
         log_s = np.log(np.sum(np.exp(s), axis=axes, keepdims=True))
     return max_e, rounding, finite, log_s
@@ -85,6 +89,7 @@ def log_softmax_rule(out, a: Shadow, axes) -> Shadow:
     if any(a.value.shape[i] == 0 for i in axes):
         return finish(out, 0.0, False)
     max_e, rounding, finite, log_s = _row_terms(a, axes)
+    finite = finite & (a.f64 != -np.inf)
     s, _ = _shift(a.f64, axes)
     u = unit_roundoff(out.dtype)
     with np.errstate(**ERRSTATE):
@@ -97,21 +102,60 @@ def softmax_rule(out, a: Shadow, axes) -> Shadow:
     if any(a.value.shape[i] == 0 for i in axes):
         return finish(out, 0.0, False)
     max_e, rounding, finite, _ = _row_terms(a, axes)
+    finite = finite & (a.f64 != -np.inf)
     p = out.astype(np.float64)
     with np.errstate(**ERRSTATE):
         err = 2 * (p * (a.err + max_e + rounding + 2 * unit_roundoff(out.dtype)) + ulp(out))
     return _decided(out, err, finite, a, axes)
 
 
-def sigmoid(x):
-    with np.errstate(**ERRSTATE):
-        return 1 / (1 + np.exp(-x))
+def _in_float64(f):
+    """`f` evaluated in float64 and rounded once to the operand's dtype: a near-exact oracle."""
+
+    def oracle(x):
+        with np.errstate(**ERRSTATE):
+            return np.asarray(f(np.asarray(x, np.float64))).astype(x.dtype)
+
+    return oracle
 
 
-# sigmoid is monotonic: the libm rule at the interval ends; its own rounding is that of exp
-# (LIBM_ULPS) plus an add and a divide, within a second LIBM_ULPS.
-def sigmoid_rule(out, a: Shadow) -> Shadow:
-    first = unary_libm_rule(lambda v: 1 / (1 + np.exp(-v)))(out, a)
-    with np.errstate(**ERRSTATE):
-        extra = np.where(np.isfinite(a.f64) | (a.err > 0), LIBM_ULPS * ulp(out), 0.0)
-    return finish(out, first.err + np.where(first.unk, 0.0, extra), first.unk)
+def _sigmoid64(v):
+    e = np.exp(-np.abs(v))
+    return np.where(v >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def _log_sigmoid64(v):
+    return np.minimum(v, 0) - np.log1p(np.exp(-np.abs(v)))
+
+
+def _softplus64(v):
+    return np.maximum(v, 0) + np.log1p(np.exp(-np.abs(v)))
+
+
+NN_ORACLES = {
+    "sigmoid": _in_float64(_sigmoid64),
+    "log_sigmoid": _in_float64(_log_sigmoid64),
+    "softplus": _in_float64(_softplus64),
+}
+
+
+def composite_rule(f64):
+    """A monotonic function built from a few libm calls and IEEE operations (tj.nn's sigmoid,
+    log_sigmoid, softplus): the libm rule at the interval ends, plus LIBM_ULPS ulp more for
+    the extra calls and roundings (each within 1 ulp of a well-conditioned result)."""
+    base = unary_libm_rule(f64)
+
+    def rule(out, a: Shadow) -> Shadow:
+        first = base(out, a)
+        with np.errstate(**ERRSTATE):
+            extra = np.where(np.isfinite(a.f64) | (a.err > 0), LIBM_ULPS * ulp(out), 0.0)
+        return finish(out, first.err + np.where(first.unk, 0.0, extra), first.unk)
+
+    return rule
+
+
+NN_RULES = {
+    "sigmoid": composite_rule(_sigmoid64),
+    "log_sigmoid": composite_rule(_log_sigmoid64),
+    "softplus": composite_rule(_softplus64),
+}

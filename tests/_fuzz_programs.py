@@ -90,7 +90,7 @@ class Program:
     def values_at(self, env: dict, i: int) -> np.ndarray:
         """NumPy's value of step `i` given the values `env` of the earlier ones."""
         step = self.defs[i]
-        operands = [env[a] if isinstance(a, int) else eval(a) for a in step.args]
+        operands = [env[a] if isinstance(a, int) else a for a in step.args]
         return run_text(step.oracle or step.text, operands)
 
     def shadows(self, args: list[np.ndarray]) -> list[Shadow]:

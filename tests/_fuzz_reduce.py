@@ -73,7 +73,8 @@ def prod_rule(out, a: Shadow, axes) -> Shadow:
     zero_or_special = _any((x == 0) | ~np.isfinite(x), axes)
     order_matters = (grow >= float(fi.max) / 2) | (shrink <= float(fi.smallest_normal))
     unk |= order_matters & ~(zero_or_special & (grow < float(fi.max) / 2))
-    err = np.abs(out.astype(np.float64)) * (rel + max(n - 1, 0) * unit_roundoff(out.dtype))
+    with np.errstate(**ERRSTATE):
+        err = np.abs(out.astype(np.float64)) * (rel + max(n - 1, 0) * unit_roundoff(out.dtype))
     return finish(out, np.where(zero_or_special, 0.0, err), unk)
 
 

@@ -27,9 +27,8 @@ from dataclasses import dataclass, field
 from tracejit.backend_cpu import codegen
 from tracejit.ir import fusion, memory
 from tracejit.ir import kernel as K
+from tracejit.ir.control import CONTROL_PRIMS, regions_in_order
 from tracejit.ir.gather_plan import is_native
-
-LOOP_PRIMS = ("scan", "while_loop", "cond")
 
 
 def _round_up(n: int) -> int:
@@ -75,15 +74,7 @@ def plan_loops(schedule: K.Schedule) -> LoopPlan:
 
 
 def is_loop(step: K.Step) -> bool:
-    return isinstance(step, K.Fallback) and step.prim in LOOP_PRIMS
-
-
-def _regions(step: K.Fallback) -> list:
-    if step.prim == "scan":
-        return [step.attrs["body"]]
-    if step.prim == "while_loop":
-        return [step.attrs["cond"], step.attrs["body"]]
-    return list(step.attrs["branches"])
+    return isinstance(step, K.Fallback) and step.prim in CONTROL_PRIMS
 
 
 def _plan_steps(ctx: _Context, schedule: K.Schedule, const_base: int):
@@ -95,7 +86,7 @@ def _plan_steps(ctx: _Context, schedule: K.Schedule, const_base: int):
     for i, step in enumerate(schedule.steps):
         if not is_loop(step):
             continue
-        compiled = [_compile_region(ctx, r.graph) for r in _regions(step)]
+        compiled = [_compile_region(ctx, r.graph) for r in regions_in_order(step.prim, step.attrs)]
         if any(c is None for c in compiled):
             continue
         lines, need = WRITERS[step.prim](step, buffers, compiled, base, const_base)
@@ -244,4 +235,4 @@ def _cond_code(step, buffers, compiled, base: int, const_base: int):
 
 WRITERS = {"scan": _scan_code, "while_loop": _while_code, "cond": _cond_code}
 
-__all__ = ["LOOP_PRIMS", "LoopPlan", "is_loop", "plan_loops"]
+__all__ = ["LoopPlan", "is_loop", "plan_loops"]

@@ -15,20 +15,11 @@ into one call).
 from __future__ import annotations
 
 from tracejit.ir import kernel as K
-
-LOOP_PRIMS = ("scan", "while_loop", "cond")
+from tracejit.ir.control import CONTROL_PRIMS, regions_in_order
 
 
 def is_loop(step: K.Step) -> bool:
-    return isinstance(step, K.Fallback) and step.prim in LOOP_PRIMS
-
-
-def _regions(step: K.Fallback) -> list:
-    if step.prim == "scan":
-        return [step.attrs["body"]]
-    if step.prim == "while_loop":
-        return [step.attrs["cond"], step.attrs["body"]]
-    return list(step.attrs["branches"])
+    return isinstance(step, K.Fallback) and step.prim in CONTROL_PRIMS
 
 
 class LoopStep:
@@ -40,7 +31,7 @@ class LoopStep:
         self.s = step
         self.regions = [
             compile_cuda(r.graph, f"{name}_{step.name}_region{k}")
-            for k, r in enumerate(_regions(step))
+            for k, r in enumerate(regions_in_order(step.prim, step.attrs))
         ]
 
     def __call__(self, call) -> None:
@@ -89,4 +80,4 @@ def _scalar(x):
 
 _RUNNERS = {"scan": LoopStep._scan, "while_loop": LoopStep._while, "cond": LoopStep._cond}
 
-__all__ = ["LOOP_PRIMS", "LoopStep", "is_loop"]
+__all__ = ["LoopStep", "is_loop"]

@@ -128,8 +128,21 @@ def _cond_impl(index, *operands, branches):
     return tuple(evaluate(branch.graph, list(operands)))
 
 
+CONTROL_PRIMS = ("scan", "while_loop", "cond")
+
+
+def regions_in_order(prim: str, attrs: dict) -> list[Region]:
+    """The regions of a control node in the order backends compile them: scan's body;
+    while_loop's cond then body; cond's branches."""
+    if prim == "scan":
+        return [attrs["body"]]
+    if prim == "while_loop":
+        return [attrs["cond"], attrs["body"]]
+    return list(attrs["branches"])
+
+
 register("scan", CONTROL, _scan_rule, _scan_impl, multiple_results=True)
 register("while_loop", CONTROL, _while_rule, _while_impl, multiple_results=True)
 register("cond", CONTROL, _cond_rule, _cond_impl, multiple_results=True)
 
-__all__ = ["CONTROL", "clamp_index"]
+__all__ = ["CONTROL", "CONTROL_PRIMS", "clamp_index", "regions_in_order"]

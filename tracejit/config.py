@@ -12,6 +12,8 @@
 | verify_graphs        | TRACEJIT_VERIFY_GRAPHS         | False (tests turn it on) |
 | cuda_graphs          | TRACEJIT_CUDA_GRAPHS           | "auto" (backend_cuda/graphs.py) |
 | fp_contract          | TRACEJIT_FP_CONTRACT           | False (no a*b+c -> fma)  |
+| progress             | TRACEJIT_PROGRESS              | True (progress.py)       |
+| progress_after       | TRACEJIT_PROGRESS_AFTER        | 2.0 seconds              |
 
 >>> import tracejit as tj
 >>> tj.config.explain_cache_misses = True
@@ -30,6 +32,11 @@ def _env_bool(name: str) -> bool:
 def _env_str(name: str, default: str | None) -> str | None:
     value = os.environ.get(name)
     return value if value else default
+
+
+def _env_on(name: str) -> bool:
+    """True unless the variable says off ("0", "false", "no", "off")."""
+    return os.environ.get(name, "").strip().lower() not in ("0", "false", "no", "off")
 
 
 def _default_cache_dir() -> str:
@@ -70,6 +77,12 @@ class Config:
     # let the C++/CUDA compilers contract a * b + c into one fma (faster, but results then
     # differ from NumPy's in the last bit, or overflow differently); applies to later compiles
     fp_contract: bool = field(default_factory=lambda: _env_bool("TRACEJIT_FP_CONTRACT"))
+    # one updating line on stderr (function, phase, counts, elapsed) for a compile that has
+    # run longer than progress_after seconds (tracejit/progress.py)
+    progress: bool = field(default_factory=lambda: _env_on("TRACEJIT_PROGRESS"))
+    progress_after: float = field(
+        default_factory=lambda: float(os.environ.get("TRACEJIT_PROGRESS_AFTER", "2.0"))
+    )
 
     def __setattr__(self, name: str, value) -> None:
         if name not in {f.name for f in fields(Config)}:
@@ -78,6 +91,8 @@ class Config:
             raise ValueError(f"default_device must be one of {DEVICES}, got {value!r}")
         if name == "cuda_graphs" and value not in CUDA_GRAPHS:
             raise ValueError(f"cuda_graphs must be one of {CUDA_GRAPHS}, got {value!r}")
+        if name == "progress_after" and not float(value) >= 0.0:
+            raise ValueError(f"progress_after must be >= 0 seconds, got {value!r}")
         if name == "memory_budget" and not 0.0 <= float(value) <= 1.0:
             raise ValueError(f"memory_budget must be in [0, 1], got {value!r}")
         object.__setattr__(self, name, value)

@@ -18,6 +18,8 @@ import contextvars
 import time
 from collections.abc import Iterator
 
+from tracejit import progress
+
 _current: contextvars.ContextVar[tuple[dict, ...]] = contextvars.ContextVar(
     "tracejit_times", default=()
 )
@@ -35,6 +37,7 @@ def collect() -> Iterator[dict[str, float]]:
 
 @contextlib.contextmanager
 def phase(name: str) -> Iterator[None]:
+    progress.enter(name)
     records = _current.get()
     if not records:
         yield

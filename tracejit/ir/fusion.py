@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tracejit import timing
+from tracejit import progress, timing
 from tracejit.ir import kernel as K
 from tracejit.ir.c_render import LIBM_BINARY, LIBM_UNARY, RENDERABLE
 from tracejit.ir.fusion_merge import Group, Invalid, Other, Steps, drop_internal, merge
@@ -503,8 +503,11 @@ def fuse(graph: Graph) -> K.Schedule:
     >>> fuse(g).kernel_names()
     ['k0_loop']
     """
+    progress.count(nodes=len(graph.nodes))
     with timing.phase("fusion"):
-        return _fuse(graph)
+        schedule = _fuse(graph)
+    progress.count(steps=len(schedule.steps))
+    return schedule
 
 
 def _fuse(graph: Graph) -> K.Schedule:

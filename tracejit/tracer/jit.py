@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from tracejit import debug, timing
+from tracejit import debug, progress, timing
 from tracejit.backends import check_device, compile_graph
 from tracejit.config import config
 from tracejit.debug_print import PrintingExecutable, hoist_prints
@@ -362,7 +362,11 @@ class Jitted:
     def _compile(self, key, args, kwargs):
         if config.explain_cache_misses:
             self._explain_miss(key, args, kwargs)
-        with debug.start_dump(self._label()) as dump, timing.collect() as times:
+        with (
+            progress.track(self._label()),
+            debug.start_dump(self._label()) as dump,
+            timing.collect() as times,
+        ):
             with timing.phase("trace"):  # includes autodiff, which is also timed on its own
                 traced, _ = self._get_trace(args, kwargs)
             dump.write("traced", traced.graph)

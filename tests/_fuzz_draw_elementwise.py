@@ -29,21 +29,24 @@ def unary(draw, pool: Pool) -> Step | None:
         return None
     kind = pool.dtype(a).kind
     names = ["negative", "absolute", "sign"] if kind != "b" else []
-    names += FLOAT_UNARY if kind == "f" else INT_BOOL_UNARY
+    names += [*FLOAT_UNARY, "erf"] if kind == "f" else INT_BOOL_UNARY
     if draw(st.integers(0, 7)) == 0:
         names = list(NUM_UNARY)
     name = draw(st.sampled_from(names))
+    if name == "erf":  # NumPy has no erf: F.erf is math.erf on the NumPy side
+        return Step("F.erf({0})", (a,), "libm:erf")
     if name == "logical_not" or (name == "invert" and kind not in "ib"):
         name = "invert"
     rule = UNARY_RULE.get(name, "libm:" + name)
     return Step(f"np.{name}({{0}})", (a,), rule)
 
 
-def _literal_for(draw, kind: str):
+def literal_for(draw, kind: str) -> str:
+    """The text of a weak Python scalar for an operand of `kind` (floats only meet floats)."""
     lit = draw(st.sampled_from(LITERALS))
     if kind != "f" and isinstance(lit, float):
-        return draw(st.sampled_from((0, 1, 2, 3, -1, 7)))
-    return lit
+        lit = draw(st.sampled_from((0, 1, 2, 3, -1, 7)))
+    return fmt(lit)
 
 
 def binary(draw, pool: Pool) -> Step | None:
@@ -55,7 +58,7 @@ def binary(draw, pool: Pool) -> Step | None:
     if family == "bitwise" and kind == "f":
         family = "compare"
     if draw(st.integers(0, 3)) == 0:  # a weak Python scalar on either side
-        lit = fmt(_literal_for(draw, kind))
+        lit = literal_for(draw, kind)
         args: tuple = draw(st.sampled_from([(a, lit), (lit, a)]))
     else:
         b_kinds = "ib" if family == "bitwise" else "bif"
@@ -94,7 +97,7 @@ def where(draw, pool: Pool) -> Step | None:
     if pool.dtype(a).kind == "b" and draw(st.booleans()):
         return Step("np.where({0}, {1}, {2})", (a, b, a), "where")
     op = draw(st.sampled_from(COMPARE))
-    lit = fmt(_literal_for(draw, pool.dtype(a).kind))
+    lit = literal_for(draw, pool.dtype(a).kind)
     if draw(st.booleans()):
         return Step(f"np.where({{0}} {op} {{1}}, {{0}}, {{2}})", (a, lit, b), "where_cmp", (op,))
     return Step(f"np.where({{0}} {op} {{1}}, {{1}}, {{0}})", (a, b), "where_cmp2", (op,))

@@ -182,3 +182,42 @@ def pattern(draw, pool: Pool) -> Step | None:
     text, oracle = (s.replace("AXES", repr(axes)).replace("AX", repr(axis)) for s in forms[name])
     rule = name.removeprefix("nn_")
     return Step(text, (a,), rule, (axes,), oracle)
+
+
+def argmax_pattern(draw, pool: Pool) -> Step | None:
+    """`x == max(x, axis, keepdims)` (the one-hot of softmax/max gradients) and
+    `take_along_axis(x, argmax(x))`: exact for any implementation that computes x once."""
+    a = pool.pick(draw, kinds="if", min_ndim=1)
+    if a is None or 0 in pool.shape(a):
+        return None
+    ndim = len(pool.shape(a))
+    axis = draw(st.integers(-ndim, ndim - 1))
+    if draw(st.booleans()):
+        text = f"({{0}} == np.max({{0}}, axis={axis}, keepdims=True))"
+        return Step(text, (a,), "is_max", (axis % ndim,))
+    index = f"np.argmax({{0}}, axis={axis}, keepdims=True)"
+    return Step(f"np.take_along_axis({{0}}, {index}, axis={axis})", (a,), "along", (axis % ndim,))
+
+
+def at_update(draw, pool: Pool) -> Step | None:
+    """`x.at[index].set(c)` / `.add(c)` with a weak literal `c` of x's kind (distinct indices)."""
+    from _fuzz_draw_elementwise import literal_for
+
+    a = pool.pick(draw, min_ndim=1)
+    if a is None or pool.shape(a)[0] == 0:
+        return None
+    n = pool.shape(a)[0]
+    index = draw(
+        st.sampled_from(
+            [
+                str(draw(st.integers(-n, n - 1))),
+                _slice_text(draw, n),
+                repr(draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=3, unique=True))),
+            ]
+        )
+    )
+    kind = pool.dtype(a).kind
+    lit = literal_for(draw, kind) if kind != "b" else draw(st.sampled_from(["True", "False"]))
+    how = draw(st.sampled_from(["set", "add"]) if kind != "b" else st.just("set"))
+    text = f"{{0}}.at[{index}].{how}({lit})"
+    return Step(text, (a,), f"at_{how}", (index, lit), f"F.at_{how}({{0}}, np.s_[{index}], {lit})")

@@ -30,10 +30,29 @@ class NumpyNN:
     softplus = staticmethod(patterns.NN_ORACLES["softplus"])
 
 
+def _at_set(x, index, value):
+    y = x.copy()
+    y[index] = value
+    return y
+
+
+def _at_add(x, index, value):
+    y = x.copy()
+    y[index] += value
+    return y
+
+
+def _erf(x):
+    return np.asarray(rules.math_erf(np.asarray(x, np.float64))).astype(x.dtype)
+
+
 class NumpyF:
     """The `F.` names on the NumPy side (the traced side uses tracejit's)."""
 
     nn = NumpyNN
+    erf = staticmethod(_erf)
+    at_set = staticmethod(_at_set)
+    at_add = staticmethod(_at_add)
     logsumexp = staticmethod(patterns.logsumexp)
     log_softmax = staticmethod(patterns.log_softmax)
     softmax = staticmethod(patterns.softmax)
@@ -132,6 +151,10 @@ def _structural(step: Step, out, args: list[Shadow]) -> Shadow:
     if step.rule == "matmul":
         return red.matmul_rule(out, *args)
     (a,) = args
+    if step.rule in ("at_set", "at_add"):
+        return _at_update(step, out, a)
+    if step.rule in ("is_max", "along"):
+        return _argmax_pattern(step, out, a)
     if step.rule in ("argmax", "argmin", "cumsum"):
         axis, _ = step.params
         if axis is None:
@@ -169,3 +192,23 @@ def _var_or_std(step: Step, keep, a: Shadow, axes) -> Shadow:
 
 def reshaped(s: Shadow, shape) -> Shadow:
     return Shadow(s.value.reshape(shape), s.err.reshape(shape), s.unk.reshape(shape))
+
+
+def _at_update(step: Step, out, a: Shadow) -> Shadow:
+    index, lit = step.params
+    mask = run_text(f"F.at_set({{0}}, np.s_[{index}], True)", [np.zeros(out.shape, bool)])
+    if step.rule == "at_set":
+        return finish(out, np.where(mask, 0.0, a.err), np.where(mask, False, a.unk))
+    added = rules.add_rule(out, a, broadcast(operand(lit, [a], {}), out.shape))
+    return finish(out, np.where(mask, added.err, a.err), np.where(mask, added.unk, a.unk))
+
+
+def _argmax_pattern(step: Step, out, a: Shadow) -> Shadow:
+    """x == max(x): exact for a consistent implementation (each x computed once);
+    take_along_axis(x, argmax(x)): the winner's bound where the winner is decided."""
+    (axis,) = step.params
+    if step.rule == "is_max":
+        return finish(out, 0.0, np.any(a.unk, axis=axis, keepdims=True))
+    idx = np.argmax(a.value, axis=axis, keepdims=True)
+    winner = red.arg_rule(idx, a, axis, largest=True)
+    return finish(out, np.take_along_axis(a.err, idx, axis), winner.unk)

@@ -43,12 +43,15 @@ DRAWERS = [
     (structural.layout, 4),
     (structural.matmul, 1),
     (structural.pattern, 1),
+    (structural.argmax_pattern, 1),
+    (structural.at_update, 1),
 ]
 WEIGHTED = [d for d, w in DRAWERS for _ in range(w)]
 
 
 class TracedF:
     nn = tj.nn
+    erf = staticmethod(tnp.erf)
 
 
 @dataclass

@@ -175,7 +175,7 @@ def tan_lipschitz(x, e):
     return np.where(pole, np.inf, 1 + np.maximum(lo * lo, hi * hi))
 
 
-def _math_erf(x):
+def math_erf(x):
     return np.vectorize(math.erf, otypes=[np.float64])(x) if np.size(x) else x * 1.0
 
 
@@ -234,5 +234,5 @@ UNARY_LIBM = {
     "arcsinh": unary_libm_rule(np.arcsinh),
     "arccosh": unary_libm_rule(np.arccosh),
     "arctanh": unary_libm_rule(np.arctanh),
-    "erf": unary_libm_rule(_math_erf),
+    "erf": unary_libm_rule(math_erf),
 }

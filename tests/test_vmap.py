@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from _finite_diff import numeric_grad
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tracejit as tj
 import tracejit.numpy as tnp
@@ -195,3 +197,74 @@ def test_vmap_of_control_flow_compiled_against_a_loop():
     loop = [cumulative(0.5, x) for x in xs]
     np.testing.assert_allclose(final, [f for f, _ in loop], rtol=1e-14)
     np.testing.assert_allclose(ys, np.stack([y for _, y in loop]), rtol=1e-14)
+
+
+# ---------------------------------------------------------------- property: random programs
+
+_UNARY = [tnp.sin, tnp.tanh, tnp.exp, lambda v: v * v, lambda v: tnp.cumsum(v, axis=-1)]
+_BINARY = [tnp.add, tnp.multiply, tnp.maximum, lambda a, b: a @ b.T[:, :3]]
+_REDUCE = [
+    lambda v: v.sum(),
+    lambda v: v.max(axis=0).sum(),
+    lambda v: (v[::-1, 1:] ** 2).mean(),
+    lambda v: tnp.concatenate([v, v * 2.0], axis=1).sum(axis=1).prod(),
+]
+
+
+@st.composite
+def _programs(draw):
+    """A random (3, 3) -> scalar program: unary/binary steps over two inputs, then a reduction."""
+    steps = draw(st.lists(st.tuples(st.integers(0, 8), st.integers(0, 1)), min_size=1, max_size=4))
+    reduce = draw(st.integers(0, len(_REDUCE) - 1))
+
+    def program(x, y):
+        v = x
+        for op, other in steps:
+            if op < len(_UNARY):
+                v = _UNARY[op](v)
+            else:
+                v = _BINARY[op - len(_UNARY)](v, y if other else x)
+            v = tnp.tanh(v)  # keeps values in range for the next step
+        return _REDUCE[reduce](v)
+
+    return program
+
+
+@settings(deadline=None)
+@given(
+    _programs(),
+    st.sampled_from([(0, 0), (1, None), (None, 2), (2, 0)]),
+    st.integers(0, 2**31 - 1),
+)
+def test_random_programs_batch_like_a_loop(program, in_axes, seed):
+    r = np.random.default_rng(seed)
+    size = 3
+    shapes = [(3, 3) if a is None else (3, 3)[:a] + (size,) + (3, 3)[a:] for a in in_axes]
+    x, y = (r.uniform(-1, 1, s) for s in shapes)
+    got = tj.vmap(program, in_axes=in_axes)(x, y)
+    want = np.stack(_loop(program, (x, y), in_axes))
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+    grads = tj.vmap(tj.grad(program, argnums=(0, 1)), in_axes=in_axes)(x, y)
+    loop = _loop(tj.grad(program, argnums=(0, 1)), (x, y), in_axes)
+    for k in range(2):
+        np.testing.assert_allclose(grads[k], np.stack([g[k] for g in loop]), rtol=1e-10, atol=1e-12)
+
+
+def test_batched_programs_compile_for_the_test_device(device):
+    """Per-example gradients, batched gathers and scatters, compiled on cpu (or cuda)."""
+    params, x, y = _mlp(np.float32, 4)
+    fn = tj.jit(tj.vmap(tj.grad(_mlp_loss), in_axes=(None, 0, 0)), device=device)
+    got = tj.device_get(fn(params, x, y))
+    for k in params:
+        want = np.stack([tj.grad(_mlp_loss)(params, x[i], y[i])[k] for i in range(4)])
+        np.testing.assert_allclose(got[k], want, rtol=1e-4, atol=5e-5)  # float32, compiled tanh
+    table = rng.random((4, 5)).astype(np.float32)
+    idx = np.array([[0, 4], [1, 1], [-1, 2], [2, 3]])  # one row of indices per example
+
+    def gather_scatter(t, i):
+        return tnp.take(t, i) * 2.0, tnp.zeros(5, np.float32).at[i].add(t[:2])
+
+    gathered, scattered = tj.device_get(tj.jit(tj.vmap(gather_scatter), device=device)(table, idx))
+    loop = _loop(gather_scatter, (table, idx), (0, 0))
+    np.testing.assert_array_equal(gathered, np.stack([g for g, _ in loop]))
+    np.testing.assert_array_equal(scattered, np.stack([s for _, s in loop]))

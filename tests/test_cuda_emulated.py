@@ -37,6 +37,7 @@ CUDA_TESTS = [
     "tests/test_tnp_surface.py::test_compiled_matches_numpy",
     "tests/test_tnp_first_hour.py",
     "tests/test_vmap.py::test_batched_programs_compile_for_the_test_device",
+    "tests/test_transforms_extra.py::test_debug_print_prints_runtime_values_inside_jit",
 ]
 
 

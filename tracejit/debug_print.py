@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import builtins
 
+from tracejit.devices import device_get
 from tracejit.ir.graph import Graph
 from tracejit.ir.primitives import OPAQUE, register
 from tracejit.pytree import PyTreeDef, tree_flatten, tree_unflatten
@@ -72,8 +73,8 @@ class PrintingExecutable:
     def __call__(self, arrays):
         outs = self.inner(arrays)
         extra = iter(outs[self.n_outputs :])
-        for fmt, tree, n in self.prints:
-            _show(fmt, tree, [next(extra) for _ in range(n)])
+        for fmt, tree, n in self.prints:  # GPU arrays are printed as their host copies
+            _show(fmt, tree, [device_get(next(extra)) for _ in range(n)])
         return outs[: self.n_outputs]
 
     def __getattr__(self, name):

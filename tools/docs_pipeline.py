@@ -34,9 +34,12 @@ def log_softmax(x):
 
 
 def _kernels_only(source: str) -> str:
-    """The generated functions of the schedule, without the shared helper preamble."""
+    """The kernel functions of the schedule: no shared preamble, no entry point and step
+    table (the page describes those in prose; they change more often than kernels do)."""
     start = source.index("static void k0")
-    return source[start:].rstrip() + "\n"
+    ends = [source.find(m, start) for m in ("static int tj_step", 'extern "C" int tj_run')]
+    end = min(e for e in ends if e >= 0)
+    return source[start:end].rstrip() + "\n"
 
 
 def stages() -> dict[str, str]:

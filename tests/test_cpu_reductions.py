@@ -199,4 +199,4 @@ def test_reduction_kernels_pick_their_strategy():
     row = tj.jit(lambda x: tnp.sum(x, axis=1)).lower(x).compile().source()
     assert "c0" in col and "tj_parallel_parts(" not in col.split("static int tj_step_")[1]
     assert "tj_parallel_parts(" in full.split("static int tj_step_")[1]
-    assert "reduction(+:a0)" in row and "c0" not in row.split("static void k0")[1]
+    assert "reduction(+:a0b)" in row and "c0" not in row.split("static void k0")[1]

@@ -27,7 +27,7 @@ import numpy as np
 from tracejit.backend_cpu.emit import IDENTITY, BaseWriter, Emitter
 from tracejit.backend_cpu.rows import RowWriter, accumulator
 from tracejit.ir import kernel as K
-from tracejit.ir.c_common import decompose, extreme_literal, indent
+from tracejit.ir.c_common import decompose, extreme_literal, indent, sum_accumulator_type
 from tracejit.ir.c_render import c_type
 from tracejit.ir.kernel_simplify import simplify
 
@@ -87,7 +87,12 @@ class _ColumnAcc:
         r, n, dt = self.r, self.name, self.in_dt
         if r.op in ("argmax", "argmin"):
             return [f"{c_type(dt)} {n}v[{COLUMN_BLOCK}];", f"int64_t {n}[{COLUMN_BLOCK}];"]
-        ct = "int32_t" if dt == np.bool_ else c_type(r.dtype)
+        if dt == np.bool_:
+            ct = "int32_t"
+        elif r.op == "sum":
+            ct = sum_accumulator_type(r.dtype)  # float32: double
+        else:
+            ct = c_type(r.dtype)
         return [f"{ct} {n}[{COLUMN_BLOCK}];"]
 
     def init(self) -> list[str]:
@@ -129,7 +134,7 @@ class _ColumnAcc:
             return f"const int64_t r{r.rid} = {n}[jj];"
         if self.in_dt == np.bool_:
             return f"const bool r{r.rid} = {n}[jj] != 0;"
-        return f"const {c_type(r.dtype)} r{r.rid} = {n}[jj];"
+        return f"const {c_type(r.dtype)} r{r.rid} = ({c_type(r.dtype)}){n}[jj];"
 
 
 class ColumnWriter(BaseWriter):

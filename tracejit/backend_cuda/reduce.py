@@ -30,7 +30,7 @@ import numpy as np
 
 from tracejit.backend_cuda.codegen import Emitter, Launch, index_type, kernel_params
 from tracejit.ir import kernel as K
-from tracejit.ir.c_common import decompose, extreme_literal, indent
+from tracejit.ir.c_common import decompose, extreme_literal, indent, sum_accumulator_type
 from tracejit.ir.c_render import c_type, literal
 from tracejit.ir.kernel_simplify import simplify
 
@@ -87,6 +87,8 @@ class _Reduction:
             self.acc_t = "int32_t" if self.in_dt == np.bool_ else c_type(self.in_dt)
         elif self.in_dt == np.bool_:
             self.acc_t = "int32_t"
+        elif r.op == "sum":
+            self.acc_t = sum_accumulator_type(r.dtype)  # float32: double
         else:
             self.acc_t = c_type(r.dtype)
 
@@ -144,7 +146,8 @@ class _Reduction:
             return f"const int64_t r{rid} = {a}i < 0 ? 0 : {a}i;"
         if self.in_dt == np.bool_:
             return f"const bool r{rid} = {a} != 0;"
-        return f"const {self.acc_t} r{rid} = {a};"
+        ct = c_type(self.r.dtype)
+        return f"const {ct} r{rid} = ({ct}){a};"
 
 
 def _shuffle_combine(red: _Reduction, width: int) -> list[str]:

@@ -3,12 +3,14 @@
     python benchmarks/lax_scan.py                    # RNN 200 (scan, unrolled), LSTM 100 (scan)
     python benchmarks/lax_scan.py --quick            # RNN 50, LSTM 30
     python benchmarks/lax_scan.py --runs rnn:scan:200,rnn:unrolled:200
+    python benchmarks/lax_scan.py --jax                # jax.jit(jax.grad) beside each row
 
 The unrolled programs are compile_programs.py's (a Python loop, unrolled by tracing); the scan
 programs compute the same loss with the loop body written once for `lax.scan`. Each
 measurement runs in a fresh process over an empty disk cache: "first" is the first call
 (trace, autodiff, passes, C++ compile, run) in wall time and in CPU seconds (this process and
-the compiler), "step" the median of later calls.
+the compiler), "step" the median of later calls. With --jax, the same loss under
+`jax.jit(jax.grad)` (`jax.lax.scan` for the scan form) runs beside each row.
 """
 
 from __future__ import annotations
@@ -29,9 +31,7 @@ QUICK = "rnn:scan:50,rnn:unrolled:50,lstm:scan:30,lstm:unrolled:30"
 STEADY_CALLS = 20
 
 
-def rnn_scan_loss(xp, params, xs, y):
-    from tracejit import lax
-
+def rnn_scan_loss(xp, lax, params, xs, y):
     def step(h, x):
         return xp.tanh(x @ params["wx"] + h @ params["wh"] + params["b"]), None
 
@@ -40,10 +40,8 @@ def rnn_scan_loss(xp, params, xs, y):
     return xp.sum((h @ params["wo"] - y) ** 2)
 
 
-def lstm_scan_loss(xp, params, inputs, targets):
+def lstm_scan_loss(xp, lax, params, inputs, targets):
     import compile_programs as cp
-
-    from tracejit import lax
 
     def probs(hiddens):
         output = cp._concat_and_multiply(xp, params["predict"], hiddens)
@@ -74,22 +72,42 @@ def lstm_scan_loss(xp, params, inputs, targets):
     return -(first + xp.sum(scores)) / (steps * examples)
 
 
-def _child(program: str, form: str, size: int) -> dict:
-    sys.path.insert(0, str(HERE))
-    sys.path.insert(0, str(HERE.parent))
+def _loss(program: str, form: str, size: int, xp, lax):
     import compile_programs as cp
-    import numpy as np
 
-    import tracejit as tj
-
-    loss, args = cp.make(program, size, np)
+    loss, args = cp.make(program, size, xp)
     if form == "scan":
         scan_loss = {"rnn": rnn_scan_loss, "lstm": lstm_scan_loss}[program]
 
         def loss(*a):
-            return scan_loss(np, *a)
+            return scan_loss(xp, lax, *a)
 
-    step = tj.jit(tj.grad(loss))
+    return loss, args
+
+
+def _child(system: str, program: str, form: str, size: int) -> dict:
+    sys.path.insert(0, str(HERE))
+    sys.path.insert(0, str(HERE.parent))
+    import numpy as np
+
+    if system == "jax":
+        import jax
+        import jax.numpy as jnp
+
+        loss, args = _loss(program, form, size, jnp, jax.lax)
+        jitted = jax.jit(jax.grad(loss))
+
+        def step(*a):
+            return jax.block_until_ready(jitted(*a))
+
+        leaves_of = jax.tree_util.tree_leaves
+    else:
+        import tracejit as tj
+        from tracejit import lax
+
+        loss, args = _loss(program, form, size, np, lax)
+        step = tj.jit(tj.grad(loss))
+        leaves_of = tj.tree_leaves
     t0, c0 = time.perf_counter(), _cpu_seconds()
     first = step(*args)
     total, cpu = time.perf_counter() - t0, _cpu_seconds() - c0
@@ -98,7 +116,7 @@ def _child(program: str, form: str, size: int) -> dict:
         t = time.perf_counter()
         step(*args)
         times.append(time.perf_counter() - t)
-    leaves = tj.tree_leaves(first)
+    leaves = [np.asarray(x) for x in leaves_of(first)]
     checksum = float(sum(np.sum(np.abs(x), dtype=np.float64) for x in leaves))
     step_s = sorted(times)[len(times) // 2]
     return {"first": total, "cpu": cpu, "step": step_s, "checksum": checksum}
@@ -112,10 +130,10 @@ def _cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def _run(program: str, form: str, size: int) -> dict:
+def _run(system: str, program: str, form: str, size: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="tj-lax-") as cache:
         env = dict(os.environ, TRACEJIT_CACHE_DIR=cache)
-        cmd = [sys.executable, __file__, "--child", program, form, str(size)]
+        cmd = [sys.executable, __file__, "--child", system, program, form, str(size)]
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         return {"error": (done.stderr.strip().splitlines() or ["?"])[-1]}
@@ -126,26 +144,29 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--runs", help="program:form:size,... (form: scan or unrolled)")
-    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--jax", action="store_true", help="also jax.jit(jax.grad) per row")
+    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     a = parser.parse_args()
     if a.child:
-        print(json.dumps(_child(a.child[0], a.child[1], int(a.child[2]))))
+        print(json.dumps(_child(*a.child[:3], int(a.child[3]))))
         return
     runs = a.runs or (QUICK if a.quick else FULL)
-    head = f"{'program':<8} {'form':<9} {'steps':>5} {'first call s':>13} {'(cpu s)':>8}"
-    print(f"{head} {'step ms':>9}  checksum")
+    systems = ("tracejit", "jax") if a.jax else ("tracejit",)
+    head = f"{'system':<9} {'program':<8} {'form':<9} {'steps':>5} {'first call s':>13}"
+    print(f"{head} {'(cpu s)':>8} {'step ms':>9}  checksum")
     for item in runs.split(","):
         program, form, size = item.split(":")
-        r = _run(program, form, int(size))
-        if "error" in r:
-            print(f"{program:<8} {form:<9} {size:>5}  error: {r['error']}")
-            continue
-        print(
-            f"{program:<8} {form:<9} {size:>5} {r['first']:>13.2f} {r['cpu']:>8.2f} "
-            f"{r['step'] * 1e3:>9.3f}  "
-            f"{r['checksum']:.6g}",
-            flush=True,
-        )
+        for system in systems:
+            r = _run(system, program, form, int(size))
+            row = f"{system:<9} {program:<8} {form:<9} {size:>5}"
+            if "error" in r:
+                print(f"{row}  error: {r['error']}", flush=True)
+                continue
+            print(
+                f"{row} {r['first']:>13.2f} {r['cpu']:>8.2f} {r['step'] * 1e3:>9.3f}  "
+                f"{r['checksum']:.6g}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -114,13 +114,16 @@ def test_scan_with_integer_carry_and_pytree_xs():
 
 @pytest.mark.parametrize("pred", [True, False])
 def test_cond_grad_differentiates_the_taken_branch(pred):
-    def f(x, y):
-        return tnp.sum(lax.cond(pred, lambda a, b: np.sin(a) * b, lambda a, b: a * a - b, x, y))
+    def f(x, y, p):  # p traced: a run-time choice (a constant one is inlined by the passes)
+        return tnp.sum(lax.cond(p, lambda a, b: np.sin(a) * b, lambda a, b: a * a - b, x, y))
 
-    x, y = RNG.standard_normal(3), RNG.standard_normal(3)
-    gx, gy = tj.jit(tj.grad(f, argnums=(0, 1)))(x, y)
-    np.testing.assert_allclose(gx, numeric_grad(lambda v: f(v, y), x.copy()), rtol=1e-7)
-    np.testing.assert_allclose(gy, numeric_grad(lambda v: f(x, v), y.copy()), rtol=1e-7)
+    x, y, p = RNG.standard_normal(3), RNG.standard_normal(3), np.bool_(pred)
+    graph = tj.jit(tj.grad(f, argnums=(0, 1))).lower(x, y, p).graph
+    # One cond: the backward one (it recomputes its branch); the forward one's value is unused.
+    assert [n.prim.name for n in graph.nodes].count("cond") == 1
+    gx, gy = tj.jit(tj.grad(f, argnums=(0, 1)))(x, y, p)
+    np.testing.assert_allclose(gx, numeric_grad(lambda v: f(v, y, p), x.copy()), rtol=1e-7)
+    np.testing.assert_allclose(gy, numeric_grad(lambda v: f(x, v, p), y.copy()), rtol=1e-7)
 
 
 def test_switch_grad_with_closed_over_values_and_second_order():

@@ -122,3 +122,15 @@ def test_debug_dumps_show_region_bodies(tmp_path, monkeypatch):
                 texts.append(fh.read())
     assert any("scan[body={ lambda" in t and "sin" in t for t in texts)
     assert any("static int tj_region0" in t for t in texts)
+
+
+def test_cond_on_a_constant_index_becomes_its_branch():
+    def f(x):
+        return lax.switch(np.int32(1), [lambda v: v + 1.0, lambda v: tnp.sin(v) * x], x)
+
+    x = np.array([0.5, -2.0])
+    graph = tj.make_ir(f)(x)
+    assert "cond" in _prims(graph)
+    opt = optimize(graph, verify_each=True)
+    assert "cond" not in _prims(opt) and "sin" in _prims(opt)
+    np.testing.assert_array_equal(evaluate(opt, [x])[0], np.sin(x) * x)

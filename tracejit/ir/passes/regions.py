@@ -8,11 +8,14 @@ For each node with regions (ir/control.py), in order:
    values stay: each iteration's carry is the next one's input.
 2. the same stage's pass pipeline runs on every region graph (recursively, through this pass).
 
+A `cond` whose index is a constant is replaced by a copy of the branch it takes.
+
 Every other pass treats a region node as one opaque, pure operation.
 """
 
 from __future__ import annotations
 
+from tracejit.ir.control import clamp_index
 from tracejit.ir.graph import Graph, Node, Value
 from tracejit.ir.passes.dce import remove_dead_nodes
 from tracejit.ir.regions import Region, has_regions, map_regions
@@ -70,8 +73,30 @@ def _prune_cond(node: Node, used: set[Value]) -> Node:
 _PRUNE = {"scan": _prune_scan, "cond": _prune_cond}
 
 
+def _chosen_branch(node: Node, producer: dict) -> Graph | None:
+    """The branch a `cond` takes when its index is a constant, else None."""
+    if node.prim.name != "cond":
+        return None
+    index = producer.get(node.inputs[0])
+    if index is None or index.prim.name != "const":
+        return None
+    branches = node.attrs["branches"]
+    return branches[clamp_index(index.attrs["value"].array, len(branches))].graph
+
+
+def _inline(graph: Graph, args: list[Value], nodes: list[Node]) -> list[Value]:
+    """Append copies of `graph`'s nodes (fresh values) reading `args`; its outputs."""
+    env = dict(zip(graph.inputs, args))
+    for n in graph.nodes:
+        outs = [Value(v.shape, v.dtype, v.weak) for v in n.outputs]
+        nodes.append(Node(n.prim, [env[v] for v in n.inputs], n.attrs, outs, n.source, n.phase))
+        env.update(zip(n.outputs, outs))
+    return [env[v] for v in graph.outputs]
+
+
 def region_pass(stage: str):
-    """The pass of `stage`: prune region nodes, then run `stage`'s pipeline in each region."""
+    """The pass of `stage`: a `cond` on a constant index becomes its branch's nodes; other
+    region nodes are pruned, then `stage`'s pipeline runs in each of their regions."""
 
     def optimize_regions(graph: Graph, stats: dict | None = None) -> Graph:
         from tracejit.ir.passes.manager import run_passes  # the pipeline includes this pass
@@ -79,8 +104,19 @@ def region_pass(stage: str):
         if not any(has_regions(n) for n in graph.nodes):
             return graph
         used = set(graph.outputs) | {v for n in graph.nodes for v in n.inputs}
+        producer = graph.producers()
+        env: dict[Value, Value] = {}
         nodes, changed = [], False
         for node in graph.nodes:
+            if any(v in env for v in node.inputs):
+                inputs = [env.get(v, v) for v in node.inputs]
+                node = Node(node.prim, inputs, node.attrs, node.outputs, node.source, node.phase)
+                changed = True
+            branch = _chosen_branch(node, producer)
+            if branch is not None:
+                env.update(zip(node.outputs, _inline(branch, node.inputs[1:], nodes)))
+                changed = True
+                continue
             new = node
             if node.prim.name in _PRUNE and has_regions(node):
                 new = _PRUNE[node.prim.name](node, used)
@@ -91,8 +127,8 @@ def region_pass(stage: str):
             return graph
         if stats is not None:
             stats["regions"] = stats.get("regions", 0) + 1
-        out = Graph(list(graph.inputs), nodes, list(graph.outputs))
-        return remove_dead_nodes(out)
+        outputs = [env.get(v, v) for v in graph.outputs]
+        return remove_dead_nodes(Graph(list(graph.inputs), nodes, outputs))
 
     return optimize_regions
 

@@ -15,6 +15,7 @@ from tracejit.batching.interpreter import batch_graph
 from tracejit.errors import BatchingError
 from tracejit.pytree import PyTreeDef, tree_flatten, tree_unflatten
 from tracejit.tracer.jit import Traced, abstractify, trace_flat
+from tracejit.transforms import run_graph
 
 AxisSpec = Any  # int | None | a pytree prefix of ints and Nones
 
@@ -60,7 +61,7 @@ class _Vmapped:
         if not callable(fun):
             raise TypeError(f"vmap expects a function, got {type(fun).__name__}")
         self.fun = fun
-        self.in_axes = in_axes
+        self.in_axes = tuple(in_axes) if isinstance(in_axes, list) else in_axes
         self.out_axes = out_axes
         self.axis_size = axis_size
         self.__name__ = f"vmap({getattr(fun, '__name__', 'function')})"
@@ -77,14 +78,10 @@ class _Vmapped:
             if not hit[0].captured:  # a graph reading outer tracers is valid for this call only
                 self._cache[key] = hit
         traced, batched = hit
-        from tracejit.transforms import run_graph  # transforms imports nothing from here
-
         outs = run_graph(batched, list(leaves) + traced.captured)
         return tree_unflatten(traced.out_tree, outs)
 
     def _leaf_axes(self, args, kwargs) -> list:
-        if isinstance(self.in_axes, list):
-            self.in_axes = tuple(self.in_axes)
         if isinstance(self.in_axes, tuple) and len(self.in_axes) != len(args):
             raise ValueError(
                 f"vmap: in_axes has {len(self.in_axes)} entries but the call passed "

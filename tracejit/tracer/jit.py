@@ -7,12 +7,10 @@ argument values, device). Python scalars are traced as weak 0-d values, so `f(x,
 
 from __future__ import annotations
 
-import contextvars
 import functools
 import inspect
 import logging
 import types
-import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +24,6 @@ from tracejit.debug_print import PrintingExecutable, hoist_prints
 from tracejit.errors import (
     ArgumentError,
     DeviceError,
-    DonatedArgumentError,
     IntegerOverflowError,
     UnsupportedError,
 )
@@ -38,6 +35,14 @@ from tracejit.ir.passes import optimize, unused_inputs
 from tracejit.pytree import PyTreeDef, keystr_paths, tree_flatten, tree_unflatten
 from tracejit.tracer import checks
 from tracejit.tracer.core import Trace, Tracer, bind
+from tracejit.tracer.jit_options import (
+    ShapeDtypeStruct,
+    check_donate,
+    check_not_donated,
+    disable_jit,
+    jit_disabled,
+    mark_donated,
+)
 
 log = logging.getLogger("tracejit")
 
@@ -61,86 +66,6 @@ def abstractify(x, name: str) -> tuple[tuple[int, ...], np.dtype, bool]:
         f"argument {name} of type {type(x).__name__} is not an array or a Python scalar; "
         "pass arrays, or mark the argument static with static_argnums/static_argnames"
     )
-
-
-@dataclass(frozen=True)
-class ShapeDtypeStruct:
-    """A shape and dtype standing for an array: what `tj.eval_shape` takes and returns.
-
-    >>> ShapeDtypeStruct((2, 3), np.dtype("float32"))
-    ShapeDtypeStruct(shape=(2, 3), dtype=float32)
-    """
-
-    shape: tuple[int, ...]
-    dtype: np.dtype
-
-    def __post_init__(self):
-        object.__setattr__(self, "shape", tuple(int(d) for d in self.shape))
-        object.__setattr__(self, "dtype", np.dtype(self.dtype))
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    def __repr__(self) -> str:
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype})"
-
-
-# ---------------------------------------------------------------- disable_jit and donation
-
-_jit_disabled: contextvars.ContextVar[bool] = contextvars.ContextVar(
-    "tj_disable_jit", default=False
-)
-
-
-class disable_jit:
-    """Within `with tj.disable_jit():`, jitted functions run their Python body op by op.
-
-    Values are concrete NumPy arrays, so `print` and a debugger see them.
-
-    >>> import numpy as np, tracejit as tj
-    >>> f = tj.jit(lambda x: x * 2.0)
-    >>> with tj.disable_jit():
-    ...     type(f(np.ones(2))).__name__
-    'ndarray'
-    """
-
-    def __enter__(self):
-        self._token = _jit_disabled.set(True)
-        return self
-
-    def __exit__(self, *exc):
-        _jit_disabled.reset(self._token)
-        return False
-
-
-# id(array) -> weak reference of the donated array (a dead reference means the id was reused)
-_donated: dict[int, weakref.ref] = {}
-
-
-def _mark_donated(leaf) -> None:
-    key = id(leaf)
-
-    def forget(ref):
-        if _donated.get(key) is ref:
-            del _donated[key]
-
-    try:
-        _donated[key] = weakref.ref(leaf, forget)
-    except TypeError:  # Python scalars: nothing to donate
-        return
-
-
-def _check_not_donated(leaves, names) -> None:
-    for i, x in enumerate(leaves):
-        ref = _donated.get(id(x))
-        if ref is not None and ref() is x:
-            name = names[i] if i < len(names) else f"argument leaf {i}"
-            raise DonatedArgumentError(
-                f"argument {name!r} was donated to an earlier call (donate_argnums) and may "
-                "back that call's outputs: it must not be used again. Pass the output you got "
-                "back instead, or drop the argument from donate_argnums."
-            )
 
 
 @dataclass
@@ -201,7 +126,7 @@ class Jitted:
         for name in list(self.static_argnames):  # a static name passed positionally
             if name in self._params:
                 self.static_argnums.add(self._params.index(name))
-        self.donate_argnums = _check_donate(_as_tuple(donate_argnums), self.static_argnums)
+        self.donate_argnums = check_donate(_as_tuple(donate_argnums), self.static_argnums)
         self._executables: dict[Any, Any] = {}
         self._traces: dict[Any, Traced] = {}
         self._graphs: dict[Any, Graph] = {}  # the optimized graph per key, for debug_nans
@@ -275,7 +200,7 @@ class Jitted:
 
     # -- calls
     def __call__(self, *args, **kwargs):
-        if _jit_disabled.get():
+        if jit_disabled():
             return self.fun(*args, **kwargs)
         if self.donate_argnums:
             return self._call_donating(args, kwargs)
@@ -341,12 +266,12 @@ class Jitted:
                 )
         dyn, _, _ = self._split(args, kwargs)
         leaves = tree_flatten(dyn)[0]
-        _check_not_donated(leaves, self._leaf_names(*dyn, len(args)))
+        check_not_donated(leaves, self._leaf_names(*dyn, len(args)))
         out = self._dispatch(args, kwargs)
         if not any(isinstance(x, Tracer) for x in leaves):
             for i in self.donate_argnums:
                 for leaf in tree_flatten(args[i])[0]:
-                    _mark_donated(leaf)
+                    mark_donated(leaf)
         return out
 
     def _inline(self, args, kwargs):
@@ -513,15 +438,6 @@ class Compiled:
         return self.executable(
             [a if hasattr(a, "__cuda_array_interface__") else np.asarray(a) for a in arrays]
         )
-
-
-def _check_donate(donate: tuple, static: set[int]) -> tuple[int, ...]:
-    for i in donate:
-        if not isinstance(i, int) or isinstance(i, bool) or i < 0:
-            raise ValueError(f"donate_argnums must be non-negative ints, got {donate!r}")
-        if i in static:
-            raise ValueError(f"argument {i} is static: it cannot also be in donate_argnums")
-    return tuple(sorted(set(donate)))
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), device=None, donate_argnums=()):

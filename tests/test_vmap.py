@@ -268,3 +268,24 @@ def test_batched_programs_compile_for_the_test_device(device):
     loop = _loop(gather_scatter, (table, idx), (0, 0))
     np.testing.assert_array_equal(gathered, np.stack([g for g, _ in loop]))
     np.testing.assert_array_equal(scattered, np.stack([s for _, s in loop]))
+
+
+def test_per_example_gradients_through_scan_and_cond():
+    def loss(w, xs):
+        c, ys = tj.lax.scan(lambda c, x: (tnp.tanh(c * w + x), c), np.zeros(3), xs)
+        return (c**2).sum() + ys.sum()
+
+    w, xs = rng.random(3), rng.random((4, 5, 3))
+    loop = np.stack([tj.grad(loss)(w, x) for x in xs])
+    np.testing.assert_allclose(tj.vmap(tj.grad(loss), in_axes=(None, 0))(w, xs), loop, rtol=1e-12)
+    total = tj.grad(lambda w: tj.vmap(loss, in_axes=(None, 0))(w, xs).sum())(w)
+    np.testing.assert_allclose(total, loop.sum(axis=0), rtol=1e-12)
+
+    def branchy(x):  # the branch taken differs per example
+        return tj.lax.cond(x.sum() > 1.0, lambda v: tnp.sin(v), lambda v: v * 2.0, x).sum()
+
+    x2 = np.array([[0.1, 0.2], [0.9, 0.8], [0.3, 0.1]])
+    want = np.stack([tj.grad(branchy)(x) for x in x2])
+    np.testing.assert_array_equal(want[0], [2.0, 2.0])  # the loop took both branches
+    np.testing.assert_allclose(want[1], np.cos(x2[1]))
+    np.testing.assert_allclose(tj.vmap(tj.grad(branchy))(x2), want, rtol=1e-14)

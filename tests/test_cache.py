@@ -7,6 +7,7 @@ Builds are counted through a marker file the build callback appends to.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
 import os
@@ -24,6 +25,7 @@ from hypothesis import strategies as st
 
 import tracejit as tj
 from tracejit import cache
+from tracejit.cache import keys
 from tracejit.config import Config
 from tracejit.errors import CacheError, CompileError
 
@@ -38,6 +40,7 @@ CHILD = r"""
 import ctypes, json, os, subprocess, sys, time
 import tracejit as tj
 from tracejit import cache
+from tracejit.cache import keys
 
 cfg = json.loads(sys.argv[1])
 
@@ -117,8 +120,9 @@ def test_second_fresh_process_compiles_nothing(tmp_path):
     assert (entry / "source.cpp").read_text() == SOURCE
     meta = json.loads((entry / "meta.json").read_text())
     lib_bytes = (entry / "lib.so").read_bytes()
-    assert meta["library"]["size"] == len(lib_bytes)
-    assert meta["library"]["sha256"] == hashlib.sha256(lib_bytes).hexdigest()
+    assert meta["files"]["lib.so"]["size"] == len(lib_bytes)
+    assert meta["files"]["lib.so"]["sha256"] == hashlib.sha256(lib_bytes).hexdigest()
+    assert meta["files"]["source.cpp"]["size"] == len(SOURCE)
     assert meta["parts"] == PARTS
     assert meta["meta"] == {"inputs": [["f32", [4]]]}
     assert meta["tracejit_version"] == tj.__version__
@@ -362,11 +366,19 @@ def test_lock_held_too_long_says_which_file(cache_dir, monkeypatch):
         pass
 
 
-def test_unusable_cache_dir_says_what_to_do(tmp_path, monkeypatch):
+@needs_cxx
+def test_unusable_cache_dir_falls_back_once_and_works(tmp_path, monkeypatch):
     (tmp_path / "file").write_text("not a directory")
     monkeypatch.setattr(tj.config, "cache_dir", str(tmp_path / "file" / "cache"))
-    with pytest.raises(CacheError, match="TRACEJIT_CACHE_DIR"):
-        cache.get_or_build(PARTS, SOURCE, lambda src, lib: None)
+    build = Builder()
+    with pytest.warns(cache.CacheFallbackWarning, match="TRACEJIT_CACHE_DIR") as caught:
+        path = cache.get_or_build(PARTS, SOURCE, build)
+    assert len(caught) == 1
+    assert ctypes.CDLL(path).answer(20) == 41
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # one warning per process, then silence
+        assert cache.get_or_build(PARTS, SOURCE, build) == path
+    assert build.calls == 1
 
 
 @needs_cxx
@@ -431,14 +443,14 @@ def test_source_hash_follows_contents_not_order(tmp_path):
 
 @needs_cxx
 def test_compiler_identity_runs_the_compiler_once(monkeypatch):
-    cache._identities.pop(CXX, None)
+    keys._identities.pop(CXX, None)
     real_run, calls = subprocess.run, []
 
     def counting_run(*args, **kwargs):
         calls.append(args)
         return real_run(*args, **kwargs)
 
-    monkeypatch.setattr(cache.subprocess, "run", counting_run)
+    monkeypatch.setattr(keys.subprocess, "run", counting_run)
     first = cache.compiler_identity(CXX)
     assert cache.compiler_identity(CXX) == first
     assert len(calls) == 1
@@ -470,8 +482,8 @@ def test_compiler_identity_accepts_flags_in_cxx():
     cxx = shutil.which("g++") or shutil.which("c++")
     if cxx is None:
         pytest.skip("no C++ compiler on PATH")
-    plain = cache._query_compiler(cxx)
-    flagged = cache._query_compiler(f"{cxx} -O1")
+    plain = keys._query_compiler(cxx)
+    flagged = keys._query_compiler(f"{cxx} -O1")
     assert flagged.splitlines()[0].endswith("-O1")
     assert plain.splitlines()[1:] == flagged.splitlines()[1:]
     assert cache.cache_key({"c": plain}) != cache.cache_key({"c": flagged})

@@ -9,6 +9,9 @@
     $ python -m tracejit cache clear
     removed 12 entries (1.4 MB) from /home/me/.cache/tracejit
 
+`cache clear` is safe while other processes compile: what a build or a load is using at
+that moment is kept (and reported), everything else the cache owns is removed.
+
 The directory is ``TRACEJIT_CACHE_DIR`` when set, else the user cache directory.
 """
 
@@ -58,8 +61,10 @@ def main(argv: list[str] | None = None) -> int:
             )
     else:
         removed = clear_cache()
+        kept = f"; kept {removed['in_use']} in use by other processes" if removed["in_use"] else ""
         print(
-            f"removed {removed['entries']} entries ({_size(removed['bytes'])}) from {removed['dir']}"
+            f"removed {removed['entries']} entries ({_size(removed['bytes'])}) from "
+            f"{removed['dir']}{kept}"
         )
     return 0
 

@@ -3,16 +3,24 @@
 "numpy"  the reference interpreter (always available)
 "cpu"    generated C++ through the pybind11 runtime (falls back to "numpy" until built)
 "cuda"   generated CUDA C through CuPy
+
+The persistent cache is consulted before the expensive phases: `graph_parts` is the key of
+a *traced* graph (its exact text, the device, tracejit's sources, NumPy's version, the
+compiler and the CPU), `load_cached(parts)` returns the stored executable of a fresh
+process's warm cache without running passes, fusion, codegen or the compiler, and
+`compile_graph(graph, device, name, parts)` stores what it compiles under those parts.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
 
-from tracejit.config import DEVICES
+from tracejit import timing
+from tracejit.config import DEVICES, config
 from tracejit.errors import DeviceError
 from tracejit.ir.graph import Graph
 from tracejit.ir.interpret import evaluate
@@ -53,15 +61,63 @@ def check_device(device: str) -> str:
     return device
 
 
-def compile_graph(graph: Graph, device: str, name: str = "function") -> Executable:
-    """Compile `graph` for `device`."""
+# tj.config settings that change what a traced graph compiles to (the rest change logging,
+# checks or where files go). memory_budget acts during tracing (autodiff's rematerialization)
+# and so shows in the graph already, fp_contract in the compiler flags; both are listed for
+# safety.
+OUTPUT_CONFIG = ("memory_budget", "fp_contract")
+
+
+def graph_parts(traced: Graph, device: str, name: str) -> dict | None:
+    """The persistent key of a traced graph for `device`, or None where there is none.
+
+    None for devices without an early lookup ("numpy" compiles nothing; "cuda" caches its
+    NVRTC binaries by source), for graphs with attributes that have no stable text, and while
+    debug dumps are on (they want every phase to run).
+    """
+    from tracejit import debug
+    from tracejit.cache import graph_key, keys
+
+    if device != "cpu" or debug.current_dump().enabled:
+        return None
+    fingerprint = graph_key.graph_fingerprint(traced)
+    if fingerprint is None:
+        return None
+    from tracejit.backend_cpu import toolchain_parts
+
+    return {
+        "kind": "traced-graph",
+        "backend": device,
+        "graph_sha256": hashlib.sha256(fingerprint.encode()).hexdigest(),
+        "name": name,
+        "tracejit": keys.package_hash(),
+        "numpy": np.__version__,
+        "config": {k: getattr(config, k) for k in OUTPUT_CONFIG},
+        **toolchain_parts(),
+    }
+
+
+def load_cached(parts: dict | None, device: str) -> Executable | None:
+    """The executable stored under `parts` (from `graph_parts`), or None on a miss."""
+    if parts is None:
+        return None
+    from tracejit.backend_cpu import load_cpu
+
+    with timing.phase("cache lookup and load"):
+        return load_cpu(parts)
+
+
+def compile_graph(
+    graph: Graph, device: str, name: str = "function", parts: dict | None = None
+) -> Executable:
+    """Compile `graph` for `device`; with `parts` (`graph_parts`) store it under them too."""
     check_device(device)
     if device == "numpy":
         return ReferenceExecutable(graph, name)
     if device == "cpu":
         from tracejit.backend_cpu import compile_cpu
 
-        return compile_cpu(graph, name)
+        return compile_cpu(graph, name, parts)
     from tracejit.backend_cuda import compile_cuda
 
     return compile_cuda(graph, name)  # DeviceError when CuPy or a GPU is missing

@@ -3,6 +3,7 @@
 | setting              | env var                        | default                  |
 |----------------------|--------------------------------|--------------------------|
 | cache_dir            | TRACEJIT_CACHE_DIR             | the user cache dir       |
+| cache_max_bytes      | TRACEJIT_CACHE_MAX_BYTES       | 2 GiB ("500M", "4G"; 0: no cap) |
 | default_device       | TRACEJIT_DEFAULT_DEVICE        | "cpu"                    |
 | memory_budget        | TRACEJIT_MEMORY_BUDGET         | 1.0                      |
 | explain_cache_misses | TRACEJIT_EXPLAIN_CACHE_MISSES  | False                    |
@@ -48,6 +49,30 @@ def _default_cache_dir() -> str:
     return platformdirs.user_cache_dir("tracejit", appauthor=False)
 
 
+def _env_bytes(name: str, default: int) -> int:
+    return parse_bytes(os.environ.get(name) or str(default))
+
+
+def parse_bytes(text) -> int:
+    """Bytes from an int or a string with an optional K/M/G/T suffix (powers of 1024).
+
+    >>> parse_bytes("500M"), parse_bytes(4096)
+    (524288000, 4096)
+    """
+    if isinstance(text, int) and not isinstance(text, bool):
+        value = text
+    else:
+        s = str(text).strip().upper().removesuffix("B").removesuffix("I")
+        scale = 1024 ** ("KMGT".index(s[-1]) + 1) if s and s[-1] in "KMGT" else 1
+        try:
+            value = int(float(s[:-1] if scale > 1 else s) * scale)
+        except ValueError:
+            raise ValueError(f"cache_max_bytes must be a size like 2G or 500M, got {text!r}")
+    if value < 0:
+        raise ValueError(f"cache_max_bytes must be >= 0 (0: no cap), got {text!r}")
+    return value
+
+
 DEVICES = ("cpu", "cuda", "numpy")
 CUDA_GRAPHS = ("auto", "always", "never")
 
@@ -55,6 +80,10 @@ CUDA_GRAPHS = ("auto", "always", "never")
 @dataclass
 class Config:
     cache_dir: str = field(default_factory=_default_cache_dir)
+    # evict least-recently-used compiled entries past this size (0: never)
+    cache_max_bytes: int = field(
+        default_factory=lambda: _env_bytes("TRACEJIT_CACHE_MAX_BYTES", 2 * 1024**3)
+    )
     default_device: str = field(
         default_factory=lambda: _env_str("TRACEJIT_DEFAULT_DEVICE", "cpu") or "cpu"
     )
@@ -93,6 +122,8 @@ class Config:
             raise ValueError(f"cuda_graphs must be one of {CUDA_GRAPHS}, got {value!r}")
         if name == "progress_after" and not float(value) >= 0.0:
             raise ValueError(f"progress_after must be >= 0 seconds, got {value!r}")
+        if name == "cache_max_bytes":
+            value = parse_bytes(value)
         if name == "memory_budget" and not 0.0 <= float(value) <= 1.0:
             raise ValueError(f"memory_budget must be in [0, 1], got {value!r}")
         object.__setattr__(self, name, value)

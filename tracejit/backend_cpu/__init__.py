@@ -4,6 +4,11 @@
 translation unit (codegen), compiles it through the persistent cache (tracejit.cache) and
 loads it into a `tracejit._core.Executor`, which runs the whole schedule in one call.
 
+Given `parts` (the key of the traced graph, `tracejit.backends.graph_parts`), the entry is
+stored under that key with the executable's metadata (schedule, input spec) beside the
+library, so `load_cpu(parts)` in a fresh process rebuilds the executable from disk without
+running passes, fusion, codegen or the compiler.
+
 >>> import numpy as np, tracejit as tj
 >>> g = tj.make_ir(lambda x: x * 2.0)(np.ones(3, np.float32))
 >>> compile_cpu(g)([np.arange(3, dtype=np.float32)])
@@ -15,6 +20,7 @@ from __future__ import annotations
 import ctypes
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -30,6 +36,7 @@ from tracejit.backend_cpu import (
     gather,
     loops,
     rows,
+    stored,
 )
 from tracejit.config import config
 from tracejit.ir import c_common, c_render, fusion, kernel, kernel_simplify, memory
@@ -103,7 +110,7 @@ class CpuExecutable:
         schedule: kernel.Schedule,
         source: str,
         library: str,
-        graph: Graph,
+        in_spec: list,
         native_loops: frozenset[int] = frozenset(),
     ):
         from tracejit import _core
@@ -117,7 +124,7 @@ class CpuExecutable:
         fallbacks = _Fallbacks(schedule, native_loops)
         self._fallback_steps = fallbacks.steps
         buffers = {b.id: b for b in schedule.buffers}
-        spec = [(tuple(v.shape), v.dtype) for v in graph.inputs]
+        spec = [(tuple(shape), dtype) for shape, dtype in in_spec]
         out_spec = [(buffers[b].shape, buffers[b].dtype) for b in schedule.outputs]
         self._executor = _core.Executor(
             library,
@@ -149,8 +156,39 @@ def schedule_graph(graph: Graph) -> kernel.Schedule:
     return memory.plan_memory(fusion.fuse(graph))
 
 
-def compile_cpu(graph: Graph, name: str = "function") -> CpuExecutable:
-    """Compile `graph` to a `CpuExecutable` (through the persistent cache)."""
+def _in_spec(graph: Graph) -> list:
+    return [(tuple(v.shape), v.dtype) for v in graph.inputs]
+
+
+def toolchain_parts() -> dict:
+    """The compiler's part of every CPU key: its identity and the whole command line."""
+    cxx = compiler.find_compiler()
+    return {
+        "compiler": compiler.identity(cxx),
+        "flags": list(compiler.command(cxx, "SRC", "LIB")),
+        "cpu": cache.cpu_identity(),
+    }
+
+
+def _load(library: str) -> CpuExecutable:
+    """The executable of a graph-keyed entry: the library plus its pickled metadata."""
+    entry = Path(library).parent
+    schedule, in_spec, native_loops = stored.loads((entry / stored.EXECUTABLE_FILE).read_bytes())
+    source = (entry / "source.cpp").read_text(encoding="utf-8")
+    return CpuExecutable(schedule, source, library, in_spec, native_loops)
+
+
+def load_cpu(parts: dict) -> CpuExecutable | None:
+    """The executable stored under the graph key `parts`, or None (nothing is compiled)."""
+    return cache.lookup(parts, ".so", load=_load)
+
+
+def compile_cpu(graph: Graph, name: str = "function", parts: dict | None = None) -> CpuExecutable:
+    """Compile `graph` to a `CpuExecutable` (through the persistent cache).
+
+    Without `parts` the library is keyed by its source; with `parts` (the traced graph's key)
+    it is stored under them with the executable's metadata, for `load_cpu`.
+    """
     t0 = time.perf_counter()
     schedule = schedule_graph(graph)
     t1 = time.perf_counter()
@@ -161,31 +199,37 @@ def compile_cpu(graph: Graph, name: str = "function") -> CpuExecutable:
     dump.write("schedule", kernel.format_schedule(schedule))
     dump.write("source.cpp", source)
     cxx = compiler.find_compiler()
-    parts = {
-        "backend": "cpu",
-        "source": source,
-        "compiler": compiler.identity(cxx),
-        "flags": list(compiler.command(cxx, "SRC", "LIB")),
-        "codegen": cache.source_hash(CODEGEN_SOURCES),
-    }
     meta = {"name": name, "inputs": [[list(v.shape), str(v.dtype)] for v in graph.inputs]}
-    library = cache.get_or_build(
-        parts, source, lambda src, lib: compiler.compile_library(cxx, src, lib), ".so", meta
-    )
+
+    def build(src: str, lib: str) -> None:
+        compiler.compile_library(cxx, src, lib)
+
+    in_spec, native_loops = _in_spec(graph), frozenset(loop_plan.calls)
+    payload = None if parts is None else stored.dumps((schedule, in_spec, native_loops))
+    if payload is None:
+        key_parts = {
+            "backend": "cpu",
+            "source": source,
+            "codegen": cache.source_hash(CODEGEN_SOURCES),
+            **toolchain_parts(),
+        }
+        library = cache.get_or_build(key_parts, source, build, ".so", meta)
+        executable = CpuExecutable(schedule, source, library, in_spec, native_loops)
+    else:
+        files = {stored.EXECUTABLE_FILE: payload}
+        executable = cache.get_or_build(parts, source, build, ".so", meta, files, load=_load)
     t3 = time.perf_counter()
-    executable = CpuExecutable(schedule, source, library, graph, frozenset(loop_plan.calls))
     if config.log_compiles:
         import logging
 
         logging.getLogger("tracejit").warning(
-            "%s: fusion %.1f ms, codegen %.1f ms, C++ compile/cache %.1f ms, load %.1f ms",
+            "%s: fusion %.1f ms, codegen %.1f ms, C++ compile/cache/load %.1f ms",
             name,
             (t1 - t0) * 1e3,
             (t2 - t1) * 1e3,
             (t3 - t2) * 1e3,
-            (time.perf_counter() - t3) * 1e3,
         )
     return executable
 
 
-__all__ = ["CpuExecutable", "compile_cpu", "schedule_graph"]
+__all__ = ["CpuExecutable", "compile_cpu", "load_cpu", "schedule_graph", "toolchain_parts"]

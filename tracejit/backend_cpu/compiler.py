@@ -21,8 +21,6 @@ True
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 import os
 import shlex
 import shutil
@@ -30,6 +28,7 @@ import subprocess
 import tempfile
 
 from tracejit import timing
+from tracejit.cache.toolchain import remembered
 from tracejit.config import config
 from tracejit.errors import CompileError
 
@@ -61,62 +60,28 @@ def find_compiler() -> str:
     )
 
 
-def _toolchain_file(cxx: str) -> str | None:
-    """Where facts about `cxx` are stored on disk, or None when it cannot be resolved."""
-    argv = shlex.split(cxx) or [cxx]
-    resolved = shutil.which(argv[0])
-    if resolved is None:
-        return None
-    real = os.path.realpath(resolved)
-    try:
-        st = os.stat(real)
-    except OSError:
-        return None
-    key = json.dumps([cxx, real, st.st_size, st.st_mtime_ns, FLAGS])
-    digest = hashlib.sha256(key.encode()).hexdigest()[:32]
-    return os.path.join(config.cache_dir, "toolchain", f"{digest}.json")
-
-
-def _remembered(cxx: str, name: str, compute):
-    """`compute()` for fact `name` of compiler `cxx`, through the on-disk toolchain record."""
-    path = _toolchain_file(cxx)
-    facts: dict = {}
-    if path is not None:
-        try:
-            with open(path) as f:
-                facts = json.load(f)
-        except (OSError, ValueError):
-            facts = {}
-        if isinstance(facts, dict) and name in facts:
-            return facts[name]
-    value = compute()
-    if path is not None:
-        facts = dict(facts) if isinstance(facts, dict) else {}
-        facts[name] = value
-        try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-            with os.fdopen(fd, "w") as f:
-                json.dump(facts, f)
-            os.replace(tmp, path)
-        except OSError:
-            pass  # a read-only cache only costs the probe again
-    return value
-
-
 @functools.cache
 def identity(cxx: str) -> str:
     """The compiler's identity for cache keys (`tracejit.cache.compiler_identity`), stored on
     disk per compiler binary so that a warm process does not run `cxx --version`."""
     from tracejit import cache
 
-    return _remembered(cxx, "identity", lambda: cache.compiler_identity(cxx))
+    return remembered(cxx, FLAGS, "identity", lambda: cache.compiler_identity(cxx), _is_text)
 
 
 @functools.cache
 def extra_libs(cxx: str) -> tuple[str, ...]:
     """-lmvec where the toolchain has libmvec (glibc), else nothing (scalar libm calls)."""
-    return tuple(_remembered(cxx, "extra_libs", lambda: list(_probe_libs(cxx))))
+    libs = remembered(cxx, FLAGS, "extra_libs", lambda: list(_probe_libs(cxx)), _is_libs)
+    return tuple(libs)
+
+
+def _is_text(value) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+def _is_libs(value) -> bool:
+    return isinstance(value, list) and set(value) <= {"-lmvec"}
 
 
 def _probe_libs(cxx: str) -> tuple[str, ...]:

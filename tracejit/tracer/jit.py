@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from tracejit import debug, progress, timing
-from tracejit.backends import check_device, compile_graph
+from tracejit.backends import check_device, compile_graph, graph_parts, load_cached
 from tracejit.config import config
 from tracejit.debug_print import PrintingExecutable, hoist_prints
 from tracejit.errors import (
@@ -295,14 +295,22 @@ class Jitted:
             with timing.phase("trace"):  # includes autodiff, which is also timed on its own
                 traced, _ = self._get_trace(args, kwargs)
             dump.write("traced", traced.graph)
-            with timing.phase("passes"):
-                graph, prints = hoist_prints(expand_custom_calls(traced.graph))
-                graph = optimize(graph, config.verify_graphs, dump=dump)
+            parts = graph_parts(traced.graph, key[3], self._label())
+            executable = load_cached(parts, key[3])  # a warm disk cache skips what follows
+            graph, prints = traced.graph, []  # graphs that print have no early key
+            if executable is None:
+                with timing.phase("passes"):
+                    graph, prints = hoist_prints(expand_custom_calls(traced.graph))
+                    graph = optimize(graph, config.verify_graphs, dump=dump)
             if config.log_compiles or dump.enabled:
                 self._report_unused_inputs(graph, args, kwargs, dump)
             if config.log_compiles:
-                log.warning("%s: %s", self._label(), timing.format_times(times))
-            executable = compile_graph(graph, key[3], self._label())
+                skipped = (
+                    "" if executable is None else "; skipped passes, fusion, codegen, C++ compile"
+                )
+                log.warning("%s: %s%s", self._label(), timing.format_times(times), skipped)
+            if executable is None:
+                executable = compile_graph(graph, key[3], self._label(), parts)
             if prints:
                 executable = PrintingExecutable(executable, prints, len(traced.graph.outputs))
         self._graphs[key] = graph

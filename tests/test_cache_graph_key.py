@@ -1,0 +1,136 @@
+"""The persistent key is taken from the traced graph, before passes, fusion, codegen and the
+C++ compiler: it is the same in fresh processes, differs whenever the output could, and a
+fresh process with a warm disk cache runs none of those phases."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tracejit as tj
+from tracejit import backends, cache
+from tracejit.cache import keys
+
+ROOT = Path(__file__).resolve().parent.parent
+needs_cxx = pytest.mark.skipif(
+    (shutil.which("g++") or shutil.which("c++")) is None, reason="no C++ compiler on PATH"
+)
+
+# One small program with a gradient, a reduction and a matmul; its value is NumPy's below.
+CHILD = r"""
+import json, sys
+import numpy as np
+import tracejit as tj
+from tracejit import backends, cache
+import tracejit.ir.fusion as fusion
+import tracejit.tracer.jit as jit_module
+
+calls = {"fuse": 0, "optimize": 0}
+def counting(name, fn):
+    def wrapped(*args, **kwargs):
+        calls[name] += 1
+        return fn(*args, **kwargs)
+    return wrapped
+fusion.fuse = counting("fuse", fusion.fuse)
+jit_module.optimize = counting("optimize", jit_module.optimize)
+
+def loss(w, x):
+    return np.sum(np.tanh(x @ w) ** 2)
+
+w = np.linspace(-1, 1, 12).reshape(4, 3)
+x = np.linspace(0, 2, 20).reshape(5, 4)
+graph = tj.make_ir(tj.value_and_grad(loss))(w, x)
+key = cache.cache_key(backends.graph_parts(graph, "cpu", "jit(value_and_grad(loss))"))
+value, grad = tj.jit(tj.value_and_grad(loss))(w, x)
+info = tj.cache_info()
+print(json.dumps({"key": key, "value": float(value), "grad": grad.tolist(), **calls,
+                  "hits": info["hits"], "misses": info["misses"]}))
+"""
+
+
+def _child(cache_dir: Path, seed: str) -> dict:
+    env = dict(os.environ, TRACEJIT_CACHE_DIR=str(cache_dir), PYTHONHASHSEED=seed)
+    env["PYTHONPATH"] = str(ROOT)
+    env.pop("TRACEJIT_LOG_COMPILES", None)
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@needs_cxx
+def test_warm_fresh_process_skips_passes_fusion_and_compiler(tmp_path):
+    cold = _child(tmp_path / "cache", "1")
+    warm = _child(tmp_path / "cache", "2")
+    assert cold["key"] == warm["key"]  # same key in two fresh processes
+    assert (cold["misses"], cold["fuse"], cold["optimize"]) == (1, 1, 1)
+    assert (warm["hits"], warm["misses"], warm["fuse"], warm["optimize"]) == (1, 0, 0, 0)
+    w = np.linspace(-1, 1, 12).reshape(4, 3)
+    x = np.linspace(0, 2, 20).reshape(5, 4)
+    t = np.tanh(x @ w)
+    grad = x.T @ (2 * t * (1 - t * t))  # d/dw sum(tanh(xw)^2), by hand
+    for run in (cold, warm):
+        np.testing.assert_allclose(run["value"], np.sum(t**2), rtol=1e-12)
+        np.testing.assert_allclose(run["grad"], grad, rtol=1e-12)
+
+
+def _key(fn, *args, device="cpu", name="f"):
+    return cache.cache_key(backends.graph_parts(tj.make_ir(fn)(*args), device, name))
+
+
+X = np.ones(4, np.float32)
+
+
+@needs_cxx
+def test_key_differs_whenever_the_output_could(monkeypatch):
+    base = _key(lambda x: x * 2.0, X)
+    assert _key(lambda y: y * 2.0, X) == base  # names of Python variables do not matter
+    different = {
+        "constant": _key(lambda x: x * 3.0, X),
+        "signed zero": (_key(lambda x: x / 0.0, X), _key(lambda x: x / -0.0, X)),
+        "dtype": _key(lambda x: x * 2.0, X.astype(np.float64)),
+        "shape": _key(lambda x: x * 2.0, np.ones(5, np.float32)),
+        "primitive": _key(lambda x: x + 2.0, X),
+        "array constant": (
+            _key(lambda x: x * np.arange(4.0, dtype=np.float32), X),
+            _key(lambda x: x * np.arange(1.0, 5.0, dtype=np.float32), X),
+        ),
+        "name (it is in the generated source)": _key(lambda x: x * 2.0, X, name="g"),
+    }
+    for what, key in different.items():
+        if isinstance(key, tuple):
+            assert key[0] != key[1], what
+        else:
+            assert key != base, what
+    for setting, value in (("fp_contract", True), ("memory_budget", 0.5)):
+        with monkeypatch.context() as m:
+            m.setattr(tj.config, setting, value)
+            assert _key(lambda x: x * 2.0, X) != base, setting
+    with monkeypatch.context() as m:  # another CPU (e.g. without AVX-512)
+        m.setattr(cache, "cpu_identity", lambda: "another cpu")
+        assert _key(lambda x: x * 2.0, X) != base
+    with monkeypatch.context() as m:  # another tracejit (passes, fusion, codegen)
+        m.setattr(keys, "package_hash", lambda: "0" * 64)
+        assert _key(lambda x: x * 2.0, X) != base
+    with monkeypatch.context() as m:  # another compiler, or flags in CXX
+        m.setenv("CXX", f"{shutil.which('g++') or shutil.which('c++')} -O1")
+        assert _key(lambda x: x * 2.0, X) != base
+
+
+def test_only_the_cpu_device_has_an_early_key():
+    graph = tj.make_ir(lambda x: x * 2.0)(X)
+    assert backends.graph_parts(graph, "numpy", "f") is None
+    assert backends.graph_parts(graph, "cuda", "f") is None

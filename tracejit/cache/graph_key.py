@@ -1,0 +1,108 @@
+"""A traced graph as text that identifies it exactly, for keys taken before the compile phases.
+
+`graph_fingerprint(graph)` names values by position and writes every node's primitive,
+attributes (arrays by dtype, shape and the sha256 of their bytes; floats by their bit
+pattern, so 0.0 and -0.0 differ), input and output types and weak flags. Two graphs with the
+same fingerprint compile to the same code. An attribute whose text might not identify it
+(an object with an address-based repr, a callable) makes the graph unkeyable: None, and
+the caller compiles without the early lookup rather than risk a wrong hit.
+
+>>> import numpy as np, tracejit as tj
+>>> g = tj.make_ir(lambda x: x * 2.0)(np.ones(3, np.float32))
+>>> graph_fingerprint(g) == graph_fingerprint(tj.make_ir(lambda y: y * 2.0)(np.ones(3, np.float32)))
+True
+>>> graph_fingerprint(g) == graph_fingerprint(tj.make_ir(lambda x: x * -2.0)(np.ones(3, np.float32)))
+False
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+
+import numpy as np
+
+from tracejit.ir.graph import ConstValue, Graph, Value
+
+
+class _Unkeyable(Exception):
+    pass
+
+
+def _attr(value) -> str:
+    if value is None or isinstance(value, (bool, str)):
+        return repr(value)
+    if isinstance(value, int):
+        return f"i{value}"
+    if isinstance(value, float):
+        return "f" + struct.pack("<d", value).hex()
+    if isinstance(value, np.dtype):
+        return "dt" + value.str
+    if isinstance(value, np.generic):
+        return f"np{value.dtype.str}:{value.tobytes().hex()}"
+    if isinstance(value, ConstValue):
+        value = value.array
+    if isinstance(value, np.ndarray):
+        data = np.ascontiguousarray(value).tobytes()
+        return f"arr{value.dtype.str}{value.shape}:{hashlib.sha256(data).hexdigest()}"
+    if isinstance(value, (tuple, list)):
+        open_, close = "()" if isinstance(value, tuple) else "[]"
+        return open_ + ",".join(_attr(v) for v in value) + close
+    if isinstance(value, slice):
+        return f"slice({_attr(value.start)},{_attr(value.stop)},{_attr(value.step)})"
+    if isinstance(value, (set, frozenset)):
+        return "{" + ",".join(sorted(_attr(v) for v in value)) + "}"
+    if isinstance(value, dict):
+        items = sorted((_attr(k), _attr(v)) for k, v in value.items())
+        return "{" + ",".join(f"{k}:{v}" for k, v in items) + "}"
+    return _sub_graph(value)
+
+
+def _sub_graph(value) -> str:
+    """Closed sub-graphs: control-flow regions, and custom_vjp calls (whose compiled code is
+    their primal graph; their fwd/bwd only shape the gradient graph, already traced)."""
+    from tracejit.ir.custom_call import CustomCall
+    from tracejit.ir.regions import Region
+
+    if isinstance(value, Region):
+        return "region{" + _fingerprint(value.graph) + "}"
+    if isinstance(value, CustomCall):
+        return f"custom{{{value.name!r}:{_fingerprint(value.primal)}}}"
+    raise _Unkeyable(type(value).__name__)
+
+
+def _type(v: Value) -> str:
+    return f"{v.dtype.str}{list(v.shape)}{'w' if v.weak else ''}"
+
+
+def graph_fingerprint(graph: Graph) -> str | None:
+    """The exact text of `graph` (see the module docstring), or None if it has no stable one."""
+    try:
+        return _fingerprint(graph)
+    except _Unkeyable:
+        return None
+
+
+def _fingerprint(graph: Graph) -> str:
+    names: dict[Value, int] = {}
+
+    def bind(v: Value) -> str:
+        names[v] = len(names)
+        return f"%{names[v]}:{_type(v)}"
+
+    def ref(v: Value) -> str:
+        return f"%{names[v]}" if v in names else "?"
+
+    lines = ["in " + " ".join(bind(v) for v in graph.inputs)]
+    for node in graph.nodes:
+        if node.prim.name == "debug_print":  # jit prints around the executable: not stored
+            raise _Unkeyable("debug_print")
+        attrs = ",".join(f"{k}={_attr(v)}" for k, v in sorted(node.attrs.items()))
+        args = " ".join(ref(v) for v in node.inputs)
+        outs = " ".join(bind(v) for v in node.outputs)
+        lines.append(f"{outs} = {node.prim.name}[{attrs}] {args}")
+    lines.append("out " + " ".join(ref(v) for v in graph.outputs))
+    return "\n".join(lines)
+
+
+__all__ = ["graph_fingerprint"]

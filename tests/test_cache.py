@@ -8,6 +8,7 @@ Builds are counted through a marker file the build callback appends to.
 from __future__ import annotations
 
 import ctypes
+import gc
 import hashlib
 import json
 import os
@@ -18,6 +19,7 @@ import time
 import warnings
 from pathlib import Path
 
+import numpy as np
 import platformdirs
 import pytest
 from hypothesis import given
@@ -487,3 +489,23 @@ def test_compiler_identity_accepts_flags_in_cxx():
     assert flagged.splitlines()[0].endswith("-O1")
     assert plain.splitlines()[1:] == flagged.splitlines()[1:]
     assert cache.cache_key({"c": plain}) != cache.cache_key({"c": flagged})
+
+
+@needs_cxx
+def test_library_of_a_dead_function_is_unloaded(cache_dir):
+    # Once the last reference to a jitted function is gone, its executor dlcloses the
+    # library (the OpenMP runtime stays: see test_backend_cpu); a process that jits many
+    # short-lived functions does not accumulate mapped libraries.
+    if not os.path.exists("/proc/self/maps"):
+        pytest.skip("needs /proc/self/maps (Linux) to see which libraries are mapped")
+
+    def mapped() -> set[str]:
+        with open("/proc/self/maps") as maps:
+            return {line.split()[-1] for line in maps if str(cache_dir) in line}
+
+    f = tj.jit(lambda x: x * 2.0 + 7.0)
+    assert f(np.arange(3.0)).tolist() == [7.0, 9.0, 11.0]
+    assert len(mapped()) == 1
+    del f
+    gc.collect()
+    assert mapped() == set()

@@ -2,7 +2,8 @@
 
 `dumps((schedule, in_spec))` pickles what `CpuExecutable` needs besides the library, with
 primitives by name (their rules are closures; the registry gives the same object back).
-It returns None for a schedule that cannot be stored (an attribute without a pickled form):
+It returns None for a schedule that cannot be stored (an attribute without a pickled form,
+or kernel expressions nested deeper than the recursion limit, as in a long elementwise chain):
 that function is then cached by its source only, and a fresh process runs the compile
 phases for it. The entry is checksummed, and its key holds tracejit's sources, so `loads`
 reads only bytes this tracejit wrote; an unknown primitive (one a test registered in
@@ -36,8 +37,8 @@ def dumps(obj) -> bytes | None:
     buffer = io.BytesIO()
     try:
         _Pickler(buffer, protocol=4).dump(obj)
-    except (pickle.PicklingError, AttributeError, TypeError):
-        return None
+    except (pickle.PicklingError, AttributeError, TypeError, RecursionError):
+        return None  # e.g. a closure attribute, or an expression too deeply nested
     return buffer.getvalue()
 
 

@@ -27,9 +27,7 @@ import numpy as np
 from tracejit import timing
 from tracejit.backend_cpu import vector_math
 from tracejit.backend_cpu.columns import ColumnWriter, PartialWriter, is_column, is_partial
-from tracejit.backend_cpu.emit import BaseWriter
-from tracejit.backend_cpu.fast_exp import EXPF_C, EXPF_NAME
-from tracejit.backend_cpu.fast_tanh import TANHF_C, TANHF_NAME
+from tracejit.backend_cpu.emit import INLINE_F32_C, BaseWriter
 from tracejit.backend_cpu.gather import GATHER_C, GATHER_INCLUDES, is_native, native_call
 from tracejit.backend_cpu.rows import LoopWriter, RowWriter
 from tracejit.backend_cpu.steps import StepTable
@@ -273,8 +271,7 @@ def _generate(schedule: K.Schedule, name: str, loops) -> str:
         f"#define TJ_GEMM_SLAB {GEMM_SLAB}LL",
         vector_math.declarations(uses),
         PRELUDE,
-        TANHF_C if TANHF_NAME in uses else "",
-        EXPF_C if EXPF_NAME in uses else "",
+        *(text for name, text in INLINE_F32_C.items() if name in uses),
         RUNTIME,
         GATHER_C if native else "",
         *regions,

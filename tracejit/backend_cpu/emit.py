@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tracejit.backend_cpu.fast_exp import EXPF_NAME
-from tracejit.backend_cpu.fast_tanh import TANHF_NAME
+from tracejit.backend_cpu.fast_exp import EXPF_C, EXPF_NAME
+from tracejit.backend_cpu.fast_log import LOGF_C, LOGF_NAME
+from tracejit.backend_cpu.fast_tanh import TANHF_C, TANHF_NAME
 from tracejit.ir import c_common
 from tracejit.ir import kernel as K
 from tracejit.ir.c_common import indent
@@ -26,7 +27,9 @@ from tracejit.ir.kernel_simplify import simplify
 
 IDENTITY = {"sum": 0, "prod": 1}
 # float32 functions generated inline (their C is included by codegen) instead of libm/libmvec.
-INLINE_F32 = {"tanh": TANHF_NAME, "exp": EXPF_NAME}
+INLINE_F32 = {"tanh": TANHF_NAME, "exp": EXPF_NAME, "log": LOGF_NAME}
+# their C definitions, which codegen includes for the names a translation unit uses
+INLINE_F32_C = {TANHF_NAME: TANHF_C, EXPF_NAME: EXPF_C, LOGF_NAME: LOGF_C}
 
 
 class Emitter:
@@ -75,7 +78,7 @@ class Emitter:
                 text = f"b{node.buf}[{self.affine(node.offset, node.strides)}]"
             elif isinstance(node, K.Index):
                 text = f"({c_type(node.dtype)})({self.affine(node.offset, node.coefs)})"
-            elif node.prim in INLINE_F32 and node.dtype == np.float32:  # fast_tanh/fast_exp.py
+            elif node.prim in INLINE_F32 and node.dtype == np.float32:  # fast_tanh/exp/log.py
                 fn = INLINE_F32[node.prim]
                 text = f"{fn}({self.names[node.args[0]]})"
                 self.uses.add(fn)
@@ -138,4 +141,4 @@ class BaseWriter:
         )
 
 
-__all__ = ["IDENTITY", "INLINE_F32", "BaseWriter", "Emitter", "indent"]
+__all__ = ["IDENTITY", "INLINE_F32", "INLINE_F32_C", "BaseWriter", "Emitter", "indent"]

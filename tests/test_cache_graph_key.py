@@ -134,3 +134,31 @@ def test_only_the_cpu_device_has_an_early_key():
     graph = tj.make_ir(lambda x: x * 2.0)(X)
     assert backends.graph_parts(graph, "numpy", "f") is None
     assert backends.graph_parts(graph, "cuda", "f") is None
+
+
+@needs_cxx
+def test_a_deeply_nested_schedule_is_stored_and_loaded(tmp_path, monkeypatch):
+    # A long elementwise chain fuses into one expression nested hundreds of levels deep:
+    # too deep for the C pickler, so it is pickled on a large stack (backend_cpu/stored.py).
+    import tracejit.numpy as tnp
+    from tracejit.backend_cpu import stored
+
+    monkeypatch.setattr(tj.config, "cache_dir", str(tmp_path))
+    deep = []
+    monkeypatch.setattr(
+        stored, "_dump_deep", lambda obj, f=stored._dump_deep: deep.append(1) or f(obj)
+    )
+
+    def f(x):
+        for i in range(600):
+            x = x * 1.0001 + 0.5 if i % 2 else tnp.tanh(x)
+        return x
+
+    x = np.linspace(-2, 2, 10)
+    compiled = tj.jit(f)(x)
+    assert deep == [1]
+    graph = tj.make_ir(f)(x)
+    stored_executable = backends.load_cached(backends.graph_parts(graph, "cpu", "jit(f)"), "cpu")
+    assert stored_executable is not None
+    np.testing.assert_array_equal(stored_executable([x])[0], compiled)
+    np.testing.assert_allclose(compiled, tj.jit(f, device="numpy")(x), rtol=1e-12)

@@ -2,8 +2,10 @@
 
 `dumps((schedule, in_spec))` pickles what `CpuExecutable` needs besides the library, with
 primitives by name (their rules are closures; the registry gives the same object back).
-It returns None for a schedule that cannot be stored (an attribute without a pickled form,
-or kernel expressions nested deeper than the recursion limit, as in a long elementwise chain):
+Kernel expressions of a long fused elementwise chain nest hundreds of levels deep, past
+Python's recursion limit for the pickler; those are pickled again by the pure-Python pickler
+on a thread with a large stack and a raised limit (unpickling is not recursive).
+It returns None for a schedule that cannot be stored (an attribute without a pickled form):
 that function is then cached by its source only, and a fresh process runs the compile
 phases for it. The entry is checksummed, and its key holds tracejit's sources, so `loads`
 reads only bytes this tracejit wrote; an unknown primitive (one a test registered in
@@ -19,6 +21,8 @@ from __future__ import annotations
 
 import io
 import pickle
+import sys
+import threading
 
 from tracejit.ir.primitives import Primitive
 from tracejit.ir.primitives import get as get_primitive
@@ -26,20 +30,60 @@ from tracejit.ir.primitives import get as get_primitive
 EXECUTABLE_FILE = "executable.pkl"
 
 
+# For deeply nested schedules: the recursion limit and thread stack of the retry.
+_DEEP_RECURSION = 200_000
+_DEEP_STACK_BYTES = 512 * 1024 * 1024
+
+
+def _by_name(obj):
+    if isinstance(obj, Primitive):
+        return get_primitive, (obj.name,)
+    return NotImplemented
+
+
 class _Pickler(pickle.Pickler):
-    def reducer_override(self, obj):
-        if isinstance(obj, Primitive):
-            return get_primitive, (obj.name,)
-        return NotImplemented
+    reducer_override = staticmethod(_by_name)
+
+
+class _PyPickler(pickle._Pickler):  # the pure-Python one: its recursion is Python frames
+    reducer_override = staticmethod(_by_name)
+
+
+def _dump(pickler: type, obj) -> bytes:
+    buffer = io.BytesIO()
+    pickler(buffer, protocol=4).dump(obj)
+    return buffer.getvalue()
 
 
 def dumps(obj) -> bytes | None:
-    buffer = io.BytesIO()
     try:
-        _Pickler(buffer, protocol=4).dump(obj)
-    except (pickle.PicklingError, AttributeError, TypeError, RecursionError):
-        return None  # e.g. a closure attribute, or an expression too deeply nested
-    return buffer.getvalue()
+        return _dump(_Pickler, obj)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return None  # e.g. a closure in an attribute
+    except RecursionError:
+        return _dump_deep(obj)
+
+
+def _dump_deep(obj) -> bytes | None:
+    result: list = [None]
+
+    def work() -> None:
+        try:
+            result[0] = _dump(_PyPickler, obj)
+        except (pickle.PicklingError, AttributeError, TypeError, RecursionError):
+            pass
+
+    limit = sys.getrecursionlimit()
+    stack = threading.stack_size(_DEEP_STACK_BYTES)
+    sys.setrecursionlimit(max(limit, _DEEP_RECURSION))
+    try:
+        thread = threading.Thread(target=work, name="tracejit-pickle")
+        thread.start()
+        thread.join()
+    finally:
+        sys.setrecursionlimit(limit)
+        threading.stack_size(stack)
+    return result[0]
 
 
 def loads(data: bytes):

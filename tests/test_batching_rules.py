@@ -157,6 +157,7 @@ CASES["scan"] = _control_case("scan", _scan_fn, 0.5 * _V3, _V3, np.ones((4, 3)))
 CASES["while_loop"] = _control_case("while_loop", _while_fn, np.float64(3.0), _V3)
 CASES["cond"] = _control_case("cond", _switch_fn, np.int32(1), _V3)
 
+CASES["remat_barrier"] = _elementwise_case("remat_barrier", "f", 1)
 CASES["debug_print"] = lambda rng: (
     [rng.random((2, 3))],
     {"fmt": "{}", "tree": tj.tree_structure(((0,), {}))},

@@ -63,7 +63,9 @@ def checkpoint(fun: Callable, *, policy: Policy | None = None) -> Callable:
         trace = max(traces, key=lambda t: t.level)
         start = len(trace.graph.nodes)
         out = fun(*args, **kwargs)
-        mark(trace.graph.nodes[start:], rule)
+        # the region's outputs are values of the enclosing computation: saveable, as in JAX
+        results = [x._value for x in tree_leaves(out) if isinstance(x, Tracer)]
+        mark(trace.graph.nodes[start:], rule, outputs=results)
         return out
 
     checkpointed.__name__ = f"checkpoint({getattr(fun, '__name__', 'function')})"

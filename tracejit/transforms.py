@@ -22,6 +22,7 @@ from tracejit.ir.graph import Graph, verify
 from tracejit.ir.interpret import eval_graph
 from tracejit.ir.partition import partition
 from tracejit.ir.passes import optimize
+from tracejit.ir.rematerialize import rematerialize
 from tracejit.pytree import PyTreeDef, tree_flatten, tree_unflatten
 from tracejit.tracer.core import Trace, Tracer, bind
 from tracejit.tracer.jit import Jitted, Traced
@@ -93,8 +94,10 @@ class _Traceable:
         names = self.jitted._leaf_names(args, kwargs, len(args))
         return traced, list(leaves), names
 
-    def joint(self, traced: Traced, wrt: tuple[int, ...], seeded: tuple[int, ...]) -> Graph:
-        key = (id(traced), wrt, seeded)
+    def joint(self, traced: Traced, wrt: tuple[int, ...], seeded: tuple[int, ...], remat=False):
+        """The optimized joint graph; with `remat`, checkpointed regions are recomputed in
+        its backward (for `grad`, whose joint graph runs, or compiles, as one program)."""
+        key = (id(traced), wrt, seeded, remat)
         hit = self._joints.get(key)
         if hit is not None and hit[0] is traced:
             return hit[1]
@@ -108,6 +111,8 @@ class _Traceable:
             verify(joint)
         dump.write("joint", joint)
         joint = optimize(joint, config.verify_graphs, stage="joint", dump=dump)
+        if remat:
+            joint = rematerialize(joint, len(graph.inputs), len(graph.outputs))
         if not traced.captured:  # graphs reading outer tracers are valid for one call only
             self._joints[key] = (traced, joint)
         return joint
@@ -189,7 +194,7 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
         ranges, trees = _leaf_ranges(args, nums)
         wrt = tuple(i for r in ranges for i in r)
         _check_float_inputs(traced.graph, wrt, names, what)
-        joint = traceable.joint(traced, wrt, (out_index,))
+        joint = traceable.joint(traced, wrt, (out_index,), remat=True)
         seed = np.ones((), traced.graph.outputs[out_index].dtype)
         outs = run_graph(joint, leaves + traced.captured + [seed])
         n_out = len(traced.graph.outputs)

@@ -212,7 +212,7 @@ def _unary(name: str, a: str, dt: np.dtype, uses: set, prefix: str) -> str:
         return f"__builtin_isinf({a})" if dt.kind == "f" else "false"
     if name == "isfinite":
         return f"__builtin_isfinite({a})" if dt.kind == "f" else "true"
-    if name == "stop_gradient":
+    if name in ("stop_gradient", "remat_barrier"):  # identities for values
         return a
     raise UnsupportedError(f"no C rendering for primitive {name!r}")
 
@@ -311,6 +311,7 @@ def render(
 RENDERABLE = frozenset(
     [
         "neg", "abs", "sign", "round", "not", "isnan", "isinf", "isfinite", "stop_gradient",
+        "remat_barrier",
         "add", "sub", "mul", "div", "floordiv", "mod", "pow", "atan2", "max", "min",
         "and", "or", "xor", "shl", "shr", "convert", "select",
         *_COMPARE, *LIBM_UNARY, *BUILTIN_UNARY,

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from tracejit.ir.graph import Graph, Node, Value
 from tracejit.ir.primitives import CONTROL, GATHER, MATMUL, RANDOM, REDUCTION
-from tracejit.ir.remat import checkpointed_values
+from tracejit.ir.remat import checkpointed_values, region_outputs
 
 # Never recomputed at any budget. Matmul is compute-bound: recomputing it costs as much as
 # the forward. A random op recomputed in the backward would draw new bits for a stateful
@@ -149,6 +149,7 @@ class _FlowProblem:
         self.needed = set(needed)
         self.producer = {v: n for n in fwd_nodes for v in n.outputs}
         self.remat = checkpointed_values(fwd_nodes)
+        self.kept = region_outputs(fwd_nodes)  # a checkpoint's outputs: saved, as in JAX
         self.distance = self._distance_to_backward()
 
     def _distance_to_backward(self) -> dict[Value, int]:
@@ -179,6 +180,7 @@ class _FlowProblem:
             remat = v in self.remat  # in a tj.checkpoint region
             flow.add_edge(2 * i, 2 * i + 1, inf if remat else caps[i])
             tied = node is None or node in banned or node.prim.kind in _NEVER_RECOMPUTE
+            tied = tied or v in self.kept
             if tied and not remat:  # a checkpointed value is recomputed whatever its kind
                 flow.add_edge(source, 2 * i, inf)  # primal input, or computed in the forward
             if v in self.needed:

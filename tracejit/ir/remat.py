@@ -14,16 +14,31 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable, Iterable
 
+from tracejit.ir.autodiff import VJP_RULES
 from tracejit.ir.graph import Node, Value
+from tracejit.ir.primitives import ELEMENTWISE, register
 
 Policy = Callable[[Node], bool]
 _MARKS: weakref.WeakKeyDictionary[Value, Policy] = weakref.WeakKeyDictionary()
 
 
-def mark(nodes: Iterable[Node], policy: Policy) -> None:
+# Outputs of a checkpointed region: values of the enclosing computation, computed in the
+# forward and never recomputed (JAX saves a checkpoint's outputs as residuals).
+_OUTPUTS: weakref.WeakKeyDictionary[Value, bool] = weakref.WeakKeyDictionary()
+
+
+def mark(nodes: Iterable[Node], policy: Policy, outputs: Iterable[Value] = ()) -> None:
     for node in nodes:
         for v in node.outputs:
             _MARKS.setdefault(v, policy)  # an inner checkpoint's policy wins
+    for v in outputs:
+        _OUTPUTS[v] = True
+        _MARKS.pop(v, None)
+
+
+def region_outputs(fwd_nodes: Iterable[Node]) -> set[Value]:
+    """The forward values that are outputs of a checkpointed region."""
+    return {v for n in fwd_nodes for v in n.outputs if v in _OUTPUTS}
 
 
 def must_recompute(node: Node) -> bool:
@@ -44,4 +59,23 @@ def checkpointed_values(fwd_nodes: Iterable[Node]) -> set[Value]:
     return out
 
 
-__all__ = ["Policy", "checkpointed_values", "mark", "must_recompute"]
+def _barrier_rule(avals):
+    ((shape, dtype, weak),) = avals
+    return (shape, dtype, weak)
+
+
+# An identity the graph passes do not see through: recomputed values read their inputs
+# through it, so common-subexpression elimination cannot merge a recomputation back into
+# the forward computation it repeats (JAX's optimization_barrier, for one value).
+remat_barrier_p = register("remat_barrier", ELEMENTWISE, _barrier_rule, lambda x: x)
+VJP_RULES["remat_barrier"] = lambda e, ct, x, *, out: [ct]
+
+
+__all__ = [
+    "Policy",
+    "checkpointed_values",
+    "mark",
+    "must_recompute",
+    "region_outputs",
+    "remat_barrier_p",
+]

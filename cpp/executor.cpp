@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "errors.h"
+#include "pool.h"
 
 namespace py = pybind11;
 
@@ -93,6 +94,11 @@ Executor::Executor(const std::string& library, std::vector<ArraySpec> inputs,
     throw CompileError("compiled library " + library + " has no tj_run symbol");
   }
   pin_openmp_runtime(handle_);
+  // Libraries with parallel loops run them on the shared pool (pool.h); one without the
+  // symbol (or a runtime that never calls it) runs every loop on the calling thread.
+  if (auto set_pool = reinterpret_cast<void (*)(const void*)>(dlsym(handle_, "tj_set_pool"))) {
+    set_pool(shared_pool());
+  }
   for (auto& c : consts_) {
     const_ptrs_.push_back(const_cast<void*>(c.data()));
   }

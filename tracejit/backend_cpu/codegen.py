@@ -2,11 +2,13 @@
 
 The unit exports `tj_run(inputs, outputs, consts, arena, ctx)`, which runs every step in
 order through a table of step functions (steps.py: a repeated step is one function and one
-more table row, so the compile time of an unrolled loop grows with its distinct steps). Each kernel is a function over a range of outer units (rows, or elements of a 1-D
-loop); `tj_parallel` runs it on OpenMP threads when the loop nest is big enough, a decision
-made in C++ at run time (`omp parallel if(...)` costs ~0.3 us even when false). Innermost
-loops carry `omp simd`, and libm functions are declared `omp declare simd`, so GCC calls
-glibc's libmvec vector variants without -ffast-math (NaN/Inf semantics stay intact).
+more table row, so the compile time of an unrolled loop grows with its distinct steps). Each
+kernel is a function over a range of outer units (rows, or elements of a 1-D loop);
+`tj_parallel` runs it in blocks on the runtime's thread pool (cpp/pool.h, handed to the
+library through `tj_set_pool`) when the loop nest is big enough. Innermost loops carry
+`omp simd` (-fopenmp-simd: no OpenMP runtime), and libm functions are declared
+`omp declare simd`, so GCC calls glibc's libmvec vector variants without -ffast-math (NaN/Inf
+semantics stay intact).
 
 Each kernel gets a writer by shape (`writer_for`): elementwise loops and row reductions
 (rows.py), column reductions and full reductions split into per-thread partials
@@ -47,12 +49,6 @@ GEMM_SLAB = 16
 HEADER = r"""
 #include <cstdint>
 #define TJ_FN static inline
-extern "C" {
-int omp_get_num_threads(void);
-int omp_get_thread_num(void);
-int omp_get_max_threads(void);
-int omp_in_parallel(void);
-}
 """
 
 RUNTIME = r"""
@@ -67,28 +63,49 @@ typedef void (*tj_sgemm_t)(int, int, int, int, int, int, float, const float*, in
 typedef void (*tj_dgemm_t)(int, int, int, int, int, int, double, const double*, int,
                            const double*, int, double, double*, int);
 
-// Dynamic blocks rather than one static slice per thread: on a shared machine one busy core
-// would otherwise hold every other thread at the join.
+// Parallel loops run on the runtime's thread pool (cpp/pool.h), which the runtime hands to
+// the library through tj_set_pool: the caller takes blocks too and never waits for a worker
+// that has not started one, and idle workers sleep (no spinning against other processes).
+// Without a pool every block runs on the calling thread, in the same blocks (same results).
+struct TjPool {
+  void (*run)(int64_t nblocks, void (*fn)(void*, int64_t), void* arg);
+  int64_t threads;
+};
+static const TjPool* tj_pool = nullptr;
+extern "C" __attribute__((visibility("default"))) void tj_set_pool(const void* pool) {
+  tj_pool = (const TjPool*)pool;
+}
+
+// fn(b) for b in [0, nblocks): on the pool's threads, or here.
+template <class F> static void tj_blocks(int64_t nblocks, const F& fn) {
+  if (tj_pool && tj_pool->threads > 1 && nblocks > 1) {
+    tj_pool->run(nblocks, [](void* f, int64_t b) { (*(const F*)f)(b); }, (void*)&fn);
+  } else {
+    for (int64_t b = 0; b < nblocks; ++b) fn(b);
+  }
+}
+
+// Many more blocks than threads, handed out dynamically: on a shared machine a thread that
+// gets less CPU takes fewer blocks.
 template <class F> static void tj_parallel(int64_t units, int64_t work, const F& fn) {
   if (units > 1 && work >= TJ_PARALLEL_MIN_WORK) {
     const int64_t nblocks = units < TJ_PARALLEL_BLOCKS ? units : TJ_PARALLEL_BLOCKS;
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t b = 0; b < nblocks; ++b) {
+    tj_blocks(nblocks, [&](int64_t b) {
       int64_t lo = units * b / nblocks, hi = units * (b + 1) / nblocks;
       if (lo < hi) fn(lo, hi);
-    }
+    });
   } else if (units > 0) {
     fn(0, units);
   }
 }
 
 // The same split for a reduction into per-block partial results: fn(block, lo, hi). Returns
-// the number of blocks (each block's partials are combined in order by the caller).
+// the number of blocks (each block's partials are combined in order by the caller; the
+// blocks depend only on the sizes, so results do not depend on the thread count).
 template <class F> static int64_t tj_parallel_parts(int64_t units, int64_t work, const F& fn) {
   if (units > 1 && work >= TJ_PARALLEL_MIN_WORK) {
     const int64_t nblocks = units < TJ_PARALLEL_BLOCKS ? units : TJ_PARALLEL_BLOCKS;
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t b = 0; b < nblocks; ++b) fn(b, units * b / nblocks, units * (b + 1) / nblocks);
+    tj_blocks(nblocks, [&](int64_t b) { fn(b, units * b / nblocks, units * (b + 1) / nblocks); });
     return nblocks;
   }
   fn(0, 0, units);
@@ -135,7 +152,7 @@ static void tj_gemm_blas(const TjContext* ctx, int blas, bool ta, bool tb, int64
   }
 }
 
-// BLAS runs single-threaded (blas.py sets it so): our OpenMP threads each multiply one slab of
+// BLAS runs single-threaded (blas.py sets it so): the pool's threads each multiply one slab of
 // C, rows when m >= n, else columns. One thread pool for kernels and matmul: a second pool
 // (OpenBLAS's) spinning next to libgomp's on the same cores slowed a 2-thread MLP step 5x.
 template <class T>
@@ -144,14 +161,13 @@ static void tj_gemm_split(const TjContext* ctx, int blas, bool ta, bool tb, int6
   const int64_t lda = ta ? m : k, ldb = tb ? k : n;
   const bool rows = m >= n;
   const int64_t len = rows ? m : n;
-  int64_t parts = omp_get_max_threads();
+  int64_t parts = tj_pool ? tj_pool->threads : 1;
   if (parts > len / TJ_GEMM_SLAB) parts = len / TJ_GEMM_SLAB;
-  if (parts < 2 || m * n * k < TJ_GEMM_SPLIT_MIN || omp_in_parallel()) {
+  if (parts < 2 || m * n * k < TJ_GEMM_SPLIT_MIN) {
     tj_gemm_blas<T>(ctx, blas, ta, tb, m, n, k, a, lda, b, ldb, c, n);
     return;
   }
-#pragma omp parallel for schedule(static, 1) num_threads(parts)
-  for (int64_t p = 0; p < parts; ++p) {
+  tj_blocks(parts, [&](int64_t p) {
     const int64_t lo = len * p / parts / TJ_GEMM_SLAB * TJ_GEMM_SLAB;
     const int64_t hi = p + 1 == parts ? len : len * (p + 1) / parts / TJ_GEMM_SLAB * TJ_GEMM_SLAB;
     if (rows) {
@@ -161,7 +177,7 @@ static void tj_gemm_split(const TjContext* ctx, int blas, bool ta, bool tb, int6
       const T* bp = tb ? b + lo * k : b + lo;
       tj_gemm_blas<T>(ctx, blas, ta, tb, m, hi - lo, k, a, lda, bp, ldb, c + lo, n);
     }
-  }
+  });
 }
 
 template <class T>

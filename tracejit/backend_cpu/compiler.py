@@ -1,7 +1,8 @@
 """The C++ compiler driver: find a compiler, build a shared library, report failures.
 
 The compiler is `$CXX` if set, else the first of `c++`, `g++`, `clang++` on PATH. Flags:
--O3 -march=native for vector code; -fopenmp for threads and `omp simd`; -fno-math-errno so
+-O3 -march=native for vector code; -fopenmp-simd for `omp simd` (threads come from the
+runtime's pool, cpp/pool.h, not from an OpenMP runtime); -fno-math-errno so
 libm calls can vectorize; -fwrapv so signed overflow wraps as in NumPy; -ffp-contract=off so
 every + and * rounds as NumPy's do (GCC's default `fast` fuses `x*2 - y` into one fma, which
 does not overflow where NumPy does); `tj.config.fp_contract = True` opts into contraction.
@@ -36,7 +37,7 @@ FLAGS = (
     "-std=c++17",
     "-O3",
     "-march=native",
-    "-fopenmp",
+    "-fopenmp-simd",
     "-fno-math-errno",
     "-fwrapv",
     "-fPIC",

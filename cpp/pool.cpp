@@ -1,0 +1,159 @@
+#include "pool.h"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace tracejit {
+
+namespace {
+
+// Idle workers poll for the next job this many times (~20 us) before sleeping: the kernels of
+// one call follow each other within microseconds.
+constexpr int kSpinPolls = 2000;
+
+thread_local bool in_job = false;  // nested loops (a block that loops in parallel) run inline
+
+inline void relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+int default_threads() {
+  // OMP_NUM_THREADS keeps working as the thread count (benchmarks and users set it).
+  for (const char* var : {"TRACEJIT_NUM_THREADS", "OMP_NUM_THREADS"}) {
+    const char* text = std::getenv(var);
+    if (text && *text) {
+      int n = std::atoi(text);
+      if (n >= 1) return n;
+    }
+  }
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    int n = CPU_COUNT(&set);
+    if (n >= 1) return n;
+  }
+  unsigned n = std::thread::hardware_concurrency();
+  return n ? static_cast<int>(n) : 1;
+}
+
+Pool* the_pool = nullptr;
+
+void run_shared(int64_t nblocks, BlockFn fn, void* arg) {
+  if (!the_pool) {
+    static std::mutex creating;
+    std::lock_guard<std::mutex> lock(creating);
+    if (!the_pool) the_pool = new Pool(default_threads());  // lives until the process ends
+  }
+  the_pool->run(nblocks, fn, arg);
+}
+
+TjPool descriptor{&run_shared, 1};
+
+// A forked child has none of the parent's threads: it starts a pool of its own.
+void after_fork_in_child() { the_pool = nullptr; }
+
+}  // namespace
+
+Pool::Pool(int threads) : threads_(threads < 1 ? 1 : threads) {}
+
+Pool::~Pool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+void Pool::start() {
+  for (int i = 1; i < threads_; ++i) workers_.emplace_back([this] { work(); });
+}
+
+bool Pool::claim_and_run(uint64_t job, BlockFn fn, void* arg, int64_t nblocks) {
+  uint64_t cur = next_.load(std::memory_order_acquire);
+  for (;;) {
+    if ((cur >> 32) != (job & 0xffffffffu)) return false;  // a later job: not ours
+    const int64_t b = static_cast<int64_t>(cur & 0xffffffffu);
+    if (b >= nblocks) return false;
+    if (next_.compare_exchange_weak(cur, cur + 1, std::memory_order_acq_rel)) {
+      fn(arg, b);
+      done_.fetch_add(1, std::memory_order_acq_rel);
+      return true;
+    }
+  }
+}
+
+void Pool::run(int64_t nblocks, BlockFn fn, void* arg) {
+  if (nblocks <= 0) return;
+  std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
+  if (threads_ < 2 || nblocks == 1 || in_job || !busy.owns_lock()) {
+    for (int64_t b = 0; b < nblocks; ++b) fn(arg, b);
+    return;
+  }
+  if (workers_.empty()) start();
+  uint64_t job;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    job = ++job_;
+    fn_ = fn;
+    arg_ = arg;
+    nblocks_ = nblocks;
+    done_.store(0, std::memory_order_relaxed);
+    next_.store((job & 0xffffffffu) << 32, std::memory_order_release);
+    posted_.store(job, std::memory_order_release);
+  }
+  if (sleepers_ > 0) wake_.notify_all();  // a stale read only delays a worker: it polls on
+  in_job = true;
+  while (claim_and_run(job, fn, arg, nblocks)) {
+  }
+  in_job = false;
+  // Every block is claimed now; wait for those workers are still running.
+  while (done_.load(std::memory_order_acquire) < nblocks) std::this_thread::yield();
+}
+
+void Pool::work() {
+  in_job = true;  // a block that loops in parallel runs that loop inline
+  uint64_t seen = 0;
+  for (;;) {
+    uint64_t job = posted_.load(std::memory_order_acquire);
+    for (int i = 0; job == seen && i < kSpinPolls; ++i) {
+      relax();
+      job = posted_.load(std::memory_order_acquire);
+    }
+    BlockFn fn;
+    void* arg;
+    int64_t nblocks;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (job == seen) {
+        ++sleepers_;
+        wake_.wait(lock, [&] { return stop_ || job_ != seen; });
+        --sleepers_;
+      }
+      if (stop_) return;
+      job = job_;
+      fn = fn_;
+      arg = arg_;
+      nblocks = nblocks_;
+    }
+    seen = job;
+    while (claim_and_run(job, fn, arg, nblocks)) {
+    }
+  }
+}
+
+const TjPool* shared_pool() {
+  static bool once = [] {
+    descriptor.threads = default_threads();
+    pthread_atfork(nullptr, nullptr, &after_fork_in_child);
+    return true;
+  }();
+  (void)once;
+  return &descriptor;
+}
+
+}  // namespace tracejit

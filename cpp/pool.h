@@ -1,0 +1,66 @@
+// The thread pool that generated kernels run their parallel loops on.
+//
+// Why not OpenMP: libgomp's parallel regions end in a barrier that waits for every thread of
+// the team, and its idle workers spin. On a machine with other work running, a worker that
+// was not scheduled held every loop until its next time slice (a 1.4 ms kernel took 40 ms
+// with two threads next to a busy process; see benchmarks/RESULTS.md). Here the caller takes
+// blocks itself and returns once every *started* block is done: a worker that did not wake
+// up in time takes no block, so a parallel loop is never much slower than the same loop on
+// the calling thread. Idle workers spin for a few microseconds (back-to-back kernels of one
+// call find them awake), then sleep on a condition variable (no busy-waiting against other
+// processes).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace tracejit {
+
+using BlockFn = void (*)(void* arg, int64_t block);
+
+// What generated code receives through `tj_set_pool` (must match `TjPool` in
+// backend_cpu/codegen.py).
+struct TjPool {
+  void (*run)(int64_t nblocks, BlockFn fn, void* arg);
+  int64_t threads;  // including the caller
+};
+
+class Pool {
+ public:
+  explicit Pool(int threads);
+  ~Pool();
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+
+  // fn(arg, b) for every b in [0, nblocks), on the caller and the workers.
+  void run(int64_t nblocks, BlockFn fn, void* arg);
+
+ private:
+  void start();
+  void work();
+  bool claim_and_run(uint64_t job, BlockFn fn, void* arg, int64_t nblocks);
+
+  const int threads_;
+  std::vector<std::thread> workers_;
+  std::mutex mu_;  // guards the job fields and `sleepers_`
+  std::condition_variable wake_;
+  std::mutex busy_;  // one job at a time; a concurrent caller runs its loop alone
+  uint64_t job_ = 0;
+  BlockFn fn_ = nullptr;
+  void* arg_ = nullptr;
+  int64_t nblocks_ = 0;
+  std::atomic<int> sleepers_{0};
+  bool stop_ = false;
+  std::atomic<uint64_t> posted_{0};
+  std::atomic<uint64_t> next_{0};  // (job << 32) | next block index
+  std::atomic<int64_t> done_{0};
+};
+
+// The process-wide pool descriptor handed to every loaded library.
+const TjPool* shared_pool();
+
+}  // namespace tracejit

@@ -1,16 +1,14 @@
 """`tj.checkpoint` (alias `tj.remat`): recompute a region in the backward instead of saving it.
 
 Inside a traced function, `checkpoint(f, policy=...)` marks what `f` records; the min-cut
-partition of `tj.vjp` (`ir/partition.py`) then saves only the region's inputs and the values
-the policy allows, and the backward recomputes the rest. `policy` decides per node:
+partition (`ir/partition.py`) then saves only the region's inputs, its outputs and the values
+the policy allows, and the backward recomputes the rest: in `tj.vjp` between the forward and
+the backward call, and in `grad` (jitted or not) inside its one program, where each region is
+recomputed right before its backward (`ir/rematerialize.py`). `policy` decides per node:
 
     tj.checkpoint_policies.nothing_saveable     save nothing inside (the default)
     tj.checkpoint_policies.dots_saveable        save matmul outputs, recompute the rest
     tj.checkpoint_policies.everything_saveable  no constraint (the partition decides)
-
-A jitted `grad` compiles the forward and the backward as one program, with no partition:
-there the memory planner frees each value after its last use and a checkpoint changes
-nothing.
 
 >>> import numpy as np, tracejit as tj
 >>> f = tj.checkpoint(lambda x: np.sin(np.sin(x)))

@@ -25,49 +25,57 @@ from pathlib import Path
 import numpy as np
 
 from tracejit import cache, debug
-from tracejit.backend_cpu import (
-    blas,
-    codegen,
-    columns,
-    compiler,
-    emit,
-    fast_exp,
-    fast_log,
-    fast_tanh,
-    gather,
-    loops,
-    rows,
-    stored,
-)
+from tracejit.backend_cpu import blas, compiler, stored
 from tracejit.config import config
-from tracejit.ir import c_common, c_render, fusion, kernel, kernel_simplify, memory
+from tracejit.ir import kernel
+from tracejit.ir.gather_plan import is_native
 from tracejit.ir.graph import Graph
 from tracejit.ir.interpret import apply_primitive
 from tracejit.ir.primitives import get as get_primitive
 
-CODEGEN_SOURCES = (
-    codegen,
-    loops,
-    columns,
-    emit,
-    fast_exp,
-    fast_log,
-    fast_tanh,
-    gather,
-    rows,
-    c_render,
-    c_common,
-    kernel_simplify,
-    compiler,
-    fusion,
-    kernel,
-    memory,
-)
+
+def codegen_sources() -> tuple:
+    """The modules whose text decides the generated C++ (hashed into source-keyed entries).
+
+    Imported here, on the first compile, not at import: a warm cache hit (`load_cpu`) needs
+    none of them (~30 ms of a fresh process's first call).
+    """
+    from tracejit.backend_cpu import (
+        codegen,
+        columns,
+        emit,
+        fast_exp,
+        fast_log,
+        fast_tanh,
+        gather,
+        loops,
+        rows,
+    )
+    from tracejit.ir import c_common, c_render, fusion, kernel_simplify, memory
+
+    return (
+        codegen,
+        loops,
+        columns,
+        emit,
+        fast_exp,
+        fast_log,
+        fast_tanh,
+        gather,
+        rows,
+        c_render,
+        c_common,
+        kernel_simplify,
+        compiler,
+        fusion,
+        kernel,
+        memory,
+    )
 
 
 def _is_callback(step: kernel.Step, buffers: dict[int, kernel.Buffer]) -> bool:
     """A Fallback step the generated C++ calls NumPy back for (not compiled natively)."""
-    return isinstance(step, kernel.Fallback) and not gather.is_native(step, buffers)
+    return isinstance(step, kernel.Fallback) and not is_native(step, buffers)
 
 
 class _Fallbacks:
@@ -155,6 +163,8 @@ class CpuExecutable:
 
 def schedule_graph(graph: Graph) -> kernel.Schedule:
     """Fuse and plan `graph`: the schedule the C++ is generated from."""
+    from tracejit.ir import fusion, memory
+
     return memory.plan_memory(fusion.fuse(graph))
 
 
@@ -194,6 +204,8 @@ def compile_cpu(graph: Graph, name: str = "function", parts: dict | None = None)
     t0 = time.perf_counter()
     schedule = schedule_graph(graph)
     t1 = time.perf_counter()
+    from tracejit.backend_cpu import codegen, loops
+
     loop_plan = loops.plan_loops(schedule)
     source = codegen.generate(schedule, name, loop_plan)
     t2 = time.perf_counter()
@@ -212,7 +224,7 @@ def compile_cpu(graph: Graph, name: str = "function", parts: dict | None = None)
         key_parts = {
             "backend": "cpu",
             "source": source,
-            "codegen": cache.source_hash(CODEGEN_SOURCES),
+            "codegen": cache.source_hash(codegen_sources()),
             **toolchain_parts(),
         }
         library = cache.get_or_build(key_parts, source, build, ".so", meta)

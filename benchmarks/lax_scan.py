@@ -6,7 +6,8 @@
     python benchmarks/lax_scan.py --jax                # jax.jit(jax.grad) beside each row
 
 The unrolled programs are compile_programs.py's (a Python loop, unrolled by tracing); the scan
-programs compute the same loss with the loop body written once for `lax.scan`. Each
+programs compute the same loss with the loop body written once for `lax.scan` (`fori_loop`
+for the stable-fluids simulation's time steps). Each
 measurement runs in a fresh process over an empty disk cache: "first" is the first call
 (trace, autodiff, passes, C++ compile, run) in wall time and in CPU seconds (this process and
 the compiler), "step" the median of later calls. With --jax, the same loss under
@@ -72,15 +73,39 @@ def lstm_scan_loss(xp, lax, params, inputs, targets):
     return -(first + xp.sum(scores)) / (steps * examples)
 
 
+def fluid_fori_loss(xp, lax, params, smoke, target, steps):
+    """compile_programs.fluid_loss with its time loop as `fori_loop` (same body)."""
+    import compile_programs as cp
+
+    n = cp.FLUID_SIZE
+    vx = xp.reshape(params[: n * n], (n, n))
+    vy = xp.reshape(params[n * n :], (n, n))
+
+    def step(i, state):
+        vx, vy, smoke = state
+        vx_updated = cp._advect(xp, vx, vx, vy)
+        vy_updated = cp._advect(xp, vy, vx, vy)
+        vx, vy = cp._project(xp, vx_updated, vy_updated)
+        return vx, vy, cp._advect(xp, smoke, vx, vy)
+
+    # The example's advection promotes to its grid's dtype (float64 under NumPy rules): the
+    # loop carries that dtype from the start, as the unrolled program does after one step.
+    dt = cp._advect(xp, vx, vx, vy).dtype
+    state = (vx.astype(dt), vy.astype(dt), smoke.astype(dt))
+    _, _, smoke = lax.fori_loop(0, steps, step, state)
+    return xp.mean((target - smoke) ** 2)
+
+
 def _loss(program: str, form: str, size: int, xp, lax):
     import compile_programs as cp
 
     loss, args = cp.make(program, size, xp)
     if form == "scan":
-        scan_loss = {"rnn": rnn_scan_loss, "lstm": lstm_scan_loss}[program]
+        scan_loss = {"rnn": rnn_scan_loss, "lstm": lstm_scan_loss, "fluid": fluid_fori_loss}
+        extra = (size,) if program == "fluid" else ()
 
         def loss(*a):
-            return scan_loss(xp, lax, *a)
+            return scan_loss[program](xp, lax, *a, *extra)
 
     return loss, args
 

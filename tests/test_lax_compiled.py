@@ -169,3 +169,21 @@ def test_loops_on_the_test_device(device):
     g_ref = tj.grad(loss, argnums=(0, 1))(*args[:2])
     for a, b in zip(g, g_ref):
         np.testing.assert_allclose(tj.device_get(a), b, rtol=1e-4, atol=1e-5)
+
+
+def test_gathers_and_scatters_in_loop_bodies_compile_natively():
+    def loss(table, idx):
+        def step(c, i):
+            row = table[i]  # a gather; its gradient scatters into the table
+            return c * 0.5 + row, tnp.sum(row * c)
+
+        c, ys = lax.scan(step, np.zeros(3), idx)
+        return tnp.sum(c) + tnp.sum(ys)
+
+    table, idx = RNG.standard_normal((5, 3)), np.array([4, 0, 2, 2, 1])
+    _, compiled = _compiled(tj.value_and_grad(loss), table, idx)
+    assert compiled.executable.fallbacks() == []
+    v, g = compiled(table, idx)
+    v_ref, g_ref = tj.value_and_grad(loss)(table, idx)
+    np.testing.assert_allclose(v, v_ref, rtol=1e-13)
+    np.testing.assert_allclose(g, g_ref, rtol=1e-13)

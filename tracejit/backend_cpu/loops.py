@@ -89,6 +89,7 @@ def _plan_steps(ctx: _Context, schedule: K.Schedule, const_base: int):
         compiled = [_compile_region(ctx, r.graph) for r in regions_in_order(step.prim, step.attrs)]
         if any(c is None for c in compiled):
             continue
+        step.name = step.name.replace("_numpy_", "_")  # compiled, not a NumPy callback
         lines, need = WRITERS[step.prim](step, buffers, compiled, base, const_base)
         calls[i] = lines
         scratch = max(scratch, need)

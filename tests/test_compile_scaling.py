@@ -66,3 +66,18 @@ def test_unrolled_lstm_with_grad_matches_the_reference_interpreter():
     params = _rng_params(rng, {"w": (4 + 6, 24), "out": (6, 4)})
     xs = rng.standard_normal((STEPS // 10, 3, 4))
     _compare(_lstm_loss, params, xs)
+
+
+def test_cuda_source_holds_each_repeated_kernel_once():
+    from tracejit.backend_cuda.codegen import generate
+    from tracejit.ir import fusion, memory
+
+    rng = np.random.default_rng(2)
+    params = _rng_params(rng, {"wx": (3, 8), "wh": (8, 8), "b": (8,), "wo": (8, 2)})
+    xs, y = rng.standard_normal((30, 2, 3)), rng.standard_normal((2, 2))
+    graph = tj.jit(tj.grad(_rnn_loss)).lower(params, xs, y).graph
+    program = generate(memory.plan_memory(fusion.fuse(graph)))
+    names = {launch.name for launch in program.launches}
+    assert len(program.launches) > 30 and len(names) < 15  # 30 steps, a few distinct kernels
+    for name in names:  # every launch finds its kernel, defined once
+        assert program.source.count(f" {name}(") == 1, name

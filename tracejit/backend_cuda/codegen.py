@@ -20,13 +20,14 @@ The source compiles both with NVRTC (backend_cuda/nvrtc.py, at run time) and wit
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
 from tracejit.ir import c_common
 from tracejit.ir import kernel as K
-from tracejit.ir.c_common import decompose, indent
+from tracejit.ir.c_common import KernelDedupe, decompose, indent
 from tracejit.ir.c_render import PRELUDE, c_type, literal, render
 from tracejit.ir.gather_plan import is_native
 from tracejit.ir.kernel_simplify import simplify
@@ -313,6 +314,7 @@ def generate(schedule: K.Schedule, name: str = "function") -> CudaProgram:
     uses: set[str] = set()
     functions, launches = [], []
     runtime = [DEVICE_RUNTIME]
+    dedupe = KernelDedupe()  # an unrolled loop's repeated kernel is compiled once
     for step in schedule.steps:
         if isinstance(step, K.Fallback) and is_native(step, buffers):
             text, launch = gather_kernel(step, buffers)
@@ -322,7 +324,11 @@ def generate(schedule: K.Schedule, name: str = "function") -> CudaProgram:
             text, launch = write(step, buffers, uses)
         else:
             continue
-        functions.append(text)
+        first = dedupe.first(text, launch.name, launch.params)
+        if first is None:
+            functions.append(text)
+        else:
+            launch = dataclasses.replace(launch, name=first)
         launches.append(launch)
     parts = [f"// tracejit: generated from {name}", HEADER, PRELUDE, *runtime, *functions, ""]
     return CudaProgram("\n".join(parts), launches)

@@ -302,3 +302,60 @@ MISC = [
 ]
 
 CASES = CASES + FAMILY + MISC
+
+# Data-dependent sizes (`size=` under jit, as in JAX) and the other later names.
+_DUP = np.array([3.0, 1.0, np.nan, 3.0, 2.0, 1.0, np.nan])
+SELECT = [
+    _c("nonzero", lambda m, i: m.nonzero(i > 0, **_jax(m, size=7)), I),
+    _c("flatnonzero", lambda m, i: m.flatnonzero(i, **_jax(m, size=10)), I),
+    _c("argwhere", lambda m, i: m.argwhere(i < 0, **_jax(m, size=3)), I),
+    _c("unique", lambda m, v: m.unique(v, True, True, True, **_jax(m, size=4)), _DUP),
+    _c("unique", lambda m, i: m.unique(i, return_counts=True, **_jax(m, size=9)), I),
+    _c("unique_values", lambda m, i: m.sort(m.unique_values(i % 3, **_jax(m, size=3))), I),
+    _c("unique_counts", lambda m, i: tuple(m.unique_counts(i % 3, **_jax(m, size=3))), I),
+    _c("unique_inverse", lambda m, i: tuple(m.unique_inverse(i % 3, **_jax(m, size=3))), I),
+    _c("unique_all", lambda m, v: tuple(m.unique_all(v, **_jax(m, size=5))), _DUP),
+    _c("union1d", lambda m, i, j: m.union1d(i % 3, j, **_jax(m, size=5)), I, np.array([7, 9])),
+    _c("matvec", lambda m, x, v: m.matvec(x, v), X[None], X[0], grad=True),
+    _c("vecmat", lambda m, v, x: m.vecmat(v, x), W, X, grad=True),
+    _c("block", lambda m, x, y: m.block([[x, y[:, :1]], [y[:1], x[:1, :1]]]), X, Y, grad=True),
+    _c("apply_over_axes", lambda m, x: m.apply_over_axes(m.sum, x, [0, 1]), X, grad=True),
+    _c("fill_diagonal", lambda m, x, w: _inplace(m, "fill_diagonal", x, w, True), X, W, grad=True),
+    _c("put", lambda m, x, w: _inplace(m, "put", x, [1, 5, 5], w), X, W, grad=True),
+    _c("place", lambda m, x, w: _inplace(m, "place", x, X > 0.5, w), X, W, grad=True),
+    _c(
+        "put_along_axis",
+        lambda m, x, w: _inplace(m, "put_along_axis", x, np.array([[1], [0], [3]]), w[:, None], 1),
+        X,
+        W,
+        grad=True,
+    ),  # fmt: skip
+    _c("histogram", lambda m, x: m.histogram(x, 5), X),
+    _c(
+        "histogram",
+        lambda m, x, w: m.histogram(x, [0.3, 0.5, 0.6, 0.8], weights=w, density=True),
+        X,
+        Y,
+        grad=True,
+    ),  # fmt: skip
+    _c("histogram_bin_edges", lambda m, x: m.histogram_bin_edges(x, 4, range=(0.0, 1.0)), X),
+    _c("poly", lambda m, v: m.poly(v), V, grad=True),
+    _c("gcd", lambda m, i: m.gcd(i, 12), I),
+    _c("lcm", lambda m, i: m.lcm(i, 6), I),
+    _c("fft.fftshift", lambda m, x: m.fft.fftshift(x), X, grad=True),
+    _c("fft.ifftshift", lambda m, x: m.fft.ifftshift(x, axes=1), X, grad=True),
+    _c("fft.fftfreq", lambda m: m.fft.fftfreq(6, 0.5)),
+    _c("fft.rfftfreq", lambda m: m.fft.rfftfreq(7)),
+]
+
+
+def _inplace(m, name, x, *args):
+    """NumPy's in-place writer on a copy, or tracejit's functional form (inplace=False)."""
+    if m is np:
+        y = x.copy()
+        getattr(np, name)(y, *args)
+        return y
+    return getattr(m, name)(x, *args, inplace=False)
+
+
+CASES = CASES + SELECT

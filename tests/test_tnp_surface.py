@@ -154,14 +154,15 @@ NOT_ARRAY_COMPUTATIONS = {
     "NumPy's printing": {"array_repr", "array_str", "printoptions", "get_printoptions",
                          "set_printoptions"},
     "NumPy's file and buffer I/O": {"save", "savez", "load", "fromfile", "frombuffer",
-                                    "fromstring", "fromiter", "frompyfunc"},
+                                    "fromstring", "fromiter", "frompyfunc", "from_dlpack"},
+    "NumPy's einsum_path (a contraction plan for NumPy's einsum)": {"einsum_path"},
     "NumPy's type objects (tests/test_tnp_dtypes.py)": {
         "ComplexWarning", "ufunc", "character", "complex64", "complex128", "complex_",
         "complexfloating", "csingle", "cdouble", "flexible", "generic", "inexact", "floating",
         "integer", "number", "object_", "signedinteger", "unsignedinteger", "int8", "int16",
         "uint", "uint8", "uint16", "uint32", "uint64", "float16", "single", "double",
         "float_", "int_", "bool_", "float32", "float64", "int32", "int64", "dtype", "finfo",
-        "iinfo", "issubdtype", "promote_types", "result_type", "can_cast", "isdtype"},
+        "iinfo", "bool", "issubdtype", "promote_types", "result_type", "can_cast", "isdtype"},
 }  # fmt: skip
 
 _ROOT = Path(__file__).resolve().parent

@@ -192,16 +192,41 @@ def one_hot(x, num_classes: int, dtype=np.float32):
     return tnp.astype(tnp.equal(column, classes), dtypes.canonical(dtype))
 
 
+from tracejit._nn_extra import *
+from tracejit._public import only_public_names
+
 __all__ = [
+    "celu",
+    "dot_product_attention",
+    "elu",
     "gelu",
+    "glu",
+    "hard_sigmoid",
+    "hard_silu",
+    "hard_swish",
+    "hard_tanh",
+    "identity",
+    "leaky_relu",
+    "log1mexp",
     "log_sigmoid",
     "log_softmax",
+    "logmeanexp",
     "logsumexp",
+    "mish",
     "one_hot",
     "relu",
+    "relu6",
+    "selu",
     "sigmoid",
     "silu",
+    "soft_sign",
     "softmax",
     "softplus",
+    "sparse_plus",
+    "sparse_sigmoid",
+    "squareplus",
+    "standardize",
     "swish",
+    "tanh",
 ]
+only_public_names(__name__)

@@ -286,15 +286,42 @@ def permutation(key, x):
     return order if np.ndim(x) == 0 else np.asarray(x)[order]
 
 
+from tracejit._public import only_public_names
+from tracejit._random_samplers import *
+
 __all__ = [
     "PRNGKey",
+    "ball",
     "bernoulli",
     "bits",
+    "categorical",
+    "cauchy",
+    "choice",
+    "clone",
+    "double_sided_maxwell",
+    "exponential",
     "fold_in",
+    "geometric",
+    "gumbel",
     "key",
+    "key_data",
+    "key_impl",
+    "laplace",
+    "logistic",
+    "lognormal",
+    "maxwell",
     "normal",
+    "pareto",
     "permutation",
+    "rademacher",
+    "randint",
+    "rayleigh",
     "split",
     "threefry2x32_block",
+    "triangular",
     "uniform",
+    "wald",
+    "weibull_min",
+    "wrap_key_data",
 ]
+only_public_names(__name__)

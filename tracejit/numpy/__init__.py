@@ -11,6 +11,7 @@ from tracejit.numpy._creation import *
 from tracejit.numpy._dtypes import *
 from tracejit.numpy._einsum import *
 from tracejit.numpy._elementwise import *
+from tracejit.numpy._fft_module import *
 from tracejit.numpy._index_tricks import *
 from tracejit.numpy._indexing import *
 from tracejit.numpy._join import *
@@ -19,7 +20,9 @@ from tracejit.numpy._linalg_module import *
 from tracejit.numpy._manip import *
 from tracejit.numpy._math import *
 from tracejit.numpy._misc import *
+from tracejit.numpy._more import *
 from tracejit.numpy._reductions import *
+from tracejit.numpy._select import *
 from tracejit.numpy._shape import *
 from tracejit.numpy._signal import *
 from tracejit.numpy._sorting import *

@@ -64,8 +64,8 @@ def array_function(func, args, kwargs):
     target = None
     if module == "numpy" or module.startswith(("numpy._core", "numpy.lib")):
         target = getattr(tnp, name, None)
-    elif module == "numpy.linalg":
-        target = getattr(getattr(tnp, "linalg", None), name, None)
+    elif module in ("numpy.linalg", "numpy.fft"):
+        target = getattr(getattr(tnp, module.split(".")[1], None), name, None)
     if target is None or target is func:  # tnp re-exports some NumPy functions as they are
         qual = f"{module}.{name}" if module else name
         raise UnsupportedError(

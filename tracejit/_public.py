@@ -1,0 +1,37 @@
+"""Modules that show only their public names: `__all__` plus private (`_`) names.
+
+`tj.random.np` or `tj.nn.Tracer` would otherwise be attributes of those modules (their
+imports), which tab completion and `dir()` offer as if they were API. The functions of such a
+module still see every global: they look names up in the module's `__dict__`, not through
+attribute access.
+
+>>> import tracejit as tj
+>>> hasattr(tj.random, "np"), hasattr(tj.random, "uniform")
+(False, True)
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+
+
+class _PublicModule(types.ModuleType):
+    def __getattribute__(self, name: str):
+        if name.startswith("_"):
+            return super().__getattribute__(name)
+        namespace = super().__getattribute__("__dict__")
+        if name in namespace.get("__all__", ()):
+            return namespace[name]
+        raise AttributeError(
+            f"module {namespace['__name__']!r} has no public attribute {name!r} "
+            f"(its public names are listed in __all__)"
+        )
+
+    def __dir__(self):
+        return sorted(super().__getattribute__("__dict__").get("__all__", ()))
+
+
+def only_public_names(module_name: str) -> None:
+    """Make the module `module_name` (already in sys.modules) show only its public names."""
+    sys.modules[module_name].__class__ = _PublicModule

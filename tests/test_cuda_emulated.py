@@ -38,7 +38,6 @@ CUDA_TESTS = [
     "tests/test_tnp_first_hour.py",
     "tests/test_vmap.py::test_batched_programs_compile_for_the_test_device",
     "tests/test_transforms_extra.py::test_debug_print_prints_runtime_values_inside_jit",
-    "tests/test_nn_more.py::test_activations_compile_for_the_test_device",
     "tests/test_random_samplers.py::test_same_key_same_numbers_under_jit",
 ]
 

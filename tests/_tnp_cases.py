@@ -329,7 +329,7 @@ SELECT = [
         X,
         W,
         grad=True,
-    ),  # fmt: skip
+    ),
     _c("histogram", lambda m, x: m.histogram(x, 5), X),
     _c(
         "histogram",
@@ -337,7 +337,7 @@ SELECT = [
         X,
         Y,
         grad=True,
-    ),  # fmt: skip
+    ),
     _c("histogram_bin_edges", lambda m, x: m.histogram_bin_edges(x, 4, range=(0.0, 1.0)), X),
     _c("poly", lambda m, v: m.poly(v), V, grad=True),
     _c("gcd", lambda m, i: m.gcd(i, 12), I),
@@ -362,3 +362,35 @@ CASES = CASES + SELECT
 # What the compiled tests run: the compositions. FAMILY's names are one primitive each (the
 # backend tests compile every primitive) and MISC's mostly return NumPy constants.
 COMPILED = [c for c in CASES if c not in FAMILY and c not in MISC]
+
+VMAPPED = [
+    _c(
+        "apply_along_axis",
+        lambda m, x: m.apply_along_axis(lambda r: m.stack([r.sum(), r[0]]), 0, x),
+        X,
+        grad=True,
+    ),
+    _c(
+        "vectorize",
+        lambda m, x, w: m.vectorize(lambda a, b: a * b + 1)(x[:, :1], w),
+        X,
+        W,
+        grad=True,
+    ),
+    _c(
+        "vectorize",
+        lambda m, x: m.vectorize(lambda a, b: (a * b).sum(), signature="(n),(n)->()")(x, x[0]),
+        X,
+        grad=True,
+    ),
+    _c("polydiv", lambda m, v, w: m.polydiv(v, w)[0], V, W, grad=True),
+    _c("histogramdd", lambda m, x: m.histogramdd(x[:, :3], (2, 3, 2))[0], V3),
+    _c(
+        "histogram2d",
+        lambda m, x, w: m.histogram2d(x[0], x[1], 2, weights=w[:1].repeat(4))[0],
+        X,
+        W,
+    ),
+]
+CASES = CASES + VMAPPED
+COMPILED = COMPILED + VMAPPED

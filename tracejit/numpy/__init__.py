@@ -27,4 +27,5 @@ from tracejit.numpy._shape import *
 from tracejit.numpy._signal import *
 from tracejit.numpy._sorting import *
 from tracejit.numpy._stats import *
+from tracejit.numpy._vectorize import *
 from tracejit.tracer import methods as _methods  # noqa: F401  (Tracer operators)

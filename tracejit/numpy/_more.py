@@ -205,6 +205,68 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     return counts, edges
 
 
+def _bin_index(x, edges):
+    """(bin of each value along `edges`, whether it falls inside them)."""
+    from tracejit.numpy._sorting import searchsorted
+
+    nb = shape_of(edges)[0] - 1
+    idx = ew.subtract(searchsorted(edges, x, side="right"), 1)
+    idx = ew.where(ew.equal(x, bind("take", edges, np.int64(nb), axis=0)), nb - 1, idx)
+    return idx, ew.logical_and(ew.greater_equal(idx, 0), ew.less(idx, nb))
+
+
+def histogramdd(sample, bins=10, range=None, density=None, weights=None):
+    """`np.histogramdd` of an (N, D) sample: (counts, [edges per dimension]).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.histogramdd(np.array([[0.0, 0.0], [1.0, 1.0], [1.0, 0.0]]), 2)[0]
+    array([[1., 0.],
+           [1., 1.]])
+    """
+    (x,) = promote(asarray(sample), to_float=True)
+    d = shape_of(x)[1]
+    bins = [bins] * d if isinstance(bins, (int, np.integer)) else list(bins)
+    ranges = [None] * d if range is None else list(range)
+    cols = [reshape(slice_axis(x, 1, i, i + 1), (-1,)) for i in np.arange(d)]
+    edges = [histogram_bin_edges(c, b, r) for c, b, r in zip(cols, bins, ranges)]
+    sizes = [shape_of(e)[0] - 1 for e in edges]
+    linear, inside = None, None
+    for c, e, n in zip(cols, edges, sizes):
+        idx, ok = _bin_index(c, e)
+        linear = idx if linear is None else ew.add(ew.multiply(linear, n), idx)
+        inside = ok if inside is None else ew.logical_and(inside, ok)
+    total = int(np.prod(sizes))
+    w = np.ones(shape_of(cols[0]), np.float64) if weights is None else promote(
+        ravel(asarray(weights)), to_float=True)[0]  # fmt: skip
+    slots = ew.where(inside, linear, total)
+    counts = slice_axis(bind("take_add", np.zeros(total + 1, w.dtype), slots, w, axis=0), 0, 0,
+                        total)  # fmt: skip
+    counts = reshape(counts, tuple(sizes))
+    if density:
+        cell = None
+        for i, e in enumerate(edges):
+            width = ew.subtract(slice_axis(e, 0, 1, sizes[i] + 1), slice_axis(e, 0, 0, sizes[i]))
+            width = reshape(width, tuple(sizes[i] if j == i else 1 for j in np.arange(d)))
+            cell = width if cell is None else ew.multiply(cell, width)
+        counts = ew.divide(ew.divide(counts, red.sum(counts)), cell)
+    return counts, edges
+
+
+def histogram2d(x, y, bins=10, range=None, density=None, weights=None):
+    """`np.histogram2d`: (counts, x edges, y edges).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.histogram2d(np.array([0.0, 1.0]), np.array([1.0, 1.0]), 2)[0]
+    array([[0., 1.],
+           [0., 1.]])
+    """
+    from tracejit.numpy._join import stack
+
+    counts, (ex, ey) = histogramdd(stack([asarray(x), asarray(y)], 1), bins, range, density,
+                                   weights)  # fmt: skip
+    return counts, ex, ey
+
+
 def poly(seq_of_zeros):
     """`np.poly` of a 1-D sequence of real roots: the monic polynomial's coefficients.
 

@@ -216,6 +216,36 @@ def polymul(a1, a2):
     return convolve(ravel(asarray(a1)), ravel(asarray(a2)))
 
 
+def polydiv(u, v):
+    """`np.polydiv`: (quotient, remainder) by long division (static lengths).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> [q.tolist() for q in tnp.polydiv(np.array([1.0, -3.0, 2.0]), np.array([1.0, -1.0]))]
+    [[1.0, -2.0], [0.0]]
+    """
+    u, v = promote(ravel(asarray(u)), ravel(asarray(v)), to_float=True)
+    m, n = shape_of(u)[0] - 1, shape_of(v)[0] - 1
+    lead = bind("take", v, np.int64(0), axis=0)
+    r = u
+    quotient = []
+    for k in range(max(m - n + 1, 0)):
+        d = ew.divide(bind("take", r, np.int64(k), axis=0), lead)
+        quotient.append(reshape(d, (1,)))
+        shifted = pad(ew.multiply(v, d), (k, m - n - k))
+        r = ew.subtract(r, shifted)
+    q = concatenate(quotient) if quotient else np.zeros(1, u.dtype)
+    rem = slice_axis(r, 0, max(m - n + 1, 0), m + 1) if m >= n else r
+    return q, _trim_leading_zeros(rem)
+
+
+def _trim_leading_zeros(r):
+    """NumPy drops the remainder's leading (near-)zeros: only possible for concrete values."""
+    if isinstance(r, Tracer):
+        return r
+    nz = np.flatnonzero(np.abs(r) > 1e-14 * max(1.0, float(np.abs(r).max(initial=0))))
+    return r[nz[0] :] if nz.size else np.zeros(1, r.dtype)
+
+
 def polyder(p, m: int = 1):
     """`np.polyder`: the m-th derivative.
 

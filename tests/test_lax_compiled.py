@@ -187,3 +187,21 @@ def test_gathers_and_scatters_in_loop_bodies_compile_natively():
     v_ref, g_ref = tj.value_and_grad(loss)(table, idx)
     np.testing.assert_allclose(v, v_ref, rtol=1e-13)
     np.testing.assert_allclose(g, g_ref, rtol=1e-13)
+
+
+def test_a_debug_print_in_a_loop_body_calls_back_and_the_loop_stays_compiled(capsys):
+    def f(xs):
+        def step(c, x):
+            tj.debug.print("c={c}", c=c)
+            return c + x, None
+
+        return lax.scan(step, np.float64(0.0), xs)[0]
+
+    xs = np.arange(1.0, 4.0)
+    _, compiled = _compiled(f, xs)
+    assert compiled.executable.fallbacks() == ["debug_print"]  # the loop itself is native
+    assert "static int tj_region0" in compiled.source()
+    capsys.readouterr()
+    (out,) = compiled(xs)
+    assert out == 6.0
+    assert capsys.readouterr().out.split() == ["c=0.0", "c=1.0", "c=3.0"]

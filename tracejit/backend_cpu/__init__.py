@@ -81,13 +81,22 @@ def _is_callback(step: kernel.Step, buffers: dict[int, kernel.Buffer]) -> bool:
 class _Fallbacks:
     """Runs the NumPy fallback steps of one schedule when generated code calls back."""
 
-    def __init__(self, schedule: kernel.Schedule, native: frozenset[int] = frozenset()):
-        self.buffers = {b.id: b for b in schedule.buffers}
-        self.steps = {
-            i: s
+    def __init__(
+        self,
+        schedule: kernel.Schedule,
+        native: frozenset[int] = frozenset(),
+        region_callbacks: dict | None = None,
+    ):
+        buffers = {b.id: b for b in schedule.buffers}
+        # id -> (step, its schedule's buffers): this schedule's steps by index (but the
+        # compiled loops, `native`), then the loop bodies' callbacks (backend_cpu/loops.py)
+        self.entries = {
+            i: (s, buffers)
             for i, s in enumerate(schedule.steps)
-            if _is_callback(s, self.buffers) and i not in native  # native: compiled loops
+            if _is_callback(s, buffers) and i not in native
         }
+        self.entries.update(region_callbacks or {})
+        self.steps = {i: s for i, (s, _) in self.entries.items()}
 
     def __bool__(self) -> bool:
         return bool(self.steps)
@@ -96,16 +105,16 @@ class _Fallbacks:
         s = self.steps[step]
         return len(s.inputs) + len(s.outputs)
 
-    def _array(self, address: int, buf: int) -> np.ndarray:
-        b = self.buffers[buf]
+    @staticmethod
+    def _array(address: int, b: kernel.Buffer) -> np.ndarray:
         if b.nbytes == 0:
             return np.empty(b.shape, b.dtype)
         raw = (ctypes.c_char * b.nbytes).from_address(address)
         return np.frombuffer(raw, dtype=b.dtype).reshape(b.shape)
 
     def __call__(self, step: int, addresses: list[int]) -> None:
-        s = self.steps[step]
-        arrays = [self._array(a, b) for a, b in zip(addresses, s.inputs + s.outputs)]
+        s, buffers = self.entries[step]
+        arrays = [self._array(a, buffers[b]) for a, b in zip(addresses, s.inputs + s.outputs)]
         ins, outs = arrays[: len(s.inputs)], arrays[len(s.inputs) :]
         results = apply_primitive(get_primitive(s.prim), [a.copy() for a in ins], s.attrs)
         for dst, src in zip(outs, results):
@@ -122,6 +131,7 @@ class CpuExecutable:
         library: str,
         in_spec: list,
         native_loops: frozenset[int] = frozenset(),
+        region_callbacks: dict | None = None,
     ):
         from tracejit import _core
 
@@ -131,7 +141,7 @@ class CpuExecutable:
         # BLAS is loaded only for schedules that multiply (~1-20 ms on a first call).
         has_matmul = any(isinstance(s, kernel.Matmul) for s in schedule.steps)
         sgemm, dgemm = blas.gemm_pointers() if has_matmul else (0, 0)
-        fallbacks = _Fallbacks(schedule, native_loops)
+        fallbacks = _Fallbacks(schedule, native_loops, region_callbacks)
         self._fallback_steps = fallbacks.steps
         buffers = {b.id: b for b in schedule.buffers}
         spec = [(tuple(shape), dtype) for shape, dtype in in_spec]
@@ -185,9 +195,10 @@ def toolchain_parts() -> dict:
 def _load(library: str) -> CpuExecutable:
     """The executable of a graph-keyed entry: the library plus its pickled metadata."""
     entry = Path(library).parent
-    schedule, in_spec, native_loops = stored.loads((entry / stored.EXECUTABLE_FILE).read_bytes())
+    payload = stored.loads((entry / stored.EXECUTABLE_FILE).read_bytes())
+    schedule, in_spec, native_loops, callbacks = payload
     source = (entry / "source.cpp").read_text(encoding="utf-8")
-    return CpuExecutable(schedule, source, library, in_spec, native_loops)
+    return CpuExecutable(schedule, source, library, in_spec, native_loops, callbacks)
 
 
 def load_cpu(parts: dict) -> CpuExecutable | None:
@@ -219,7 +230,8 @@ def compile_cpu(graph: Graph, name: str = "function", parts: dict | None = None)
         compiler.compile_library(cxx, src, lib)
 
     in_spec, native_loops = _in_spec(graph), frozenset(loop_plan.calls)
-    payload = None if parts is None else stored.dumps((schedule, in_spec, native_loops))
+    callbacks = loop_plan.callbacks
+    payload = None if parts is None else stored.dumps((schedule, in_spec, native_loops, callbacks))
     if payload is None:
         key_parts = {
             "backend": "cpu",
@@ -228,7 +240,7 @@ def compile_cpu(graph: Graph, name: str = "function", parts: dict | None = None)
             **toolchain_parts(),
         }
         library = cache.get_or_build(key_parts, source, build, ".so", meta)
-        executable = CpuExecutable(schedule, source, library, in_spec, native_loops)
+        executable = CpuExecutable(schedule, source, library, in_spec, native_loops, callbacks)
     else:
         files = {stored.EXECUTABLE_FILE: payload}
         executable = cache.get_or_build(parts, source, build, ".so", meta, files, load=_load)

@@ -219,12 +219,17 @@ def _statement(i: int, step: K.Step, buffers) -> str:
         return f"tj_matmul<{c_type(dt)}>(ctx, {flags}, {sizes}, b{step.a}, b{step.b}, b{step.out});"
     if is_native(step, buffers):
         return native_call(step, buffers)
+    return callback_statement(i, step)
+
+
+def callback_statement(callback: int, step: K.Fallback) -> str:
+    """A call back into Python (NumPy) for `step`, under id `callback` (`_Fallbacks`)."""
     ptrs = ", ".join(f"(void*)b{b}" for b in step.inputs + step.outputs)
     return "\n".join(
         [
             "{",
             f"  void* ptrs[] = {{{ptrs}}};",
-            f"  if (int rc = ctx->fallback(ctx->self, {i}, ptrs)) return rc;",
+            f"  if (int rc = ctx->fallback(ctx->self, {callback}, ptrs)) return rc;",
             "}",
         ]
     )

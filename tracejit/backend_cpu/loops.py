@@ -15,9 +15,9 @@ once per iteration with pointers into the loop's operands:
 
 Scratch (carry slots, then the region's own arena) lives past the end of the enclosing
 function's planned arena: steps run one at a time, so every loop step of a function reuses
-the same scratch, and the arena grows by the largest. A region that needs a NumPy callback
-(a primitive not compiled natively) is not compiled: its loop stays a callback step, run
-by the reference interpreter (`_Fallbacks` in backend_cpu/__init__.py).
+the same scratch, and the arena grows by the largest. A step of a region that needs NumPy (a
+primitive not compiled natively, e.g. a debug print) calls back into Python like a top-level
+fallback step, under its own callback id (`LoopPlan.callbacks`); the loop stays native.
 """
 
 from __future__ import annotations
@@ -52,25 +52,30 @@ class LoopPlan:
     functions: list[str] = field(default_factory=list)  # region functions, callees first
     uses: set[str] = field(default_factory=set)  # libm functions the regions call
     native_gather: bool = False
+    # NumPy callbacks inside regions (a debug print...): callback id -> (step, its buffers);
+    # ids start after the schedule's own step indices, which number its own callbacks.
+    callbacks: dict[int, tuple] = field(default_factory=dict)
 
 
 class _Context:
-    def __init__(self, consts: list):
+    def __init__(self, consts: list, first_callback: int):
         self.consts = consts  # the executable's constant list, extended with the regions'
         self.functions: list[str] = []
         self.uses: set[str] = set()
         self.native_gather = False
         self.count = 0
+        self.callbacks: dict[int, tuple] = {}
+        self.next_callback = first_callback
 
 
 def plan_loops(schedule: K.Schedule) -> LoopPlan:
     """Compile the regions of `schedule`'s loop steps; grows `schedule.consts` and
     `schedule.arena_bytes` (in place) by what they need."""
-    ctx = _Context(schedule.consts)
+    ctx = _Context(schedule.consts, len(schedule.steps))
     calls, scratch = _plan_steps(ctx, schedule, 0)
     if calls:
         schedule.arena_bytes = _round_up(schedule.arena_bytes) + scratch
-    return LoopPlan(calls, ctx.functions, ctx.uses, ctx.native_gather)
+    return LoopPlan(calls, ctx.functions, ctx.uses, ctx.native_gather, ctx.callbacks)
 
 
 def is_loop(step: K.Step) -> bool:
@@ -87,8 +92,6 @@ def _plan_steps(ctx: _Context, schedule: K.Schedule, const_base: int):
         if not is_loop(step):
             continue
         compiled = [_compile_region(ctx, r.graph) for r in regions_in_order(step.prim, step.attrs)]
-        if any(c is None for c in compiled):
-            continue
         step.name = step.name.replace("_numpy_", "_")  # compiled, not a NumPy callback
         lines, need = WRITERS[step.prim](step, buffers, compiled, base, const_base)
         calls[i] = lines
@@ -96,7 +99,7 @@ def _plan_steps(ctx: _Context, schedule: K.Schedule, const_base: int):
     return calls, scratch
 
 
-def _compile_region(ctx: _Context, graph) -> Compiled | None:
+def _compile_region(ctx: _Context, graph) -> Compiled:
     schedule = memory.plan_memory(fusion.fuse(graph))
     buffers = {b.id: b for b in schedule.buffers}
     name = f"tj_region{ctx.count}"
@@ -106,8 +109,10 @@ def _compile_region(ctx: _Context, graph) -> Compiled | None:
     calls, scratch = _plan_steps(ctx, schedule, const_base)
     for i, step in enumerate(schedule.steps):
         callback = isinstance(step, K.Fallback) and not is_native(step, buffers)
-        if callback and i not in calls:
-            return None  # needs NumPy: the enclosing loop stays a callback
+        if callback and i not in calls:  # NumPy, called back under an executable-wide id
+            calls[i] = [codegen.callback_statement(ctx.next_callback, step)]
+            ctx.callbacks[ctx.next_callback] = (step, buffers)
+            ctx.next_callback += 1
         if not isinstance(step, K.View):
             step.name = f"{name}_{step.name}"  # kernel functions share one unit
     functions, run = codegen.run_function(schedule, name, ctx.uses, calls, "static ")

@@ -7,7 +7,9 @@
 Each measurement runs in a fresh process (`subprocess`): `grad` of the program's loss (see
 compile_programs.py) is jitted and called once. "cold" uses an empty disk cache, "warm" a
 second fresh process over the cache the cold one filled. Phases come from `tracejit.timing`
-(trace includes autodiff; c++ is the compiler run). JAX (`jax.jit(jax.grad(loss))`, first call
+(trace includes autodiff; c++ is the compiler run); all are wall-clock seconds except "cpu",
+the CPU seconds the cold call used (user + system, compiler processes included), which a
+busy shared machine distorts much less than wall time. JAX (`jax.jit(jax.grad(loss))`, first call
 including XLA compilation) runs beside it when importable. The fitted growth exponent is the
 least-squares slope of log(time) against log(steps) over the sizes of one program.
 """
@@ -18,6 +20,7 @@ import argparse
 import json
 import math
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -53,11 +56,21 @@ def _child(system: str, program: str, size: int) -> dict:
 
     loss, args = compile_programs.make(program, size, np)
     step = tj.jit(tj.grad(loss))
+    cpu0 = _cpu_seconds()
     with timing.collect() as times:
         t0 = time.perf_counter()
         step(*args)
         total = time.perf_counter() - t0
-    return {"total": total, "phases": times}
+    return {"total": total, "phases": times, "cpu": _cpu_seconds() - cpu0}
+
+
+def _cpu_seconds() -> float:
+    """User + system CPU of this process and its finished children (the C++ compiler)."""
+    me, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def _run_child(system: str, program: str, size: int, cache_dir: str) -> dict | None:
@@ -118,8 +131,9 @@ def print_row(row: dict) -> None:
     phases = " ".join(f"{_fmt(cold['phases'].get(p, 0.0)):>7}" for p in PHASES)
     jax = _fmt(row["jax"]["total"]) if "jax" in row else "n/a"
     err = f"  ({cold['error']})" if "error" in cold else ""
+    cpu = _fmt(cold.get("cpu", math.nan))
     print(
-        f"{row['program']:>6} {row['size']:>5} {_fmt(cold['total']):>8} "
+        f"{row['program']:>6} {row['size']:>5} {_fmt(cold['total']):>8} {cpu:>7} "
         f"{_fmt(row['warm']['total']):>7} {jax:>7} | {phases}{err}",
         flush=True,
     )
@@ -132,6 +146,8 @@ def print_exponents(rows: list[dict]) -> None:
             continue
         sizes = [r["size"] for r in mine]
         parts = [f"total {growth_exponent(sizes, [r['cold']['total'] for r in mine]):.2f}"]
+        if all("cpu" in r["cold"] for r in mine):
+            parts.append(f"cpu {growth_exponent(sizes, [r['cold']['cpu'] for r in mine]):.2f}")
         for p in PHASES:
             ts = [r["cold"]["phases"].get(p, 0.0) for r in mine]
             if min(ts) > 1e-3:
@@ -158,7 +174,7 @@ def main() -> None:
     with_jax = not opts.no_jax and _jax_available()
     print("times in seconds; first call in a fresh process (cold: empty disk cache)")
     print(
-        f"{'prog':>6} {'steps':>5} {'cold':>8} {'warm':>7} {'jax':>7} | "
+        f"{'prog':>6} {'steps':>5} {'cold':>8} {'cpu':>7} {'warm':>7} {'jax':>7} | "
         + " ".join(f"{p:>7}" for p in PHASES)
     )
     rows = []

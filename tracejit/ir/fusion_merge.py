@@ -26,6 +26,12 @@ from dataclasses import dataclass, field
 from tracejit.ir import kernel as K
 from tracejit.ir.graph import Node, Value
 
+# At most this many stores plus reductions per kernel. An unrolled loop makes groups that
+# could otherwise grow without bound (every step's slice of one input, every step's share of
+# a gradient): each merge rebuilds the group, so unbounded growth costs quadratic time, and
+# the C++ compiler's time and the kernel's register and scratch pressure grow with its width.
+MAX_GROUP = 32
+
 
 class Invalid(Exception):
     """A tentative kernel is not expressible (a reduction result read at another index)."""
@@ -315,7 +321,7 @@ def merge(steps: Steps) -> None:
             if (a, b) in failed:
                 continue
             key = merge_key(a, b)
-            if key is None:
+            if key is None or _size(a) + _size(b) > MAX_GROUP:
                 continue
             merged = steps.try_merge(a, b, key)
             if merged is not None:
@@ -323,6 +329,10 @@ def merge(steps: Steps) -> None:
                 break
             failed.add((a, b))
             failed.add((b, a))
+
+
+def _size(g: Group) -> int:
+    return len(g.stores) + len(g.reduces)
 
 
 def drop_internal(steps: Steps, outputs: set[Value]) -> None:

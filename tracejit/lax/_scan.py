@@ -129,16 +129,46 @@ def scan(
     return tree_unflatten(init_tree, carry), tree_unflatten(y_tree, ys)
 
 
-def map(f: Callable, xs):
+def map(f: Callable, xs, *, batch_size: int | None = None):
     """`f` applied to each slice of `xs` along its leading axis, results stacked (a scan).
+
+    With `batch_size`, each loop trip applies `vmap(f)` to `batch_size` slices at once (the
+    leftover slices in one more batch), as `jax.lax.map` does.
 
     >>> import numpy as np
     >>> from tracejit import lax
     >>> lax.map(lambda x: x * 2.0, np.arange(3.0))
     array([0., 2., 4.])
     """
-    _, ys = scan(lambda c, x: (c, f(x)), None, xs)
-    return ys
+    if batch_size is None:
+        _, ys = scan(lambda c, x: (c, f(x)), None, xs)
+        return ys
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+        raise ShapeError(f"map: batch_size must be a positive int, got {batch_size!r}")
+    return _batched_map(f, xs, batch_size)
+
+
+def _batched_map(f: Callable, xs, batch_size: int):
+    from tracejit import numpy as tnp
+    from tracejit.batching import vmap
+
+    leaves, tree = tree_flatten(xs)
+    n = _scan_length(leaves, None)
+    b = max(1, min(batch_size, n))
+    blocks, rest = divmod(n, b)
+    parts = []
+    if blocks:
+        main = [tnp.reshape(x[: blocks * b], (blocks, b) + tuple(x.shape[1:])) for x in leaves]
+        _, ys = scan(lambda c, xb: (c, vmap(f)(xb)), None, tree_unflatten(tree, main))
+        y_leaves, y_tree = tree_flatten(ys)
+        parts.append([tnp.reshape(y, (blocks * b,) + tuple(y.shape[2:])) for y in y_leaves])
+    if rest:
+        tail = vmap(f)(tree_unflatten(tree, [x[blocks * b :] for x in leaves]))
+        y_leaves, y_tree = tree_flatten(tail)
+        parts.append(y_leaves)
+    if len(parts) == 1:
+        return tree_unflatten(y_tree, parts[0])
+    return tree_unflatten(y_tree, [tnp.concatenate(p, axis=0) for p in zip(*parts)])
 
 
 __all__ = ["map", "scan", "scan_flat"]

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from tracejit import debug, progress, timing
+from tracejit import debug, gc_pause, progress, timing
 from tracejit.backends import check_device, compile_graph, graph_parts, load_cached
 from tracejit.config import config
 from tracejit.debug_print import PrintingExecutable, hoist_prints
@@ -288,6 +288,7 @@ class Jitted:
         if config.explain_cache_misses:
             self._explain_miss(key, args, kwargs)
         with (
+            gc_pause.paused(),
             progress.track(self._label()),
             debug.start_dump(self._label()) as dump,
             timing.collect() as times,

@@ -394,3 +394,13 @@ VMAPPED = [
 ]
 CASES = CASES + VMAPPED
 COMPILED = COMPILED + VMAPPED
+
+_A, _B = np.array([3, 1, 2, 3, 7, 7, 0]), np.array([3, 4, 1, 9])
+SETS = [
+    _c("intersect1d", lambda m, a, b: m.intersect1d(a, b, **_jax(m, size=2)), _A, _B),
+    _c("setdiff1d", lambda m, a, b: m.setdiff1d(a, b, **_jax(m, size=3)), _A, _B),
+    _c("setxor1d", lambda m, a, b: m.setxor1d(a, b, **_jax(m, size=5)), _A, _B),
+    _c("setdiff1d", lambda m, v, w: m.setdiff1d(v, w, **_jax(m, size=5)), V, W, grad=True),
+]
+CASES = CASES + SETS
+COMPILED = COMPILED + SETS

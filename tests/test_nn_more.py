@@ -87,4 +87,18 @@ def test_modules_show_only_their_public_names(module):
         assert not hasattr(module, leaked), leaked
     assert sorted(dir(module)) == sorted(module.__all__)
     for name in module.__all__:
-        assert callable(getattr(module, name)), name
+        value = getattr(module, name)
+        assert callable(value) or value is getattr(module, "initializers", None), name
+
+
+# shape (5, 12, 40): receptive field 5, so fan_in = 60, fan_out = 200, their mean 130
+@pytest.mark.parametrize(
+    "name, variance",
+    [("glorot_uniform", 1 / 130), ("he_normal", 2 / 60), ("lecun_uniform", 1 / 60)],
+)
+def test_initializers_have_the_stated_variance(name, variance):
+    w = getattr(tj.nn.initializers, name)()(tj.random.key(1), (5, 12, 40))
+    assert w.shape == (5, 12, 40) and w.dtype == np.float32
+    assert abs(np.var(w.astype(np.float64)) / variance - 1) < 0.08
+    zeros = tj.nn.initializers.zeros(tj.random.key(0), (2, 3))
+    np.testing.assert_array_equal(zeros, np.zeros((2, 3), np.float32))

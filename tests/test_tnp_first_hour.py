@@ -138,3 +138,16 @@ def test_clear_errors_for_data_dependent_sizes():
         tj.jit(lambda x, q: tnp.quantile(x, q))(np.ones(3), np.float64(0.5))
     with pytest.raises(UnsupportedError, match="mode='linear_ramp'"):
         tnp.pad(np.ones(2), 1, mode="linear_ramp")
+
+
+def test_set_operations_pad_to_size_under_jit():
+    a, b = np.array([3, 1, 2, 3]), np.array([3, 4])
+    got = tj.jit(lambda a, b: tnp.setdiff1d(a, b, size=4, fill_value=-1))(a, b)
+    np.testing.assert_array_equal(got, [1, 2, -1, -1])
+    got = tj.jit(lambda a: tnp.nonzero(a, size=4, fill_value=9))(np.array([0, 5, 0, 6]))
+    np.testing.assert_array_equal(got[0], [1, 3, 9, 9])
+    with pytest.raises(UnsupportedError, match="size="):
+        tj.jit(lambda a: tnp.unique(a))(a)
+    with pytest.raises(UnsupportedError, match="data-dependent size"):
+        tj.jit(lambda a: tnp.trim_zeros(a))(a)
+    assert tnp.trim_zeros(np.array([0, 1, 0])).tolist() == [1]

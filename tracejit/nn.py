@@ -193,6 +193,7 @@ def one_hot(x, num_classes: int, dtype=np.float32):
 
 
 from tracejit._nn_extra import *
+from tracejit._nn_initializers import initializers
 from tracejit._public import only_public_names
 
 __all__ = [
@@ -206,6 +207,7 @@ __all__ = [
     "hard_swish",
     "hard_tanh",
     "identity",
+    "initializers",
     "leaky_relu",
     "log1mexp",
     "log_sigmoid",

@@ -208,6 +208,88 @@ def union1d(ar1, ar2, *, size: int | None = None, fill_value=None):
                   fill_value=fill_value)  # fmt: skip
 
 
+def _set_op(name, np_fn, ar1, ar2, size, fill_value, pick):
+    """A sorted set operation: `pick(s1, first1, s2, first2)` gives (values, mask) to compact."""
+    a, b = asarray(ar1), asarray(ar2)
+    if size is None:
+        if isinstance(a, Tracer) or isinstance(b, Tracer):
+            raise _need_size(name)
+        return np_fn(a, b)
+    a, b = promote(ravel(a), ravel(b))
+    s1, _, first1 = _sorted_groups(a, True)
+    s2, _, first2 = _sorted_groups(b, True)
+    values, mask = pick(s1, first1, s2, first2)
+    fill = bind("take", s1, np.int64(0), axis=0) if fill_value is None else fill_value
+    return _compact(mask, values, int(size), fill)
+
+
+def _isin(x, y):
+    from tracejit.numpy._construct import isin
+
+    return isin(x, y)
+
+
+def intersect1d(ar1, ar2, assume_unique: bool = False, return_indices: bool = False, *,
+                size: int | None = None, fill_value=None):  # fmt: skip
+    """`np.intersect1d`: sorted unique values in both (under `jit` with `size=`).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.intersect1d(np.array([3, 1, 2, 3]), np.array([3, 4, 1]))
+    array([1, 3])
+    """
+    if return_indices:
+        raise UnsupportedError("intersect1d: return_indices is not supported")
+    return _set_op("intersect1d", np.intersect1d, ar1, ar2, size, fill_value,
+                   lambda s1, f1, s2, f2: (s1, ew.logical_and(f1, _isin(s1, s2))))  # fmt: skip
+
+
+def setdiff1d(ar1, ar2, assume_unique: bool = False, *, size: int | None = None,
+              fill_value=None):  # fmt: skip
+    """`np.setdiff1d`: sorted unique values of ar1 not in ar2 (under `jit` with `size=`).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.setdiff1d(np.array([3, 1, 2, 3]), np.array([3, 4]))
+    array([1, 2])
+    """
+    return _set_op("setdiff1d", np.setdiff1d, ar1, ar2, size, fill_value,
+                   lambda s1, f1, s2, f2: (s1, ew.logical_and(f1, ew.logical_not(_isin(s1, s2)))))  # fmt: skip
+
+
+def setxor1d(ar1, ar2, assume_unique: bool = False, *, size: int | None = None,
+             fill_value=None):  # fmt: skip
+    """`np.setxor1d`: sorted values in exactly one of the two (under `jit` with `size=`).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.setxor1d(np.array([3, 1, 2]), np.array([3, 4]))
+    array([1, 2, 4])
+    """
+    from tracejit.numpy._sorting import lexsort
+
+    def pick(s1, f1, s2, f2):
+        m1 = ew.logical_and(f1, ew.logical_not(_isin(s1, s2)))
+        m2 = ew.logical_and(f2, ew.logical_not(_isin(s2, s1)))
+        values, mask = concatenate([s1, s2]), concatenate([m1, m2])
+        order = lexsort((values, ew.logical_not(mask)))  # kept values first, sorted
+        return bind("take", values, order, axis=0), bind("take", mask, order, axis=0)
+
+    return _set_op("setxor1d", np.setxor1d, ar1, ar2, size, fill_value, pick)
+
+
+def trim_zeros(filt, trim: str = "fb", axis=None):
+    """`np.trim_zeros` of a concrete array (its result's size depends on the values).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.trim_zeros(np.array([0, 1, 0, 2, 0]))
+    array([1, 0, 2])
+    """
+    if isinstance(filt, Tracer):
+        raise UnsupportedError("trim_zeros of a traced array has a data-dependent size; slice "
+                               "with static bounds, or call it outside jit")  # fmt: skip
+    return (
+        np.trim_zeros(np.asarray(filt), trim) if axis is None else np.trim_zeros(filt, trim, axis)
+    )
+
+
 __all__ = [
     n
     for n, v in list(globals().items())

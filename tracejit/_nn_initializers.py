@@ -80,36 +80,21 @@ def variance_scaling(scale: float, mode: str, distribution: str, in_axis=-2, out
     return init
 
 
-def glorot_uniform(in_axis=-2, out_axis=-1, dtype=np.float32):
-    """Glorot (Xavier) uniform: variance 1 / fan_avg."""
-    return variance_scaling(1.0, "fan_avg", "uniform", in_axis, out_axis, dtype)
+def _scaled(name: str, scale: float, mode: str, distribution: str):
+    def factory(in_axis=-2, out_axis=-1, dtype=np.float32):
+        return variance_scaling(scale, mode, distribution, in_axis, out_axis, dtype)
+
+    factory.__name__ = factory.__qualname__ = name
+    factory.__doc__ = f"`variance_scaling({scale}, {mode!r}, {distribution!r})`."
+    return factory
 
 
-def glorot_normal(in_axis=-2, out_axis=-1, dtype=np.float32):
-    """Glorot (Xavier) normal (untruncated)."""
-    return variance_scaling(1.0, "fan_avg", "untruncated_normal", in_axis, out_axis, dtype)
-
-
-def he_uniform(in_axis=-2, out_axis=-1, dtype=np.float32):
-    """He (Kaiming) uniform: variance 2 / fan_in."""
-    return variance_scaling(2.0, "fan_in", "uniform", in_axis, out_axis, dtype)
-
-
-def he_normal(in_axis=-2, out_axis=-1, dtype=np.float32):
-    """He (Kaiming) normal (untruncated)."""
-    return variance_scaling(2.0, "fan_in", "untruncated_normal", in_axis, out_axis, dtype)
-
-
-def lecun_uniform(in_axis=-2, out_axis=-1, dtype=np.float32):
-    """LeCun uniform: variance 1 / fan_in."""
-    return variance_scaling(1.0, "fan_in", "uniform", in_axis, out_axis, dtype)
-
-
-def lecun_normal(in_axis=-2, out_axis=-1, dtype=np.float32):
-    """LeCun normal (untruncated)."""
-    return variance_scaling(1.0, "fan_in", "untruncated_normal", in_axis, out_axis, dtype)
-
-
+glorot_uniform = _scaled("glorot_uniform", 1.0, "fan_avg", "uniform")
+glorot_normal = _scaled("glorot_normal", 1.0, "fan_avg", "untruncated_normal")
+he_uniform = _scaled("he_uniform", 2.0, "fan_in", "uniform")
+he_normal = _scaled("he_normal", 2.0, "fan_in", "untruncated_normal")
+lecun_uniform = _scaled("lecun_uniform", 1.0, "fan_in", "uniform")
+lecun_normal = _scaled("lecun_normal", 1.0, "fan_in", "untruncated_normal")
 xavier_uniform, xavier_normal = glorot_uniform, glorot_normal
 kaiming_uniform, kaiming_normal = he_uniform, he_normal
 

@@ -130,23 +130,48 @@ def test_key_differs_whenever_the_output_could(monkeypatch):
         assert _key(lambda x: x * 2.0, X) != base
 
 
-def test_only_the_cpu_device_has_an_early_key():
+def test_devices_early_keys():
     graph = tj.make_ir(lambda x: x * 2.0)(X)
-    assert backends.graph_parts(graph, "numpy", "f") is None
-    assert backends.graph_parts(graph, "cuda", "f") is None
+    assert backends.graph_parts(graph, "numpy", "f") is None  # nothing to compile
+    cpu, cuda = (backends.graph_parts(graph, d, "f") for d in ("cpu", "cuda"))
+    assert cache.cache_key(cpu) != cache.cache_key(cuda)
+    assert "compiler" in cpu and "compiler" not in cuda  # NVRTC is keyed per architecture
+
+
+@needs_cxx
+def test_a_stored_executable_loads_without_fusion(device, tmp_path, monkeypatch):
+    # Runs on the test device: "cpu" here, "cuda" under the emulator (test_cuda_emulated.py).
+    monkeypatch.setattr(tj.config, "cache_dir", str(tmp_path))
+
+    def f(x, y):
+        return np.tanh(x * y + 0.5) - np.sum(y, axis=0)
+
+    x, y = np.linspace(-1, 1, 12).reshape(3, 4), np.linspace(0, 2, 12).reshape(3, 4)
+    compiled = tj.device_get(tj.jit(f, device=device)(x, y))
+    parts = backends.graph_parts(tj.make_ir(f)(x, y), device, "jit(f)")
+
+    def no_fusion(*args, **kwargs):
+        raise AssertionError("fusion ran for a stored executable")
+
+    monkeypatch.setattr("tracejit.ir.fusion.fuse", no_fusion)
+    executable = backends.load_cached(parts, device, "jit(f)")
+    assert executable is not None
+    loaded = tj.device_get(executable([x, y])[0])
+    np.testing.assert_array_equal(loaded, compiled)
+    np.testing.assert_allclose(loaded, np.tanh(x * y + 0.5) - np.sum(y, axis=0), rtol=1e-12)
 
 
 @needs_cxx
 def test_a_deeply_nested_schedule_is_stored_and_loaded(tmp_path, monkeypatch):
     # A long elementwise chain fuses into one expression nested hundreds of levels deep:
-    # too deep for the C pickler, so it is pickled on a large stack (backend_cpu/stored.py).
+    # too deep for the C pickler, so it is pickled on a large stack (tracejit/cache/payload.py).
     import tracejit.numpy as tnp
-    from tracejit.backend_cpu import stored
+    from tracejit.cache import payload
 
     monkeypatch.setattr(tj.config, "cache_dir", str(tmp_path))
     deep = []
     monkeypatch.setattr(
-        stored, "_dump_deep", lambda obj, f=stored._dump_deep: deep.append(1) or f(obj)
+        payload, "_dump_deep", lambda obj, f=payload._dump_deep: deep.append(1) or f(obj)
     )
 
     def f(x):

@@ -5,8 +5,8 @@
 "cuda"   generated CUDA C through CuPy
 
 The persistent cache is consulted before the expensive phases: `graph_parts` is the key of
-a *traced* graph (its exact text, the device, tracejit's sources, NumPy's version, the
-compiler and the CPU), `load_cached(parts)` returns the stored executable of a fresh
+a *traced* graph (its exact text, the device, tracejit's sources, NumPy's version, and for
+"cpu" the compiler and the CPU), `load_cached(parts)` returns the stored executable of a fresh
 process's warm cache without running passes, fusion, codegen or the compiler, and
 `compile_graph(graph, device, name, parts)` stores what it compiles under those parts.
 """
@@ -71,21 +71,18 @@ OUTPUT_CONFIG = ("memory_budget", "fp_contract")
 def graph_parts(traced: Graph, device: str, name: str) -> dict | None:
     """The persistent key of a traced graph for `device`, or None where there is none.
 
-    None for devices without an early lookup ("numpy" compiles nothing; "cuda" caches its
-    NVRTC binaries by source), for graphs with attributes that have no stable text, and while
-    debug dumps are on (they want every phase to run).
+    None for "numpy" (it compiles nothing), for graphs with attributes that have no stable
+    text, and while debug dumps are on (they want every phase to run).
     """
     from tracejit import debug
     from tracejit.cache import graph_key, keys
 
-    if device != "cpu" or debug.current_dump().enabled:
+    if device == "numpy" or debug.current_dump().enabled:
         return None
     fingerprint = graph_key.graph_fingerprint(traced)
     if fingerprint is None:
         return None
-    from tracejit.backend_cpu import toolchain_parts
-
-    return {
+    parts = {
         "kind": "traced-graph",
         "backend": device,
         "graph_sha256": hashlib.sha256(fingerprint.encode()).hexdigest(),
@@ -93,18 +90,26 @@ def graph_parts(traced: Graph, device: str, name: str) -> dict | None:
         "tracejit": keys.package_hash(),
         "numpy": np.__version__,
         "config": {k: getattr(config, k) for k in OUTPUT_CONFIG},
-        **toolchain_parts(),
     }
+    if device == "cpu":
+        from tracejit.backend_cpu import toolchain_parts
+
+        parts.update(toolchain_parts())
+    return parts
 
 
-def load_cached(parts: dict | None, device: str) -> Executable | None:
+def load_cached(parts: dict | None, device: str, name: str = "function") -> Executable | None:
     """The executable stored under `parts` (from `graph_parts`), or None on a miss."""
     if parts is None:
         return None
-    from tracejit.backend_cpu import load_cpu
-
     with timing.phase("cache lookup and load"):
-        return load_cpu(parts)
+        if device == "cpu":
+            from tracejit.backend_cpu import load_cpu
+
+            return load_cpu(parts)
+        from tracejit.backend_cuda import load_cuda
+
+        return load_cuda(parts, name)  # DeviceError when CuPy or a GPU is missing
 
 
 def compile_graph(
@@ -120,4 +125,4 @@ def compile_graph(
         return compile_cpu(graph, name, parts)
     from tracejit.backend_cuda import compile_cuda
 
-    return compile_cuda(graph, name)  # DeviceError when CuPy or a GPU is missing
+    return compile_cuda(graph, name, parts)  # DeviceError when CuPy or a GPU is missing

@@ -25,7 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from tracejit import cache, debug
-from tracejit.backend_cpu import blas, compiler, stored
+from tracejit.backend_cpu import blas, compiler
+from tracejit.cache import payload
 from tracejit.config import config
 from tracejit.ir import kernel
 from tracejit.ir.gather_plan import is_native
@@ -195,8 +196,8 @@ def toolchain_parts() -> dict:
 def _load(library: str) -> CpuExecutable:
     """The executable of a graph-keyed entry: the library plus its pickled metadata."""
     entry = Path(library).parent
-    payload = stored.loads((entry / stored.EXECUTABLE_FILE).read_bytes())
-    schedule, in_spec, native_loops, callbacks = payload
+    stored_meta = payload.loads((entry / payload.EXECUTABLE_FILE).read_bytes())
+    schedule, in_spec, native_loops, callbacks = stored_meta
     source = (entry / "source.cpp").read_text(encoding="utf-8")
     return CpuExecutable(schedule, source, library, in_spec, native_loops, callbacks)
 
@@ -231,8 +232,10 @@ def compile_cpu(graph: Graph, name: str = "function", parts: dict | None = None)
 
     in_spec, native_loops = _in_spec(graph), frozenset(loop_plan.calls)
     callbacks = loop_plan.callbacks
-    payload = None if parts is None else stored.dumps((schedule, in_spec, native_loops, callbacks))
-    if payload is None:
+    blob = None
+    if parts is not None:
+        blob = payload.dumps((schedule, in_spec, native_loops, callbacks))
+    if blob is None:
         key_parts = {
             "backend": "cpu",
             "source": source,
@@ -242,7 +245,7 @@ def compile_cpu(graph: Graph, name: str = "function", parts: dict | None = None)
         library = cache.get_or_build(key_parts, source, build, ".so", meta)
         executable = CpuExecutable(schedule, source, library, in_spec, native_loops, callbacks)
     else:
-        files = {stored.EXECUTABLE_FILE: payload}
+        files = {payload.EXECUTABLE_FILE: blob}
         executable = cache.get_or_build(parts, source, build, ".so", meta, files, load=_load)
     t3 = time.perf_counter()
     if config.log_compiles:

@@ -7,6 +7,10 @@ once with NVRTC under IEEE float options (nvrtc; cached on disk), loads it with
 cuBLAS through `cupy.matmul`; buffers come from CuPy's memory pool. A function called often
 may replay its launches as one CUDA graph (graphs; `tj.config.cuda_graphs`).
 
+Given `parts` (the traced graph's key, `tracejit.backends.graph_parts`), the schedule and
+program are stored under it, so `load_cuda(parts)` in a fresh process skips fusion and codegen
+(and, through NVRTC's source-keyed entry, the compiler).
+
 `cuda_source(graph)` needs no GPU (nor CuPy): it is what CI compiles with `nvcc --cubin`.
 
 >>> import numpy as np, tracejit as tj
@@ -19,8 +23,11 @@ from __future__ import annotations
 
 import logging
 import time
+from pathlib import Path
 
+from tracejit import cache
 from tracejit.backend_cuda import codegen
+from tracejit.cache import payload
 from tracejit.config import config
 from tracejit.ir import fusion, memory
 from tracejit.ir.graph import Graph
@@ -31,8 +38,42 @@ def cuda_source(graph: Graph, name: str = "function") -> codegen.CudaProgram:
     return codegen.generate(memory.plan_memory(fusion.fuse(graph)), name)
 
 
-def compile_cuda(graph: Graph, name: str = "function"):
-    """Compile `graph` for the current CUDA device (DeviceError without CuPy or a GPU)."""
+# The "library" of a graph-keyed CUDA entry: the pickled (schedule, program), whose NVRTC
+# binary is cached by its source (nvrtc.binary_path) for each GPU architecture.
+PROGRAM_SUFFIX = ".pkl"
+
+
+def _read(path: str):
+    return payload.loads(Path(path).read_bytes())
+
+
+def load_cuda(parts: dict, name: str = "function"):
+    """The executable stored under the graph key `parts`, or None: no fusion, no codegen."""
+    from tracejit.backend_cuda.launcher import CudaExecutable
+    from tracejit.devices import cupy_or_error
+
+    cupy = cupy_or_error()
+    found = cache.lookup(parts, PROGRAM_SUFFIX, load=_read)
+    return None if found is None else CudaExecutable(cupy, *found, name)
+
+
+def _store(parts: dict, schedule, program: codegen.CudaProgram) -> None:
+    blob = payload.dumps((schedule, program))
+    if blob is None:
+        return  # not storable: this function runs the compile phases in every process
+
+    def build(_source: str, path: str) -> None:
+        Path(path).write_bytes(blob)
+
+    cache.get_or_build(parts, program.source, build, PROGRAM_SUFFIX)
+
+
+def compile_cuda(graph: Graph, name: str = "function", parts: dict | None = None):
+    """Compile `graph` for the current CUDA device (DeviceError without CuPy or a GPU).
+
+    With `parts` (the traced graph's key) the schedule and program are stored under it too,
+    for `load_cuda` in a fresh process.
+    """
     from tracejit.backend_cuda.launcher import CudaExecutable
     from tracejit.devices import cupy_or_error
 
@@ -42,6 +83,8 @@ def compile_cuda(graph: Graph, name: str = "function"):
     program = codegen.generate(schedule, name)
     t1 = time.perf_counter()
     executable = CudaExecutable(cupy, schedule, program, name)
+    if parts is not None:
+        _store(parts, schedule, program)
     if config.log_compiles:
         logging.getLogger("tracejit").warning(
             "%s: fusion+codegen %.1f ms, NVRTC compile/load %.1f ms",
@@ -52,4 +95,4 @@ def compile_cuda(graph: Graph, name: str = "function"):
     return executable
 
 
-__all__ = ["compile_cuda", "cuda_source"]
+__all__ = ["PROGRAM_SUFFIX", "compile_cuda", "cuda_source", "load_cuda"]

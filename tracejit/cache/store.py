@@ -41,7 +41,8 @@ META_FORMAT = 2
 # A build directory without a lock file comes from an older tracejit; swept after this long.
 LEGACY_BUILD_S = 3600.0
 # The source file name follows the library suffix: CUDA artifacts come from .cu files.
-_SOURCE_SUFFIXES = {".cubin": ".cu", ".ptx": ".cu", ".fatbin": ".cu"}
+# ".pkl": a CUDA program stored before NVRTC (backend_cuda.PROGRAM_SUFFIX).
+_SOURCE_SUFFIXES = {".cubin": ".cu", ".ptx": ".cu", ".fatbin": ".cu", ".pkl": ".cu"}
 # errno values that mean "this directory cannot take our files": fall back, do not fail.
 STORAGE_ERRNOS = frozenset(
     {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.ENOTDIR}

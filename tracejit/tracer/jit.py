@@ -297,7 +297,7 @@ class Jitted:
                 traced, _ = self._get_trace(args, kwargs)
             dump.write("traced", traced.graph)
             parts = graph_parts(traced.graph, key[3], self._label())
-            executable = load_cached(parts, key[3])  # a warm disk cache skips what follows
+            executable = load_cached(parts, key[3], self._label())  # warm: skips what follows
             graph, prints = traced.graph, []  # graphs that print have no early key
             if executable is None:
                 with timing.phase("passes"):

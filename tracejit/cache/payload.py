@@ -1,6 +1,7 @@
-"""The executable's metadata stored beside its library in a graph-keyed cache entry.
+"""An executable's metadata stored beside its library in a graph-keyed cache entry.
 
-`dumps((schedule, in_spec))` pickles what `CpuExecutable` needs besides the library, with
+`dumps(obj)` pickles what an executable needs besides its library (the CPU backend: the
+schedule, input spec and native loops; the CUDA backend: the schedule and program), with
 primitives by name (their rules are closures; the registry gives the same object back).
 Kernel expressions of a long fused elementwise chain nest hundreds of levels deep, past
 Python's recursion limit for the pickler; those are pickled again by the pure-Python pickler

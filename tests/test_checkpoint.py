@@ -64,8 +64,9 @@ def test_policies_choose_the_residuals_and_keep_gradients_exact():
         for g, p in zip(grads[0] + [grads[1]], plain_g[0] + [plain_g[1]]):
             np.testing.assert_allclose(g, p, rtol=1e-12, atol=1e-14)
         results[name] = f_vjp
-    # nothing inside a region is saved: the inputs and each layer's output (its tanh)
-    assert _kinds(results["nothing"]) == ["input"] * 4 + ["tanh"] * len(WS)
+    # nothing inside a region is saved: the inputs, and each layer's output (the identity
+    # through which it leaves its region)
+    assert _kinds(results["nothing"]) == ["input"] * 4 + ["remat_barrier"] * len(WS)
     assert results["nothing"].saved_bytes <= results["plain"].saved_bytes
     # dots_saveable saves each layer's matmul and recomputes the inner tanh from it
     assert _kinds(results["dots"]).count("matmul") == len(WS)
@@ -89,6 +90,16 @@ def test_checkpoint_inside_a_jitted_grad_lowers_its_memory():
     grad2 = tj.grad(lambda w: tj.grad(_model(tj.checkpoint(_layer)))([w, *WS[1:]], X)[0].sum())
     plain2 = tj.grad(lambda w: tj.grad(_model(_layer))([w, *WS[1:]], X)[0].sum())
     np.testing.assert_allclose(grad2(WS[0]), plain2(WS[0]), rtol=1e-10, atol=1e-12)
+
+
+def test_a_checkpointed_output_is_saved_only_when_the_backward_needs_it():
+    w = WS[0]
+    block = tj.checkpoint(lambda x: tnp.tanh(tnp.tanh(x @ w) @ w))
+    _, plain = tj.vjp(lambda x: tnp.sum(_layer(_layer(x, w), w)), X)
+    _, summed = tj.vjp(lambda x: tnp.sum(block(x)), X)
+    _, squared = tj.vjp(lambda x: tnp.sum(block(x) ** 2), X)
+    assert summed.saved_bytes == X.nbytes < plain.saved_bytes  # only the region's input
+    assert squared.saved_bytes == 2 * X.nbytes  # and its output, which d(f**2) reads
 
 
 def test_checkpoint_eagerly_and_policy_must_be_callable():

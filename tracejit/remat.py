@@ -23,9 +23,9 @@ from collections.abc import Callable
 
 from tracejit.ir.graph import Node
 from tracejit.ir.primitives import MATMUL
-from tracejit.ir.remat import Policy, mark
-from tracejit.pytree import tree_leaves
-from tracejit.tracer.core import Tracer
+from tracejit.ir.remat import Policy, keep, mark, remat_barrier_p
+from tracejit.pytree import tree_flatten, tree_leaves, tree_unflatten
+from tracejit.tracer.core import Tracer, bind
 
 
 class checkpoint_policies:
@@ -61,13 +61,23 @@ def checkpoint(fun: Callable, *, policy: Policy | None = None) -> Callable:
         trace = max(traces, key=lambda t: t.level)
         start = len(trace.graph.nodes)
         out = fun(*args, **kwargs)
-        # the region's outputs are values of the enclosing computation: saveable, as in JAX
-        results = [x._value for x in tree_leaves(out) if isinstance(x, Tracer)]
-        mark(trace.graph.nodes[start:], rule, outputs=results)
-        return out
+        mark(trace.graph.nodes[start:], rule)
+        # Each output leaves the region through an identity: the copy outside is a value of
+        # the enclosing computation (saved if its backward needs it, never recomputed), and
+        # what the region's own VJP derives from the inside value is recomputed with it.
+        leaves, tree = tree_flatten(out)
+        leaves = [_boundary(x, trace) for x in leaves]
+        keep(x._value for x in leaves if isinstance(x, Tracer) and x._trace is trace)
+        return tree_unflatten(tree, leaves)
 
     checkpointed.__name__ = f"checkpoint({getattr(fun, '__name__', 'function')})"
     return checkpointed
+
+
+def _boundary(x, trace):
+    if isinstance(x, Tracer) and x._trace is trace:
+        return bind(remat_barrier_p, x)
+    return x
 
 
 remat = checkpoint

@@ -27,13 +27,16 @@ _MARKS: weakref.WeakKeyDictionary[Value, Policy] = weakref.WeakKeyDictionary()
 _OUTPUTS: weakref.WeakKeyDictionary[Value, bool] = weakref.WeakKeyDictionary()
 
 
-def mark(nodes: Iterable[Node], policy: Policy, outputs: Iterable[Value] = ()) -> None:
+def mark(nodes: Iterable[Node], policy: Policy) -> None:
     for node in nodes:
         for v in node.outputs:
             _MARKS.setdefault(v, policy)  # an inner checkpoint's policy wins
+
+
+def keep(outputs: Iterable[Value]) -> None:
+    """Mark a region's outputs: computed in the forward, saved when the backward needs them."""
     for v in outputs:
         _OUTPUTS[v] = True
-        _MARKS.pop(v, None)
 
 
 def region_outputs(fwd_nodes: Iterable[Node]) -> set[Value]:
@@ -74,6 +77,7 @@ VJP_RULES["remat_barrier"] = lambda e, ct, x, *, out: [ct]
 __all__ = [
     "Policy",
     "checkpointed_values",
+    "keep",
     "mark",
     "must_recompute",
     "region_outputs",

@@ -18,6 +18,7 @@ running passes, fusion, codegen or the compiler.
 from __future__ import annotations
 
 import ctypes
+import importlib
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -34,44 +35,35 @@ from tracejit.ir.graph import Graph
 from tracejit.ir.interpret import apply_primitive
 from tracejit.ir.primitives import get as get_primitive
 
+# The modules whose text decides the generated C++ (hashed into source-keyed entries).
+_CODEGEN_MODULES = tuple(
+    f"tracejit.{name}"
+    for name in (
+        "backend_cpu.codegen",
+        "backend_cpu.loops",
+        "backend_cpu.columns",
+        "backend_cpu.emit",
+        "backend_cpu.fast_exp",
+        "backend_cpu.fast_log",
+        "backend_cpu.fast_tanh",
+        "backend_cpu.vector_math",
+        "backend_cpu.gather",
+        "backend_cpu.rows",
+        "backend_cpu.compiler",
+        "ir.c_render",
+        "ir.c_common",
+        "ir.kernel_simplify",
+        "ir.fusion",
+        "ir.kernel",
+        "ir.memory",
+    )
+)
+
 
 def codegen_sources() -> tuple:
-    """The modules whose text decides the generated C++ (hashed into source-keyed entries).
-
-    Imported here, on the first compile, not at import: a warm cache hit (`load_cpu`) needs
-    none of them (~30 ms of a fresh process's first call).
-    """
-    from tracejit.backend_cpu import (
-        codegen,
-        columns,
-        emit,
-        fast_exp,
-        fast_log,
-        fast_tanh,
-        gather,
-        loops,
-        rows,
-    )
-    from tracejit.ir import c_common, c_render, fusion, kernel_simplify, memory
-
-    return (
-        codegen,
-        loops,
-        columns,
-        emit,
-        fast_exp,
-        fast_log,
-        fast_tanh,
-        gather,
-        rows,
-        c_render,
-        c_common,
-        kernel_simplify,
-        compiler,
-        fusion,
-        kernel,
-        memory,
-    )
+    """The codegen modules, imported here on the first compile, not at import: a warm cache
+    hit (`load_cpu`) needs none of them (~30 ms of a fresh process's first call)."""
+    return tuple(importlib.import_module(name) for name in _CODEGEN_MODULES)
 
 
 def _is_callback(step: kernel.Step, buffers: dict[int, kernel.Buffer]) -> bool:

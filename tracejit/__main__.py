@@ -3,7 +3,7 @@
     $ python -m tracejit cache info
     dir      /home/me/.cache/tracejit
     entries  12
-    size     1.4 MB
+    size     1.4 MB (evicting past 2.1 GB)
     $ python -m tracejit cache info --json
     {"dir": "/home/me/.cache/tracejit", "entries": 12, "bytes": 1432118, ...}
     $ python -m tracejit cache clear
@@ -32,6 +32,10 @@ def _size(n: int) -> str:
     raise AssertionError("unreachable")
 
 
+def _cap(max_bytes: int) -> str:
+    return f"evicting past {_size(max_bytes)}" if max_bytes else "no size cap"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m tracejit", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -47,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status.
 
     >>> main(["cache", "info", "--json"])  # doctest: +ELLIPSIS
-    {"dir": "...", "entries": ..., "bytes": ..., "hits": ..., "misses": ...}
+    {"dir": "...", "entries": ..., "bytes": ..., "hits": ..., "misses": ..., "max_bytes": ...}
     0
     """
     args = _parser().parse_args(argv)
@@ -57,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(info))
         else:
             print(
-                f"dir      {info['dir']}\nentries  {info['entries']}\nsize     {_size(info['bytes'])}"
+                f"dir      {info['dir']}\nentries  {info['entries']}\nsize     "
+                f"{_size(info['bytes'])} ({_cap(info['max_bytes'])})"
             )
     else:
         removed = clear_cache()

@@ -374,11 +374,12 @@ def invalidate(key: str, reason: str | None = None) -> None:
 
 
 def cache_info() -> dict:
-    """The cache directory, its entry count and size, and this process's hits and misses.
+    """The cache directory, its entry count, size and size cap, and this process's hits and
+    misses.
 
     >>> import tracejit as tj
     >>> sorted(tj.cache_info())
-    ['bytes', 'dir', 'entries', 'hits', 'misses']
+    ['bytes', 'dir', 'entries', 'hits', 'max_bytes', 'misses']
     """
     root = cache_root()
     found = [e for e in store.entries(root) if (e / store.META_NAME).is_file()]
@@ -388,6 +389,7 @@ def cache_info() -> dict:
         "bytes": sum(store.tree_bytes(e) for e in found),
         "hits": _stats.hits,
         "misses": _stats.misses,
+        "max_bytes": int(config.cache_max_bytes),
     }
 
 

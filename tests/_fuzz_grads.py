@@ -11,7 +11,7 @@ from __future__ import annotations
 import _fuzz_draw_structural as structural
 import numpy as np
 from _fuzz_ops import Pool, Step, partner
-from _fuzz_programs import Program, _stand_in, shapes
+from _fuzz_programs import Program, draw_program, shapes
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -68,25 +68,12 @@ def grad_programs(draw, max_steps: int = 5):
     pool = Pool(only_dtype=np.float64)
     for _ in range(draw(st.integers(1, 2))):
         pool.add_input(draw(shapes), np.float64)
-    defs = {}
-    for _ in range(draw(st.integers(1, max_steps))):
-        step = draw(st.sampled_from(WEIGHTED))(draw, pool)
-        if step is None:
-            continue
-        out = _stand_in(step, pool)
-        if out is None or out.dtype != np.float64:
-            continue
-        pool.avals.append((out.shape, out.dtype))
-        defs[len(pool.avals) - 1] = step
-    if not defs:
-        defs[len(pool.avals)] = Step("np.sin({0})", (pool.inputs[0],), "smooth")
-        pool.avals.append(pool.avals[pool.inputs[0]])
-    used = {a for step in defs.values() for a in step.args if isinstance(a, int)}
-    outputs = tuple([i for i in sorted(defs) if i not in used][-3:])
-    program = Program(list(pool.avals), defs, list(pool.inputs), outputs)
+    float64 = lambda out: out.dtype == np.float64
+    program = draw_program(draw, pool, WEIGHTED, max_steps, float64, 3)
     uniform = st.floats(-2, 2, allow_subnormal=False)
     args = [draw(hnp.arrays(np.float64, pool.avals[i][0], elements=uniform)) for i in pool.inputs]
-    weights = [draw(hnp.arrays(np.float64, pool.avals[i][0], elements=uniform)) for i in outputs]
+    outputs = [pool.avals[i][0] for i in program.outputs]
+    weights = [draw(hnp.arrays(np.float64, shape, elements=uniform)) for shape in outputs]
     return program, args, weights
 
 

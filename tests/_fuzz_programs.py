@@ -111,30 +111,33 @@ shapes = st.sampled_from([0, 1, 2, 2, 3, 3]).flatmap(
 INPUT_DTYPES = st.sampled_from([np.float32, np.float64, np.float32, np.float64, *DTYPES])
 
 
-@st.composite
-def programs(draw, max_steps: int = 6):
-    pool = Pool()
-    for _ in range(draw(st.integers(1, 2))):
-        pool.add_input(draw(shapes), draw(INPUT_DTYPES))
+def draw_program(draw, pool: Pool, weighted, max_steps: int, accept, max_outputs: int):
+    """Steps drawn from `weighted` drawers over `pool` (whose inputs are set), keeping those
+    whose stand-in result passes `accept`; the outputs are the last unused results."""
     defs = {}
     for _ in range(draw(st.integers(1, max_steps))):
-        step = draw(st.sampled_from(WEIGHTED))(draw, pool)
-        if step is None:
-            continue
-        out = _stand_in(step, pool)
-        if out is None:
+        step = draw(st.sampled_from(weighted))(draw, pool)
+        out = None if step is None else _stand_in(step, pool)
+        if out is None or not accept(out):
             continue
         pool.avals.append((out.shape, out.dtype))
         defs[len(pool.avals) - 1] = step
     if not defs:
-        defs[len(pool.avals)] = Step("({0} + 0)", (pool.inputs[0],), "exact")
+        defs[len(pool.avals)] = Step("np.negative({0})", (pool.inputs[0],), "exact")
         pool.avals.append(pool.avals[pool.inputs[0]])
     used = {a for step in defs.values() for a in step.args if isinstance(a, int)}
     sinks = [i for i in sorted(defs) if i not in used]
-    outputs = tuple(sinks[-4:])
-    program = Program(list(pool.avals), defs, list(pool.inputs), outputs)
-    args = [draw(arrays(*pool.avals[i])) for i in pool.inputs]
-    return program, args
+    return Program(list(pool.avals), defs, list(pool.inputs), tuple(sinks[-max_outputs:]))
+
+
+@st.composite
+def programs(draw, max_steps: int = 6):
+    """(program, inputs) of any supported dtypes and values."""
+    pool = Pool()
+    for _ in range(draw(st.integers(1, 2))):
+        pool.add_input(draw(shapes), draw(INPUT_DTYPES))
+    program = draw_program(draw, pool, WEIGHTED, max_steps, lambda out: True, 4)
+    return program, [draw(arrays(*pool.avals[i])) for i in pool.inputs]
 
 
 def _stand_in(step: Step, pool: Pool):

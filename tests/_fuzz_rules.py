@@ -179,9 +179,10 @@ def math_erf(x):
     return np.vectorize(math.erf, otypes=[np.float64])(x) if np.size(x) else x * 1.0
 
 
-def binary_libm_rule(f64, domain_ok):
+def binary_libm_rule(f64, domain_ok, annex_f):
     """pow and atan2: the bound at the four corners of the operand box (monotonic per axis
-    where `domain_ok(x, ex, y, ey)`; elsewhere undecided)."""
+    where `domain_ok(x, ex, y, ey)`; elsewhere undecided); exact where `annex_f(x, y, mid)`
+    on exact operands."""
 
     def rule(out, a, b) -> Shadow:
         x, ex, y, ey = a.f64, a.err, b.f64, b.err
@@ -192,9 +193,8 @@ def binary_libm_rule(f64, domain_ok):
             prop = np.where(any_err(a, b), prop + 2 * LIBM_ULPS * ulp(mid), 0.0)
         exact = ~any_err(a, b)
         decided_inf, undecided_inf = _overflow(out, mid, exact, out.dtype)
-        annex = exact & (~np.isfinite(y) | (y == 0) | (x == 1) | np.isnan(x) | (mid == 0))
-        annex |= _annex_f(x, mid, exact) & ~np.isfinite(mid)
-        annex |= exact & ((x == 0) | np.isinf(x))
+        with np.errstate(**ERRSTATE):
+            annex = exact & (annex_f(x, y, mid) | np.isnan(x) | np.isnan(y) | (mid == 0))
         err = libm(out, prop, annex | decided_inf)
         unk = any_unk(a, b) | undecided_inf | (any_err(a, b) & ~domain_ok(x, ex, y, ey))
         return finish(out, err, unk)
@@ -205,14 +205,22 @@ def binary_libm_rule(f64, domain_ok):
 def pow_rule(out, a, b) -> Shadow:
     if out.dtype.kind != "f":
         return exact_rule(out, a, b)
-    return binary_libm_rule(np.power, lambda x, ex, y, ey: x - ex > 0)(out, a, b)
+    return binary_libm_rule(np.power, lambda x, ex, y, ey: x - ex > 0, _pow_annex_f)(out, a, b)
+
+
+def _pow_annex_f(x, y, mid):
+    """C99 F.9.4.4: pow(x, +-0) = 1, pow(1, y) = 1, and every zero, infinite or NaN operand
+    or result (overflow and domain errors included) is fixed."""
+    special = ~np.isfinite(x) | ~np.isfinite(y) | (x == 0) | (y == 0) | (x == 1)
+    return special | ~np.isfinite(mid)
 
 
 def _atan2_ok(y, ey, x, ex):
     return ~((y - ey <= 0) & (y + ey >= 0) & (x - ex <= 0))
 
 
-atan2_rule = binary_libm_rule(np.arctan2, _atan2_ok)
+# atan2: only its zero results are fixed exactly (its +-pi, +-pi/2 cases are rounded constants).
+atan2_rule = binary_libm_rule(np.arctan2, _atan2_ok, lambda y, x, mid: np.zeros(mid.shape, bool))
 
 UNARY_LIBM = {
     "exp": unary_libm_rule(np.exp),

@@ -356,3 +356,17 @@ def test_inline_float32_log_is_correctly_rounded_and_exact_at_special_values():
         want = np.log(special)
     np.testing.assert_array_equal(got, want)  # NaN where NumPy has NaN (any sign or payload)
     assert (np.signbit(got) == np.signbit(want))[~np.isnan(want)].all()
+
+
+def test_float64_sums_are_at_least_as_accurate_as_numpy():
+    # float64 sums add blocks into a long double total: their error does not grow with n.
+    import math
+
+    rng = np.random.default_rng(5)
+    total = tj.jit(lambda x: (np.sum(x), np.sum(x.reshape(8, -1), axis=1)))
+    for x in (np.full(1 << 22, 0.1), rng.random(1 << 22)):
+        s, rows = total(x)
+        for got, part in [(s, x), *zip(rows, x.reshape(8, -1))]:
+            exact = math.fsum(part)
+            bound = max(abs(np.sum(part) - exact), np.spacing(abs(exact)))
+            assert abs(got - exact) <= bound, (got, exact, np.sum(part))

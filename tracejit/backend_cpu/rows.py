@@ -29,7 +29,6 @@ from tracejit.ir.c_common import (
     extreme_literal,
     indent,
     nan_literal,
-    sum_accumulator_type,
 )
 from tracejit.ir.c_render import LIBM_BINARY, LIBM_UNARY, c_type
 
@@ -39,11 +38,16 @@ SCRATCH_MAX_BYTES = 32 * 1024
 # Cost of recomputing a sub-expression, relative to a simple arithmetic op: one libm call
 # (a vector exp is ~10-20 instructions) is worth a store and a reload from L1.
 LIBM_COST = 8
-# float32 sums add into a float32 vector accumulator for SUM_BLOCK iterations of the innermost
-# loop (16 sequential adds per lane at 16 lanes: NumPy's pairwise sum adds 16 per accumulator
-# in its blocks of 128 too), then into a double (ir/c_common.sum_accumulator_type). Summing
-# in double throughout halved the exp-sum loop's vector width (softmax +20%).
-SUM_BLOCK = 256
+# Float sums add into a vector accumulator of their own type for a block of the innermost loop,
+# SUM_BLOCK_BYTES of terms (16 sequential adds per lane of a 64-byte vector: NumPy's pairwise
+# sum adds 16 per accumulator in its blocks of 128 too), then into a wider total. Summing
+# float32 in double throughout halved the exp-sum loop's vector width (softmax +20%).
+SUM_BLOCK_BYTES = 1024
+# The type the blocks of a float sum add into: float32 -> double (as the GPU's accumulators,
+# ir/c_common.sum_accumulator_type); float64 -> long double (x87's 64-bit significand on x86;
+# one add per block, so its speed does not matter), which makes a float64 sum's error that of
+# its blocks, whatever its length, where NumPy's pairwise error grows with log2(n).
+BLOCK_TOTAL = {np.dtype(np.float32): "double", np.dtype(np.float64): "long double"}
 
 
 @dataclass
@@ -56,10 +60,11 @@ class AccCode:
     clauses: list[tuple[str, str]]  # omp simd reduction clauses (op, variable)
     sequential: bool  # argmax/argmin: the loop carries a dependence, no simd reduction
     fields: list[tuple[str, str, str]] = field(default_factory=list)  # (ctype, var, combine)
-    # float32 sums: a float32 accumulator per block of the innermost loop (block_pre), added
-    # into the double one after the block (block_post); see SUM_BLOCK
+    # float sums: an accumulator of the sum's type per block of the innermost loop
+    # (block_pre), added into the wider total after the block (block_post); see SUM_BLOCK_BYTES
     block_pre: list[str] = field(default_factory=list)
     block_post: list[str] = field(default_factory=list)
+    block: int = 0  # iterations per block (SUM_BLOCK_BYTES of terms)
 
 
 def accumulator(r: K.Reduction, v: str) -> AccCode:
@@ -82,13 +87,14 @@ def accumulator(r: K.Reduction, v: str) -> AccCode:
         upd = [f"{name} = {name} {op} (int32_t){v};"]
         post = [f"const bool r{r.rid} = {name} != 0;"]
         return AccCode(pre, upd, post, [(op, name)], False, [("int32_t", name, op)])
-    if r.op == "sum" and sum_accumulator_type(r.dtype) != ct:  # float32: blocks into double
-        acc = sum_accumulator_type(r.dtype)
+    if r.op == "sum" and r.dtype.kind == "f":  # float blocks into a wider total
+        acc = BLOCK_TOTAL[np.dtype(r.dtype)]
         pre, post = [f"{acc} {name} = 0;"], [f"const {ct} r{r.rid} = ({ct}){name};"]
         upd = [f"{name}b = {name}b + {v};"]
         code = AccCode(pre, upd, post, [("+", f"{name}b")], False, [(acc, name, "+")])
         code.block_pre = [f"{ct} {name}b = 0;"]
         code.block_post = [f"{name} = {name} + {name}b;"]
+        code.block = SUM_BLOCK_BYTES // np.dtype(r.dtype).itemsize
         return code
     if r.op in ("sum", "prod"):
         sym = "+" if r.op == "sum" else "*"
@@ -257,7 +263,8 @@ class RowWriter(BaseWriter):
         post = [q for a in accs for q in a.post]
         block_pre = [p for a in accs for p in a.block_pre]
         if block_pre and k.inner:
-            block = (block_pre, [q for a in accs for q in a.block_post])
+            size = min(a.block for a in accs if a.block)
+            block = (block_pre, [q for a in accs for q in a.block_post], size)
             return pre, post, self._blocked_nest(clauses, sequential, first_range, body, block)
         if block_pre:  # no inner loop: the block is the one element
             body = block_pre + body + [q for a in accs for q in a.block_post]
@@ -265,16 +272,16 @@ class RowWriter(BaseWriter):
         return pre, post, self._nest(loops, body)
 
     def _blocked_nest(self, clauses, sequential, first_range, body, block) -> list[str]:
-        """The loop nest with its innermost loop run in blocks of SUM_BLOCK iterations, each
-        with fresh float32 sum accumulators added into the double ones after it."""
+        """The loop nest with its innermost loop run in blocks of `block[2]` iterations, each
+        with fresh float sum accumulators added into the wider totals after it."""
         k = self.k
         last = len(k.inner) - 1
         var = f"i{len(k.outer) + last}"
         lo, hi = first_range if (last == 0 and first_range) else ("0", f"{k.inner[last]}LL")
         red = " ".join(f"reduction({op}:{name})" for op, name in clauses)
-        end = f"{var}b + {SUM_BLOCK}LL"
+        end = f"{var}b + {block[2]}LL"
         inner = [
-            f"for (int64_t {var}b = {lo}; {var}b < {hi}; {var}b += {SUM_BLOCK}LL) {{",
+            f"for (int64_t {var}b = {lo}; {var}b < {hi}; {var}b += {block[2]}LL) {{",
             f"  const int64_t {var}e = {end} < {hi} ? {end} : {hi};",
             *indent(block[0]),
             *([] if sequential else [f"  #pragma omp simd {red}"]),

@@ -45,10 +45,11 @@ def _child(system: str, program: str, size: int) -> dict:
         import jax.numpy as jnp
 
         loss, args = compile_programs.make(program, size, jnp)
+        cpu0 = _cpu_seconds()
         t0 = time.perf_counter()
         out = jax.jit(jax.grad(loss))(*args)
         jax.block_until_ready(out)
-        return {"total": time.perf_counter() - t0, "phases": {}}
+        return {"total": time.perf_counter() - t0, "phases": {}, "cpu": _cpu_seconds() - cpu0}
     import numpy as np
 
     import tracejit as tj
@@ -129,12 +130,14 @@ def measure(program: str, size: int, with_jax: bool) -> dict:
 def print_row(row: dict) -> None:
     cold = row["cold"]
     phases = " ".join(f"{_fmt(cold['phases'].get(p, 0.0)):>7}" for p in PHASES)
-    jax = _fmt(row["jax"]["total"]) if "jax" in row else "n/a"
+    jax = "n/a"
+    if "jax" in row:
+        jax = f"{_fmt(row['jax']['total'])}/{_fmt(row['jax'].get('cpu', math.nan))}"
     err = f"  ({cold['error']})" if "error" in cold else ""
     cpu = _fmt(cold.get("cpu", math.nan))
     print(
         f"{row['program']:>6} {row['size']:>5} {_fmt(cold['total']):>8} {cpu:>7} "
-        f"{_fmt(row['warm']['total']):>7} {jax:>7} | {phases}{err}",
+        f"{_fmt(row['warm']['total']):>7} {jax:>12} | {phases}{err}",
         flush=True,
     )
 
@@ -174,7 +177,7 @@ def main() -> None:
     with_jax = not opts.no_jax and _jax_available()
     print("times in seconds; first call in a fresh process (cold: empty disk cache)")
     print(
-        f"{'prog':>6} {'steps':>5} {'cold':>8} {'cpu':>7} {'warm':>7} {'jax':>7} | "
+        f"{'prog':>6} {'steps':>5} {'cold':>8} {'cpu':>7} {'warm':>7} {'jax wall/cpu':>12} | "
         + " ".join(f"{p:>7}" for p in PHASES)
     )
     rows = []

@@ -254,7 +254,7 @@ def run_function(
         if calls and i in calls:
             table.add("\n".join(calls[i]), f"{fn}_s{i}")
         elif isinstance(step, K.Kernel):
-            w = writer_for(step, buffers, uses)
+            w = writer_for(table.hoist(step), table.buffers, uses)
             table.add(w.call(), w.k.name, w.function())
         elif not isinstance(step, K.View):  # a view is only a pointer alias
             table.add(_statement(i, step, buffers), f"{fn}_s{i}")

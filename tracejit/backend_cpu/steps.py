@@ -34,7 +34,7 @@ STEP_SIGNATURE = (
     "(void* const* bp, const int64_t* a, void* const* consts, char* arena, const TjContext* ctx)"
 )
 UNUSED = "(void)bp; (void)a; (void)consts; (void)arena; (void)ctx;"
-_KIND = {"input": 0, "output": 1, "const": 2, "temp": 3, "view": 4}
+_KIND = {"input": 0, "output": 1, "const": 2, "temp": 3, "view": 4, "shifted": 5}
 
 
 def _buf(i: int, kind: str, where: int) -> K.Buffer:
@@ -74,6 +74,26 @@ class StepTable:
         self.fns: list[str] = []  # per step: its function
         self.at: list[int] = []  # per step: where its buffer slots start in `args`
         self.args: list[int] = []
+        self.shifted: dict[tuple[int, int], int] = {}  # (buffer, element offset) -> its id
+        self.next_id = max(buffers, default=-1) + 1
+
+    def hoist(self, kernel: K.Kernel) -> K.Kernel:
+        """`kernel` reading and writing through shifted buffer addresses instead of constant
+        offsets (`K.hoist_offsets`), so the kernels of an unrolled loop share their code."""
+        return K.hoist_offsets(kernel, self._shifted)
+
+    def _shifted(self, buf: int, offset: int) -> int:
+        key = (buf, offset)
+        if key not in self.shifted:
+            new = self.next_id
+            self.next_id += 1
+            self.shifted[key] = new
+            base = self.buffers[buf]
+            self.buffers[new] = K.Buffer(new, (), base.dtype, "shifted", base=buf)
+            self.buffers[new].offset = offset * base.dtype.itemsize
+            self.slot[new] = len(self.order)
+            self.order.append(new)
+        return self.shifted[key]
 
     def add(self, statement: str, name: str, helper: str = "") -> None:
         """A step running `statement` (C++ over buffers `b<id>`, `consts`, `arena` and `ctx`)
@@ -96,9 +116,10 @@ class StepTable:
         """The tables and the function itself (`head`: its declaration, the `tj_run`
         signature), which fills `bp` and runs every step."""
         table = [f"{{{_KIND[self.buffers[b].kind]}, {self._where(b)}}}" for b in self.order]
+        # a shifted buffer: {5, its base's slot, the byte offset}
         nb, ns, t = len(table), len(self.fns), self.fn
         return [
-            f"static const int64_t {t}_buffers[][2] = {{{', '.join(table) or '{0, 0}'}}};",
+            f"static const int64_t {t}_buffers[][3] = {{{', '.join(table) or '{0, 0, 0}'}}};",
             f"static const int64_t {t}_args[] = {{{_join(self.args)}}};",
             f"static const int64_t {t}_at[] = {{{_join(self.at)}}};",
             f"static int (*const {t}_fns[]){STEP_SIGNATURE} = {{{', '.join(self.fns) or '0'}}};",
@@ -111,7 +132,8 @@ class StepTable:
             "      case 1: bp[i] = out[v]; break;",
             "      case 2: bp[i] = consts[v]; break;",
             "      case 3: bp[i] = arena + v; break;",
-            "      default: bp[i] = bp[v]; break;",
+            "      case 4: bp[i] = bp[v]; break;",
+            f"      default: bp[i] = (char*)bp[v] + {t}_buffers[i][2]; break;",
             "    }",
             "  }",
             f"  for (int64_t s = 0; s < {ns}; ++s) {{",
@@ -122,11 +144,13 @@ class StepTable:
             "}",
         ]
 
-    def _where(self, b: int) -> int:
+    def _where(self, b: int) -> str:
         buf = self.buffers[b]
+        if buf.kind == "shifted":
+            return f"{self.slot[buf.base]}, {buf.offset}"
         if buf.kind == "view":
-            return self.slot[buf.base]
-        return buf.offset if buf.kind == "temp" else buf.index
+            return f"{self.slot[buf.base]}, 0"
+        return f"{buf.offset if buf.kind == 'temp' else buf.index}, 0"
 
 
 def _join(values: list[int]) -> str:

@@ -219,6 +219,74 @@ class Schedule:
 # ---------------------------------------------------------------- printing
 
 
+def rebuild(kernel: Kernel, leaf, store, arg_dim=None, outer=None, inner=None) -> Kernel:
+    """A copy of `kernel` with every Load/Index leaf replaced by `leaf(node)` (shared
+    sub-expressions stay shared), each store by `store(old_store, new_expr)`, and optionally
+    new argmax dims (`arg_dim(old)`) and loop extents."""
+    memo: dict = {}
+
+    def rewrite(e: Expr) -> Expr:
+        for node in walk(e):
+            if node in memo:
+                continue
+            if isinstance(node, (Load, Index)):
+                memo[node] = leaf(node)
+            elif isinstance(node, Op):
+                args = tuple(memo[a] for a in node.args)
+                memo[node] = Op(node.prim, args, node.dtype, node.out_dtype, node.attrs)
+            else:
+                memo[node] = node
+        return memo[e]
+
+    reductions = [
+        Reduction(
+            r.rid,
+            r.op,
+            rewrite(r.expr),
+            r.dtype,
+            r.phase,
+            arg_dim(r.arg_dim) if arg_dim else r.arg_dim,
+        )
+        for r in kernel.reductions
+    ]
+    stores = [store(s, rewrite(s.expr)) for s in kernel.stores]
+    return Kernel(
+        kernel.name,
+        kernel.outer if outer is None else outer,
+        kernel.inner if inner is None else inner,
+        reductions,
+        stores,
+    )
+
+
+def hoist_offsets(kernel: Kernel, buffer_at) -> Kernel:
+    """`kernel` with each positive constant offset of a load or store moved into the buffer
+    address: `buffer_at(buf, offset)` names a buffer starting `offset` elements into `buf`.
+
+    The kernels of an unrolled loop differ mostly in where they read and write (step t reads
+    slice t of an input); without the offsets their code is the same, so it is emitted once.
+
+    >>> f32 = np.dtype(np.float32)
+    >>> k = Kernel("k", (4,), (), [], [Store(1, 8, (1,), Load(0, 4, (1,), f32), 0)])
+    >>> h = hoist_offsets(k, lambda buf, offset: 100 * buf + offset)
+    >>> h.stores[0].buf, h.stores[0].offset, h.stores[0].expr
+    (108, 0, Load(buf=4, offset=0, strides=(1,), dtype=dtype('float32')))
+    """
+
+    def moved(buf: int, offset: int) -> tuple[int, int]:
+        return (buffer_at(buf, offset), 0) if offset > 0 else (buf, offset)
+
+    def leaf(node):
+        if isinstance(node, Load):
+            return Load(*moved(node.buf, node.offset), node.strides, node.dtype)
+        return node
+
+    def store(s: Store, expr: Expr) -> Store:
+        return Store(*moved(s.buf, s.offset), s.strides, expr, s.phase)
+
+    return rebuild(kernel, leaf, store)
+
+
 def format_expr(e: Expr, var: str = "i") -> str:
     """Readable infix text of an expression (iterative, so deep chains cannot overflow)."""
     text: dict = {}
@@ -308,5 +376,7 @@ __all__ = [
     "expr_dtype",
     "format_expr",
     "format_schedule",
+    "hoist_offsets",
+    "rebuild",
     "walk",
 ]

@@ -66,35 +66,17 @@ def simplify(kernel: K.Kernel) -> K.Kernel:
             n *= extents[d]
         return n
 
-    memo: dict = {}
-
-    def rewrite(e: K.Expr) -> K.Expr:
-        for node in K.walk(e):
-            if node in memo:
-                continue
-            if isinstance(node, K.Load):
-                memo[node] = K.Load(node.buf, node.offset, coefs(node.strides), node.dtype)
-            elif isinstance(node, K.Index):
-                memo[node] = K.Index(node.offset, coefs(node.coefs), node.dtype)
-            elif isinstance(node, K.Op):
-                args = tuple(memo[a] for a in node.args)
-                memo[node] = K.Op(node.prim, args, node.dtype, node.out_dtype, node.attrs)
-            else:
-                memo[node] = node
-        return memo[e]
+    def leaf(node):
+        if isinstance(node, K.Load):
+            return K.Load(node.buf, node.offset, coefs(node.strides), node.dtype)
+        return K.Index(node.offset, coefs(node.coefs), node.dtype)
 
     new_arg = {d: i for i, g in enumerate(groups) for d in g}
-    reductions = [
-        K.Reduction(r.rid, r.op, rewrite(r.expr), r.dtype, r.phase, new_arg.get(r.arg_dim, -1))
-        for r in kernel.reductions
-    ]
-    stores = [
-        K.Store(s.buf, s.offset, coefs(s.strides), rewrite(s.expr), s.phase) for s in kernel.stores
-    ]
-    return K.Kernel(
-        kernel.name,
-        tuple(extent(g) for g in outer_groups),
-        tuple(extent(g) for g in inner_groups),
-        reductions,
-        stores,
+    return K.rebuild(
+        kernel,
+        leaf,
+        lambda s, expr: K.Store(s.buf, s.offset, coefs(s.strides), expr, s.phase),
+        arg_dim=lambda d: new_arg.get(d, -1),
+        outer=tuple(extent(g) for g in outer_groups),
+        inner=tuple(extent(g) for g in inner_groups),
     )

@@ -7,7 +7,8 @@ value e is |y - e| / ulp(e), with ulp(e) = 2^(exponent(e) - 23) (2^-149 below th
 range). NumPy's float32 sigmoid is the usual formula 1 / (1 + exp(-x)); tracejit's is
 `tj.nn.sigmoid`. softmax and logsumexp take rows, so they are checked on random rows
 (`--rows` rows of 64 values: standard normal, times 30, plus offsets up to +-80, with some
--inf), against float64 NumPy; NumPy's float32 versions are the stable formulas.
+-inf), against float64 NumPy; NumPy's float32 versions are the stable formulas. A logsumexp
+that cancels to below its row's largest |x| is measured in ulps of that |x|.
 
 Run: `python tools/ulp_report.py` (every float32: minutes on 2 cores), or `--stride 101` for
 a quick check of every 101st float32. Prints a Markdown table.
@@ -26,10 +27,11 @@ F32 = np.float32
 CHUNK = 1 << 24
 
 
-def ulp_error(y, exact) -> np.ndarray:
-    """|y - exact| in float32 ulps of `exact` (float64); inf where y is inf/nan but exact not."""
+def ulp_error(y, exact, scale=None) -> np.ndarray:
+    """|y - exact| in float32 ulps of `exact` (or of `scale`) (float64); inf where y is inf/nan
+    but exact not."""
     exact = np.asarray(exact, np.float64)
-    _, e = np.frexp(exact)
+    _, e = np.frexp(exact if scale is None else np.asarray(scale, np.float64))
     ulp = np.ldexp(1.0, np.maximum(e - 24, -149))
     with np.errstate(invalid="ignore", over="ignore"):
         err = np.abs(np.asarray(y, np.float64) - exact) / ulp
@@ -119,10 +121,16 @@ def check_rows(name: str, nrows: int) -> dict:
     np_fn = {"softmax": _np_softmax, "logsumexp": _np_logsumexp}[name]
     x = _rows(nrows)
     exact = np_fn(x.astype(np.float64))
+    # logsumexp = m + log(sum(exp(x - m))) can cancel to ~0 (a row whose max is -log of its
+    # sum): its error is measured in ulps of the row's largest |x| there, not of a tiny result
+    scale = exact
+    if name == "logsumexp":
+        big = np.max(np.where(np.isfinite(x), np.abs(x), 0), axis=-1).astype(np.float64)
+        scale = np.where(np.abs(exact) < big, big, exact)
     worst = {}
     with np.errstate(all="ignore"):
         for who, y in (("tracejit", np.asarray(tj.jit(tj_fn)(x))), ("NumPy", np_fn(x))):
-            err = ulp_error(y, exact)
+            err = ulp_error(y, exact, scale)
             flat = int(np.argmax(err))
             worst[who] = (float(err.flat[flat]), float("nan"))
     domain = f"{nrows} random rows of 64"

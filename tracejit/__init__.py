@@ -9,6 +9,7 @@ array([1., 1.], dtype=float32)
 """
 
 from tracejit import (
+    distributed,
     errors,
     lax,
     nn,
@@ -49,6 +50,7 @@ __all__ = [
     "device_get",
     "device_put",
     "disable_jit",
+    "distributed",
     "errors",
     "eval_shape",
     "grad",

@@ -56,6 +56,11 @@ class ArgumentError(TracejitError, TypeError, ValueError):
     ndarray subclass, a bad static_argnums/static_argnames, a NaN static argument."""
 
 
+class DistributedError(TracejitError):
+    """A multi-process collective failed: an unbound axis name, shapes that differ between
+    processes, a missing MPI installation, or a peer that did not answer in time."""
+
+
 class IntegerOverflowError(TracejitError, OverflowError):
     """A Python int does not fit the integer dtype it is used as (NumPy raises too)."""
 
@@ -67,6 +72,7 @@ __all__ = [
     "CompileError",
     "ConcretizationError",
     "DeviceError",
+    "DistributedError",
     "DonatedArgumentError",
     "ImmutableArrayError",
     "IntegerOverflowError",

@@ -16,5 +16,7 @@ array([1., 2., 6.])
 from ._cond import cond, select_n, switch
 from ._scan import map, scan
 from ._while import fori_loop, while_loop
+from .parallel import all_gather, axis_index, pmax, pmean, pmin, ppermute, psum, psum_scatter
 
 __all__ = ["cond", "fori_loop", "map", "scan", "select_n", "switch", "while_loop"]
+__all__ += ["all_gather", "axis_index", "pmax", "pmean", "pmin", "ppermute", "psum", "psum_scatter"]

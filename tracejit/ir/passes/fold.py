@@ -22,7 +22,7 @@ import numpy as np
 from tracejit.ir.graph import ConstValue, Graph
 from tracejit.ir.interpret import apply_primitive
 from tracejit.ir.passes.rewrite import ANY_OP, Builder, P, Rule, rewrite
-from tracejit.ir.primitives import CONTROL, ELEMENTWISE
+from tracejit.ir.primitives import CONTROL, ELEMENTWISE, OPAQUE
 
 # Results with more elements than this stay computed at run time (4 KiB of float32).
 FOLD_LIMIT = 1024
@@ -60,6 +60,8 @@ def _fold(b: Builder, m: dict):
     out = node.outputs[0]
     if node.prim.name == "const" or _is_splat_broadcast(node) or node.prim.kind == CONTROL:
         return None  # a loop or branch is not folded: running it could take any time
+    if node.prim.kind == OPAQUE:
+        return None  # its result depends on more than its operands (collectives: the process)
     arrays = [_const_array(b, v) for v in node.inputs]
     if all(a is not None for a in arrays):
         if out.size > FOLD_LIMIT:

@@ -1,0 +1,128 @@
+"""tracejit.distributed and the collectives of tracejit.lax.parallel.
+
+One process (always): the world of one process, the IR, the errors. Two processes (when
+mpi4py and mpiexec are installed: `pip install -e ".[distributed]"`): tests/_distributed_worker.py
+under `mpiexec -n 2` (a subprocess, never a fork) checks every collective against NumPy,
+gradients against central differences of the single-process function, vmap, and the
+mismatched-shape error; the training example against a one-process run; and a process that
+fails or hangs makes the job fail within the timeout instead of hanging.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tracejit as tj
+from tracejit import lax
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKER = ROOT / "tests" / "_distributed_worker.py"
+
+
+def _mpiexec() -> str:
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        pytest.skip('mpi4py is not installed (pip install -e ".[distributed]")')
+    found = shutil.which("mpiexec") or shutil.which(
+        "mpiexec", path=str(Path(sys.executable).parent)
+    )
+    if found is None:
+        pytest.skip("no mpiexec on PATH (the mpich wheel installs one)")
+    return found
+
+
+def _launch(args, timeout=120, **env):
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), **env}
+    command = [_mpiexec(), "-n", "2", sys.executable, *map(str, args)]
+    return subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=environment,
+        cwd=ROOT,
+        check=False,
+    )
+
+
+# ---------------------------------------------------------------- one process
+
+
+def test_one_process_world_is_the_identity():
+    x = np.arange(6.0).reshape(2, 3)
+    fun = tj.distributed.spmd(
+        lambda x: (
+            lax.psum(x, "i"),
+            lax.pmean(x, "i"),
+            lax.all_gather(x, "i"),
+            lax.axis_index("i"),
+        ),
+        axis_name="i",
+    )
+    for run in (fun, tj.jit(fun)):
+        s, m, g, i = run(x)
+        np.testing.assert_array_equal(s, x)
+        np.testing.assert_array_equal(m, x)
+        np.testing.assert_array_equal(g, x[None])
+        assert i == 0
+    assert tj.distributed.process_index() == 0 and tj.distributed.process_count() == 1
+
+
+def test_collectives_are_printed_in_the_ir_and_not_folded():
+    fun = tj.distributed.spmd(lambda x: lax.psum(x * 0.0 + 1.0, "d") + lax.axis_index("d"), "d")
+    ir = str(tj.jit(fun).lower(np.ones(3)).as_text())
+    assert "psum[axis_name='d', count=1]" in ir and "axis_index[axis_name='d'" in ir, ir
+
+
+def test_unbound_axis_name_is_a_clear_error():
+    with pytest.raises(tj.errors.DistributedError, match="unbound axis name 'batch'"):
+        tj.jit(lambda x: lax.psum(x, "batch"))(np.ones(2))
+    with pytest.raises(tj.errors.DistributedError, match="axis_name must be"):
+        tj.distributed.spmd(lambda x: x, axis_name="")
+
+
+def test_bad_operands_are_named_errors():
+    spmd = tj.distributed.spmd
+    with pytest.raises(tj.errors.UnsupportedError, match="psum needs float or integer"):
+        spmd(lambda x: lax.psum(x, "i"), "i")(np.ones(2, bool))
+    with pytest.raises(tj.errors.DistributedError, match="one entry per process"):
+        spmd(lambda x: lax.psum_scatter(x, "i"), "i")(np.ones((3, 2)))
+    with pytest.raises(tj.errors.DistributedError, match="not a partial permutation"):
+        spmd(lambda x: lax.ppermute(x, "i", [(0, 1)]), "i")(np.ones(2))
+
+
+# ---------------------------------------------------------------- two processes
+
+
+def test_collectives_grads_vmap_and_shape_mismatch_on_two_processes():
+    done = _launch([WORKER, "collectives"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(done.stdout.split("\n")[:2]) == ["rank 0 ok", "rank 1 ok"], done.stdout
+
+
+def test_train_mlp_distributed_matches_one_process():
+    done = _launch([WORKER, "train"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(done.stdout.split("\n")[:2]) == ["rank 0 ok", "rank 1 ok"], done.stdout
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("raise", "process 1 failed on purpose"),
+        ("hang", "waited more than 2 s for the others"),
+    ],
+)
+def test_a_failed_process_fails_the_job_instead_of_hanging(case, message):
+    done = _launch([WORKER, case], timeout=60, TRACEJIT_DISTRIBUTED_TIMEOUT="2")
+    assert done.returncode != 0, done.stdout
+    assert message in done.stderr, done.stderr[-3000:]
+    assert "rank 0 ok" not in done.stdout

@@ -1,0 +1,151 @@
+"""Data-parallel SPMD over processes: one process per device, MPI between them (CPU).
+
+    mpiexec -n 2 python train.py
+
+    import tracejit as tj
+    tj.distributed.initialize()                      # MPI_COMM_WORLD: rank and size
+    def step(params, x, y):                          # each process: its own shard of x, y
+        grads = tj.grad(loss)(params, x, y)
+        return tj.lax.pmean(grads, axis_name="batch")
+    step = tj.jit(tj.distributed.spmd(step, axis_name="batch"))
+
+`spmd(f, axis_name)` runs `f` on every process with the axis `axis_name` bound to all of
+them, so `tracejit.lax.psum`/`pmean`/`pmax`/`all_gather`/`psum_scatter`/`ppermute`/
+`axis_index` inside it are collectives over the processes (`tracejit/lax/parallel.py`).
+
+How the collectives run: they are primitives of the IR; the reference interpreter and the
+compiled CPU program both run them through mpi4py (the compiled program calls back into
+Python for that step, the same path as its other NumPy fallback steps, holding the GIL). The
+CUDA backend would copy device buffers to the host for them: NCCL is not wired up yet.
+
+Without `initialize()` (or without mpi4py) the world is this one process: collectives are
+identities, `process_count() == 1`.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+
+from tracejit.distributed._comm import MpiComm, SingleComm
+from tracejit.errors import DistributedError
+
+_STATE = {"comm": SingleComm(), "axes": []}
+
+# Environment variables MPI launchers (and Slurm) set for each process: (rank, size).
+_LAUNCHER_ENV = (
+    ("PMI_RANK", "PMI_SIZE"),  # MPICH (hydra), Intel MPI
+    ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),  # Open MPI
+    ("SLURM_PROCID", "SLURM_NTASKS"),  # srun
+)
+
+
+def launcher_env() -> tuple[int, int] | None:
+    """(rank, size) from the launcher's environment, or None when not launched by one."""
+    for rank, size in _LAUNCHER_ENV:
+        if rank in os.environ and size in os.environ:
+            return int(os.environ[rank]), int(os.environ[size])
+    return None
+
+
+def _abort_on_uncaught(comm):
+    """An uncaught exception in one process aborts the job instead of leaving peers waiting."""
+    previous = sys.excepthook
+
+    def hook(kind, value, traceback):
+        previous(kind, value, traceback)
+        sys.stderr.flush()
+        comm.Abort(1)
+
+    sys.excepthook = hook
+
+
+def initialize() -> None:
+    """Join the processes started by `mpiexec`/`srun` (MPI_COMM_WORLD). Idempotent."""
+    if isinstance(_STATE["comm"], MpiComm):
+        return
+    try:
+        from mpi4py import MPI
+    except ImportError as err:
+        raise DistributedError(
+            "tracejit.distributed needs mpi4py and an MPI library: "
+            'pip install "tracejit[distributed]" (mpi4py, mpich)'
+        ) from err
+    comm = MpiComm(MPI.COMM_WORLD)
+    expected = launcher_env()
+    if expected is not None and expected != (comm.rank, comm.size):
+        raise DistributedError(
+            f"the launcher says process {expected[0]} of {expected[1]}, MPI says "
+            f"{comm.rank} of {comm.size}: is mpi4py built against another MPI than mpiexec's?"
+        )
+    _abort_on_uncaught(MPI.COMM_WORLD)
+    _STATE["comm"] = comm
+
+
+def comm():
+    """The communicator collectives run on (MpiComm after `initialize()`, else SingleComm)."""
+    return _STATE["comm"]
+
+
+def process_index() -> int:
+    return _STATE["comm"].rank
+
+
+def process_count() -> int:
+    return _STATE["comm"].size
+
+
+def checks_enabled() -> bool:
+    """Whether each collective first checks that every process passes the same shape and
+    dtype (two small all-reduces; TRACEJIT_DISTRIBUTED_CHECKS=0 turns it off)."""
+    return os.environ.get("TRACEJIT_DISTRIBUTED_CHECKS", "1") != "0"
+
+
+def bound_axes() -> tuple[str, ...]:
+    return tuple(name for name, _ in _STATE["axes"])
+
+
+def axis_trace(axis_name: str):
+    """The trace `spmd` was entered under for `axis_name` (None when called eagerly)."""
+    for name, trace in reversed(_STATE["axes"]):
+        if name == axis_name:
+            return trace if trace is not None and trace.active else None
+    return None
+
+
+def _trace_of(tree):
+    from tracejit.pytree import tree_leaves
+    from tracejit.tracer.core import Tracer
+
+    traces = [x._trace for x in tree_leaves(tree) if isinstance(x, Tracer)]
+    return max(traces, key=lambda t: t.level) if traces else None
+
+
+def spmd(fun, axis_name: str):
+    """`fun` run on every process, with `axis_name` naming the axis of all processes."""
+    if not isinstance(axis_name, str) or not axis_name:
+        raise DistributedError(f"spmd: axis_name must be a non-empty str, got {axis_name!r}")
+
+    @functools.wraps(fun)
+    def wrapped(*args, **kwargs):
+        _STATE["axes"].append((axis_name, _trace_of((args, kwargs))))
+        try:
+            return fun(*args, **kwargs)
+        finally:
+            _STATE["axes"].pop()
+
+    return wrapped
+
+
+__all__ = [
+    "axis_trace",
+    "bound_axes",
+    "checks_enabled",
+    "comm",
+    "initialize",
+    "launcher_env",
+    "process_count",
+    "process_index",
+    "spmd",
+]

@@ -1,0 +1,264 @@
+"""Collectives over a named axis of processes, with the names and conventions of `jax.lax`.
+
+Inside `tj.distributed.spmd(f, axis_name="i")`: `psum`, `pmean`, `pmax`, `pmin`,
+`all_gather`, `psum_scatter`, `ppermute` and `axis_index`. Each is a primitive (traced,
+printed in the IR with its `axis_name`, run by the interpreter and the compiled program
+through `tracejit.distributed`'s communicator); `pmean` is `psum` divided by the count.
+Pytrees are reduced in one bucket per dtype: leaves are flattened and concatenated, reduced
+by one collective, and split again (one all-reduce for a whole gradient, not one per leaf).
+
+Differentiation follows `jax.pmap`'s convention: each process's output has its own
+cotangent, and the VJP of `psum` is `psum` of the cotangents (so `grad` of a `pmean`-ed loss
+is each process's local gradient: average gradients explicitly with `pmean`, as in JAX's
+data-parallel examples). `all_gather` and `psum_scatter` are each other's VJP, `ppermute`'s
+is `ppermute` with the pairs reversed, `pmax`/`pmin` send the summed cotangent to the
+processes holding the extreme value (shared equally on ties).
+
+>>> import numpy as np, tracejit as tj
+>>> f = tj.distributed.spmd(lambda x: tj.lax.psum(x, "i"), axis_name="i")
+>>> tj.jit(f)(np.arange(3.0))  # one process here: the sum over one process
+array([0., 1., 2.])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tracejit import distributed
+from tracejit.errors import DistributedError, UnsupportedError
+from tracejit.ir.autodiff import VJP_RULES, defvjp
+from tracejit.ir.primitives import OPAQUE, get, register
+from tracejit.pytree import tree_flatten, tree_unflatten
+from tracejit.tracer.core import Tracer, bind
+
+# ---------------------------------------------------------------- primitives
+
+
+def _numeric(name: str, aval) -> None:
+    if np.dtype(aval[1]).kind not in "fiu":
+        raise UnsupportedError(f"{name} needs float or integer operands, got {aval[1]}")
+
+
+def _same_rule(name: str):
+    def rule(avals, *, axis_name, count, **_):
+        _numeric(name, avals[0])
+        return avals[0]
+
+    return rule
+
+
+def _run(name: str, x: np.ndarray, size: int, op):
+    comm = distributed.comm()
+    if comm.size != size:
+        raise DistributedError(
+            f"{name}: traced for {size} processes, running on {comm.size}; trace it again"
+        )
+    if distributed.checks_enabled():
+        comm.agree(name, (name, x.shape, x.dtype.str))
+    return op(comm, x)
+
+
+def _reduce_impl(name: str, op: str):
+    return lambda x, *, axis_name, count: _run(name, x, count, lambda c, a: c.allreduce(a, op))
+
+
+for _name, _op in (("psum", "sum"), ("pmax", "max"), ("pmin", "min")):
+    register(_name, OPAQUE, _same_rule(_name), _reduce_impl(_name, _op))
+
+
+def _gather_rule(avals, *, axis_name, count):
+    shape, dtype, weak = avals[0]
+    return ((count, *shape), dtype, weak)
+
+
+def _scatter_rule(avals, *, axis_name, count):
+    shape, dtype, weak = avals[0]
+    _numeric("psum_scatter", avals[0])
+    if not shape or shape[0] != count:
+        raise DistributedError(
+            f"psum_scatter: the leading axis must have one entry per process ({count}), "
+            f"got shape {tuple(shape)}"
+        )
+    return (tuple(shape[1:]), dtype, weak)
+
+
+def _ppermute_rule(avals, *, axis_name, count, perm):
+    return avals[0]
+
+
+register(
+    "all_gather",
+    OPAQUE,
+    _gather_rule,
+    lambda x, *, axis_name, count: _run("all_gather", x, count, lambda c, a: c.allgather(a)),
+)
+register(
+    "psum_scatter",
+    OPAQUE,
+    _scatter_rule,
+    lambda x, *, axis_name, count: _run("psum_scatter", x, count, lambda c, a: c.reduce_scatter(a)),
+)
+register(
+    "ppermute",
+    OPAQUE,
+    _ppermute_rule,
+    lambda x, *, axis_name, count, perm: _run(
+        "ppermute", x, count, lambda c, a: c.ppermute(a, perm)
+    ),
+)
+register(
+    "axis_index",
+    OPAQUE,
+    lambda avals, *, axis_name, count: ((), np.dtype(np.int32), False),
+    lambda *, axis_name, count: np.int32(distributed.process_index()),
+)
+
+# ---------------------------------------------------------------- user functions
+
+
+def _size(axis_name: str) -> int:
+    if axis_name not in distributed.bound_axes():
+        raise DistributedError(
+            f"unbound axis name {axis_name!r}: call collectives inside "
+            f"tj.distributed.spmd(f, axis_name={axis_name!r})"
+        )
+    return distributed.process_count()
+
+
+def _bucketed(name: str, tree, axis_name: str):
+    """`name` applied to every leaf of `tree`: one collective per dtype over all leaves."""
+    from tracejit import numpy as tnp
+
+    size = _size(axis_name)
+    leaves, treedef = tree_flatten(tree)
+    leaves = [tnp.asarray(x) for x in leaves]
+    out = list(leaves)
+    for dtype in dict.fromkeys(x.dtype for x in leaves):
+        picked = [i for i, x in enumerate(leaves) if x.dtype == dtype]
+        if len(picked) == 1:
+            (i,) = picked
+            out[i] = bind(name, leaves[i], axis_name=axis_name, count=size)
+            continue
+        flat = tnp.concatenate([tnp.ravel(leaves[i]) for i in picked])
+        reduced = bind(name, flat, axis_name=axis_name, count=size)
+        start = 0
+        for i in picked:
+            n = leaves[i].size
+            out[i] = tnp.reshape(reduced[start : start + n], leaves[i].shape)
+            start += n
+    return tree_unflatten(treedef, out)
+
+
+def psum(x, axis_name: str):
+    """The sum of `x` (an array or pytree) over the processes of `axis_name`."""
+    return _bucketed("psum", x, axis_name)
+
+
+def pmax(x, axis_name: str):
+    return _bucketed("pmax", x, axis_name)
+
+
+def pmin(x, axis_name: str):
+    return _bucketed("pmin", x, axis_name)
+
+
+def pmean(x, axis_name: str):
+    """The mean of `x` over the processes: `psum(x) / count` (one bucket per dtype)."""
+    from tracejit.pytree import tree_map
+
+    count = _size(axis_name)
+    return tree_map(lambda s: s / count, psum(x, axis_name))
+
+
+def all_gather(x, axis_name: str, *, axis: int = 0, tiled: bool = False):
+    """Every process's `x`, stacked along a new `axis` (or concatenated when `tiled`)."""
+    from tracejit import numpy as tnp
+
+    x = tnp.asarray(x)
+    out = bind("all_gather", x, axis_name=axis_name, count=_size(axis_name))
+    if axis < 0:
+        axis += x.ndim + 1
+    if not 0 <= axis <= x.ndim:
+        raise DistributedError(f"all_gather: axis {axis} is out of range for {x.ndim}-d x")
+    if tiled:
+        out = tnp.concatenate([out[i] for i in range(out.shape[0])], axis=axis)
+        return out
+    return tnp.moveaxis(out, 0, axis) if axis else out
+
+
+def psum_scatter(x, axis_name: str):
+    """Sum `x` over the processes and keep this process's row: `x` has one row per process."""
+    from tracejit import numpy as tnp
+
+    return bind("psum_scatter", tnp.asarray(x), axis_name=axis_name, count=_size(axis_name))
+
+
+def ppermute(x, axis_name: str, perm):
+    """Send `x` from process `src` to `dst` for each `(src, dst)` in `perm`; zeros elsewhere."""
+    from tracejit import numpy as tnp
+
+    size = _size(axis_name)
+    perm = tuple((int(s), int(d)) for s, d in perm)
+    srcs, dsts = [s for s, _ in perm], [d for _, d in perm]
+    bad = [p for p in srcs + dsts if not 0 <= p < size]
+    if bad or len(set(srcs)) != len(srcs) or len(set(dsts)) != len(dsts):
+        raise DistributedError(f"ppermute: perm {perm} is not a partial permutation of {size}")
+    return bind("ppermute", tnp.asarray(x), axis_name=axis_name, count=size, perm=perm)
+
+
+def axis_index(axis_name: str):
+    """This process's index along `axis_name` (an int32 scalar).
+
+    Under `jit(spmd(f))` it is a node of the traced program (one program for every
+    process); called where `spmd` received concrete arrays, it is the concrete index."""
+    size = _size(axis_name)
+    trace = distributed.axis_trace(axis_name)
+    if trace is None:
+        return bind("axis_index", axis_name=axis_name, count=size)
+    (out,) = trace.record(get("axis_index"), [], {"axis_name": axis_name, "count": size}, None)
+    return Tracer(trace, out, None)
+
+
+# ---------------------------------------------------------------- VJP rules
+
+
+@defvjp("psum")
+def _psum_vjp(e, ct, x, *, out, axis_name, count):
+    return [e.psum(ct, axis_name=axis_name, count=count)]
+
+
+@defvjp("pmax", "pmin")
+def _extreme_vjp(e, ct, x, *, out, axis_name, count):
+    hit = e.convert(e.eq(x, out), dtype=ct.dtype)
+    share = e.div(hit, e.psum(hit, axis_name=axis_name, count=count))
+    return [e.mul(e.psum(ct, axis_name=axis_name, count=count), share)]
+
+
+@defvjp("all_gather")
+def _all_gather_vjp(e, ct, x, *, out, axis_name, count):
+    return [e.psum_scatter(ct, axis_name=axis_name, count=count)]
+
+
+@defvjp("psum_scatter")
+def _psum_scatter_vjp(e, ct, x, *, out, axis_name, count):
+    return [e.all_gather(ct, axis_name=axis_name, count=count)]
+
+
+@defvjp("ppermute")
+def _ppermute_vjp(e, ct, x, *, out, axis_name, count, perm):
+    back = tuple((d, s) for s, d in perm)
+    return [e.ppermute(ct, axis_name=axis_name, count=count, perm=back)]
+
+
+VJP_RULES["axis_index"] = VJP_RULES["iota"]  # no inputs: nothing to differentiate
+
+__all__ = [
+    "all_gather",
+    "axis_index",
+    "pmax",
+    "pmean",
+    "pmin",
+    "ppermute",
+    "psum",
+    "psum_scatter",
+]

@@ -54,17 +54,19 @@ class MpiComm:
         self.rank, self.size = comm.Get_rank(), comm.Get_size()
 
     def _wait(self, request, what: str) -> None:
-        deadline = time.monotonic() + timeout_seconds()
-        pause = 0.0
+        # MPI advances a non-blocking collective only inside MPI calls: test it back to back
+        # for the first 20 ms (a large message moves in many pieces), then every ~1 ms.
+        start = time.monotonic()
+        deadline = start + timeout_seconds()
         while not request.Test():
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            if now > deadline:
                 raise DistributedError(
                     f"{what}: process {self.rank} of {self.size} waited more than "
                     f"{timeout_seconds():g} s for the others (TRACEJIT_DISTRIBUTED_TIMEOUT); "
                     "another process died or did not reach this collective"
                 )
-            time.sleep(pause)
-            pause = min(1e-3, pause + 1e-5)
+            time.sleep(0 if now - start < 0.02 else 1e-3)
 
     def _op(self, op: str):
         return {"sum": self.MPI.SUM, "max": self.MPI.MAX, "min": self.MPI.MIN}[op]
@@ -95,9 +97,9 @@ class MpiComm:
     def agree(self, what: str, signature: tuple) -> None:
         """Raise DistributedError unless every process passes the same `signature`."""
         text = ascii(signature)
-        code = np.array([zlib.crc32(text.encode())], np.int64)
-        low, high = self.allreduce(code, "min", what), self.allreduce(code, "max", what)
-        if low[0] == high[0]:
+        code = zlib.crc32(text.encode())
+        high, minus_low = self.allreduce(np.array([code, -code], np.int64), "max", what)
+        if high == -minus_low:  # one all-reduce gives the largest and the smallest code
             return
         mine = np.frombuffer(text.ljust(200)[:200].encode(), np.uint8)
         everyone = np.empty((self.size, 200), np.uint8)

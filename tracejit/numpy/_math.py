@@ -203,16 +203,6 @@ def fmod(x1, x2):
     return ew.where(fix, ew.subtract(r, x2), r)
 
 
-def divmod(x1, x2):
-    """`np.divmod`: (floor_divide, remainder).
-
-    >>> import tracejit.numpy as tnp
-    >>> [int(v) for v in tnp.divmod(7, 2)]
-    [3, 1]
-    """
-    return ew.floor_divide(x1, x2), ew.remainder(x1, x2)
-
-
 def modf(x):
     """`np.modf`: (fractional part, integral part), both with the sign of x.
 

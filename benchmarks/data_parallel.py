@@ -20,10 +20,10 @@ import time
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-import tracejit as tj  # noqa: E402
-import tracejit.numpy as tnp  # noqa: E402
+import tracejit as tj
+import tracejit.numpy as tnp
 
 MODELS = {"W3 784-512-512-10": (784, 512, 512, 10), "train_mlp 64-64-64-10": (64, 64, 64, 10)}
 BATCH = 256

@@ -105,13 +105,13 @@ def test_bad_operands_are_named_errors():
 def test_collectives_grads_vmap_and_shape_mismatch_on_two_processes():
     done = _launch([WORKER, "collectives"])
     assert done.returncode == 0, done.stdout + done.stderr
-    assert sorted(done.stdout.split("\n")[:2]) == ["rank 0 ok", "rank 1 ok"], done.stdout
+    assert "rank 0 ok" in done.stdout and "rank 1 ok" in done.stdout, done.stdout  # interleaved
 
 
 def test_train_mlp_distributed_matches_one_process():
     done = _launch([WORKER, "train"])
     assert done.returncode == 0, done.stdout + done.stderr
-    assert sorted(done.stdout.split("\n")[:2]) == ["rank 0 ok", "rank 1 ok"], done.stdout
+    assert "rank 0 ok" in done.stdout and "rank 1 ok" in done.stdout, done.stdout  # interleaved
 
 
 @pytest.mark.parametrize(

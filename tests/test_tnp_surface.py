@@ -171,8 +171,6 @@ def _api_targets() -> list[str]:
     sys.path.insert(0, str(_ROOT.parent / "tools"))
     from api_coverage import DEFAULT, targets
 
-    if not DEFAULT.exists():
-        pytest.skip(f"{DEFAULT} (the team's list of expected names) is not on this machine")
     return targets(DEFAULT.read_text())["tracejit.numpy"]
 
 
@@ -188,3 +186,26 @@ def test_every_offered_name_is_tested():
     table = {c.name for c in CASES}
     untested = set(offered) - table - exempt - _tested_elsewhere(offered)
     assert not untested, f"add these to tests/_tnp_cases.py: {sorted(untested)}"
+
+
+# api-targets.md names tracejit.numpy does not offer yet, each with what it needs.
+NOT_YET = {
+    "bfloat16": "a bfloat16 compute dtype (ml_dtypes) in both backends",
+    "sort_complex": "complex dtypes",
+    "frexp": "a bit-level primitive (bitcast) for exact exponents of subnormals",
+    "spacing": "a bitcast or nextafter primitive",
+    "nextafter": "a bitcast or nextafter primitive",
+    "i0": "a Bessel-function primitive (or Cephes' Chebyshev series)",
+    "packbits": "uint8, which tracejit does not compute in",
+    "unpackbits": "uint8, which tracejit does not compute in",
+    "polyfit": "linalg.lstsq (LAPACK / cuSOLVER primitives)",
+    "roots": "linalg.eigvals (LAPACK / cuSOLVER primitives)",
+}
+
+
+def test_missing_names_are_exactly_the_listed_ones():
+    missing = {n for n in _api_targets() if not hasattr(tnp, n)}
+    assert missing == set(NOT_YET), (
+        f"newly missing: {sorted(missing - set(NOT_YET))}; now offered (remove from NOT_YET): "
+        f"{sorted(set(NOT_YET) - missing)}"
+    )

@@ -2,6 +2,9 @@
 
     python tools/api_coverage.py [path/to/api-targets.md] [--missing]
 
+The default list is tools/api-targets.md, a copy of the team's shared/api-targets.md (refresh
+it when that file changes).
+
 Prints one line per module: offered / listed, and with --missing the names still absent.
 A name counts when the module has an attribute of that name (tests/test_tnp_surface.py checks
 that each offered tracejit.numpy name is also tested).
@@ -14,7 +17,7 @@ import re
 import sys
 from pathlib import Path
 
-DEFAULT = Path("/work/shared/api-targets.md")
+DEFAULT = Path(__file__).resolve().parent / "api-targets.md"
 # heading in api-targets.md -> the tracejit module that should offer its names
 MODULES = {
     "tracejit.numpy": "tracejit.numpy",

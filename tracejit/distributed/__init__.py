@@ -89,10 +89,12 @@ def comm():
 
 
 def process_index() -> int:
+    """This process's index among the processes (0 without `initialize()`)."""
     return _STATE["comm"].rank
 
 
 def process_count() -> int:
+    """How many processes run the program (1 without `initialize()`)."""
     return _STATE["comm"].size
 
 

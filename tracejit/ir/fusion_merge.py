@@ -151,8 +151,12 @@ class Steps:
 
     # -- reachability in the initial graph (lower bounds once groups merge)
     def _init_reachability(self) -> None:
-        self.mask = {it: 1 << i for i, it in enumerate(self.topo)}
-        self.member = list(self.topo)  # initial bit -> its item, updated as groups merge
+        # Bits in `order` rank: a group's lowest member bit is its own order's rank, so
+        # scanning bits upwards meets groups in order (see `candidates`).
+        ranked = sorted(self.topo, key=lambda it: it.order)
+        self.mask = {it: 1 << i for i, it in enumerate(ranked)}
+        self.member = ranked  # initial bit -> its item, updated as groups merge
+        self.closed = 0  # bits of groups too big to merge with anything (MAX_GROUP)
         self.desc: dict = {}
         self.anc: dict = {}
         for it in reversed(self.topo):
@@ -172,17 +176,27 @@ class Steps:
                 m |= self.mask[r]
             self.reader_mask[v] = m
 
-    def candidates(self, a: Group) -> list[Group]:
+    def candidates(self, a: Group):
         """Groups related to `a` (producer, consumer, or sharing an input) that the initial
-        graph's reachability does not already rule out, by `order`."""
-        near = self.pred(a) | self.succ(a)
+        graph's reachability does not already rule out, by `order`, lazily: the merge loop
+        stops at the first that merges, so an input read by every step of an unrolled loop
+        is not scanned in full for every merge."""
+        if _size(a) >= MAX_GROUP:
+            return
+        near = sorted(
+            (b for b in self.pred(a) | self.succ(a) if isinstance(b, Group)),
+            key=lambda b: b.order,
+        )
         siblings = 0
         for v in self.read_sets[a]:
             siblings |= self.reader_mask.get(v, 0)
-        siblings &= ~(self.mask[a] | self.desc[a] | self.anc[a])
-        near.update(self.member[i] for i in _bits(siblings))
-        out = [b for b in near if isinstance(b, Group) and b is not a and b in self.alive]
-        return sorted(out, key=lambda b: b.order)
+        siblings &= ~(self.mask[a] | self.desc[a] | self.anc[a] | self.closed)
+        by_rank = (self.member[i] for i in _bits(siblings))
+        seen = {a}
+        for b in heapq.merge(near, by_rank, key=lambda b: b.order):
+            if b not in seen and isinstance(b, Group) and b in self.alive:
+                seen.add(b)
+                yield b
 
     def _static_cycle(self, x, y) -> bool:
         """A path x -> s -> ... -> y (s != y) in the initial graph (x before y)."""
@@ -238,6 +252,11 @@ class Steps:
         self.anc[m] = (self.anc[x] | self.anc[y]) & ~self.mask[m]
         for i in _bits(self.mask[m]):
             self.member[i] = m
+        low = self.mask[m] & -self.mask[m]  # the merged group's own order rank
+        for v in reads:
+            self.reader_mask[v] = self.reader_mask.get(v, 0) | low
+        if _size(m) >= MAX_GROUP:
+            self.closed |= self.mask[m]
         # Between x and y, x's descendants go after the merged step and y's ancestors before
         # it (no step is both: that would be a cycle); the others keep their side.
         after, found = window

@@ -214,7 +214,7 @@ def compile_cpu(graph: Graph, name: str = "function", parts: dict | None = None)
     source = codegen.generate(schedule, name, loop_plan)
     t2 = time.perf_counter()
     dump = debug.current_dump()
-    dump.write("schedule", kernel.format_schedule(schedule))
+    dump.write("schedule", schedule)  # formatted only when a dump folder is set
     dump.write("source.cpp", source)
     cxx = compiler.find_compiler()
     meta = {"name": name, "inputs": [[list(v.shape), str(v.dtype)] for v in graph.inputs]}

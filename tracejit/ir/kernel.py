@@ -288,9 +288,24 @@ def hoist_offsets(kernel: Kernel, buffer_at) -> Kernel:
 
 
 def format_expr(e: Expr, var: str = "i") -> str:
-    """Readable infix text of an expression (iterative, so deep chains cannot overflow)."""
+    """Readable infix text of an expression (iterative, so deep chains cannot overflow).
+
+    A sub-expression used more than once is printed once, as `tN` in a trailing `where`
+    list: a chain that reuses each step twice stays linear in text instead of doubling.
+
+    >>> x = Load(0, 0, (1,), np.dtype("float32"))
+    >>> y = Op("mul", (x, x), x.dtype, x.dtype)
+    >>> format_expr(Op("add", (y, y), x.dtype, x.dtype))
+    'add(t0, t0) where t0 = mul(b0[i0], b0[i0])'
+    """
+    nodes = list(walk(e))
+    uses: dict = {}
+    for node in nodes:
+        for a in node.args if isinstance(node, Op) else ():
+            uses[a] = uses.get(a, 0) + 1
     text: dict = {}
-    for node in walk(e):
+    lets: list[str] = []
+    for node in nodes:
         if isinstance(node, Load):
             text[node] = f"b{node.buf}[{format_affine(node.offset, node.strides, var)}]"
         elif isinstance(node, Literal):
@@ -303,7 +318,10 @@ def format_expr(e: Expr, var: str = "i") -> str:
             args = ", ".join(text[a] for a in node.args)
             attrs = "".join(f"[{k}={v}]" for k, v in node.attrs)
             text[node] = f"{node.prim}{attrs}({args})"
-    return text[e]
+            if uses.get(node, 0) > 1:
+                lets.append(f"t{len(lets)} = {text[node]}")
+                text[node] = f"t{len(lets) - 1}"
+    return text[e] + (f" where {'; '.join(lets)}" if lets else "")
 
 
 def format_affine(offset: int, coefs, var: str = "i") -> str:

@@ -122,8 +122,8 @@ def draw_program(draw, pool: Pool, weighted, max_steps: int, accept, max_outputs
             continue
         pool.avals.append((out.shape, out.dtype))
         defs[len(pool.avals) - 1] = step
-    if not defs:
-        defs[len(pool.avals)] = Step("np.negative({0})", (pool.inputs[0],), "exact")
+    if not defs:  # every drawn step was refused: a copy keeps the program non-empty
+        defs[len(pool.avals)] = Step("np.where(True, {0}, {0})", (pool.inputs[0],), "exact")
         pool.avals.append(pool.avals[pool.inputs[0]])
     used = {a for step in defs.values() for a in step.args if isinstance(a, int)}
     sinks = [i for i in sorted(defs) if i not in used]

@@ -173,6 +173,18 @@ CASES["ppermute"] = lambda rng: (
 )
 CASES["axis_index"] = lambda rng: ([], {"axis_name": "i", "count": 1})
 
+
+# Linear algebra on well-conditioned (and, for cholesky, positive-definite) matrices.
+def _WELL(rng):
+    return rng.random((3, 3)) + 3.0 * np.eye(3)
+
+
+CASES["solve"] = lambda rng: ([_WELL(rng), rng.random((3, 2))], {})
+for _name in ("inv", "det", "slogdet"):
+    CASES[_name] = lambda rng: ([_WELL(rng)], {})
+CASES["cholesky"] = lambda rng: ([_WELL(rng) @ _WELL(rng).T], {})
+CASES["argsort"] = lambda rng: ([rng.integers(0, 3, (3, 5)).astype(np.float64)], {"axis": 1})
+
 # Extra layouts that take other paths through a rule.
 EXTRA = {
     "take_axis0": (
@@ -188,6 +200,11 @@ EXTRA = {
     ),
     "matmul_batched": ("matmul", lambda rng: ([rng.random((2, 2, 3)), rng.random((2, 3, 4))], {})),
     "reduce_all": ("reduce_sum", lambda rng: ([rng.random((3, 4))], {"axes": (0, 1)})),
+    "argsort_axis0": ("argsort", lambda rng: ([rng.integers(0, 3, (4, 2))], {"axis": 0})),
+    "solve_stacked": (
+        "solve",
+        lambda rng: ([np.stack([_WELL(rng), _WELL(rng)]), rng.random((2, 3, 1))], {}),
+    ),
 }
 
 

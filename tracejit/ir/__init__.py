@@ -6,7 +6,9 @@
 from tracejit.ir import (  # noqa: F401  (registers every primitive)
     autodiff_control,
     control,
+    linalg_prims,
     primitives,
+    sorting,
     structural,
 )
 from tracejit.ir.graph import ConstValue, Graph, Node, Value, format_graph, verify

@@ -14,6 +14,7 @@ import numpy as np
 
 from tracejit.errors import UnsupportedError
 from tracejit.numpy import _elementwise as ew
+from tracejit.numpy import _linalg_solvers as _solvers
 from tracejit.numpy import _reductions as red
 from tracejit.numpy._core import normalize_axis, promote, shape_of
 from tracejit.numpy._linalg import matmul, matrix_transpose, outer, tensordot, trace, vecdot
@@ -157,6 +158,8 @@ linalg = types.ModuleType("tracejit.numpy.linalg", __doc__)
 for _fn in (norm, vector_norm, matrix_norm, multi_dot, matrix_power, diagonal, cross, matmul,
             matrix_transpose, tensordot, vecdot, outer, trace):  # fmt: skip
     setattr(linalg, _fn.__name__, _fn)
+for _name in _solvers.__all__:
+    setattr(linalg, _name, getattr(_solvers, _name))
 linalg.LinAlgError = np.linalg.LinAlgError
 linalg.__all__ = sorted(n for n in vars(linalg) if not n.startswith("_"))
 sys.modules.setdefault(linalg.__name__, linalg)

@@ -1,10 +1,9 @@
-"""Sorting and order statistics composed from comparisons: sort, argsort, searchsorted, ...
+"""Sorting and order statistics: sort, argsort, searchsorted, quantile, ...
 
-There is no sort primitive yet. `argsort` computes each element's stable rank by comparing it
-with every other element of its row (NaN sorts last, as in NumPy) and scatters the positions
-by rank (`take_along_add`); `sort` gathers by `argsort`, so its gradient flows through the
-gather. The cost is O(n^2) comparisons per row of length n: fine for the short rows of
-statistics and top-k, slow for long ones (a sort primitive is future work).
+`argsort` binds the `argsort` primitive (tracejit/ir/sorting.py: NumPy's stable O(n log n)
+sort, NaN last, run as a host step by the compiled programs); `sort` gathers by it
+(`take_along_axis`), so its gradient flows back through the gather to each element's
+original position. `searchsorted` still counts comparisons (O(len(a) * v.size)).
 `median`/`percentile`/`quantile` index the sorted rows and interpolate (NumPy's 'linear').
 """
 
@@ -18,8 +17,7 @@ from tracejit.errors import UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy import _reductions as red
-from tracejit.numpy._core import asarray, cast, innermost_trace, normalize_axes, promote, shape_of
-from tracejit.numpy._creation import iota
+from tracejit.numpy._core import asarray, cast, normalize_axes, promote, shape_of
 from tracejit.numpy._shape import moveaxis, ravel, reshape
 from tracejit.tracer.core import bind
 
@@ -34,13 +32,6 @@ def _before(a, b):
     return lt
 
 
-def _ties(a, b):
-    eq = ew.equal(a, b)
-    if dtypes.is_float(a.dtype):
-        eq = ew.logical_or(eq, ew.logical_and(ew.isnan(a), ew.isnan(b)))
-    return eq
-
-
 def _last_axis(a, axis):
     """(x with `axis` moved last (flattened when None), the axis it came from or None)."""
     (x,) = promote(asarray(a))
@@ -50,27 +41,8 @@ def _last_axis(a, axis):
     return moveaxis(x, ax, -1), ax
 
 
-def _ranks(x):
-    """The stable sorted position of each element of x along its last axis."""
-    shape = tuple(shape_of(x))
-    n = shape[-1]
-    xi = reshape(x, shape + (1,))  # element i along axis -2
-    xj = reshape(x, shape[:-1] + (1, n))  # element j along axis -1
-    trace = innermost_trace([x])
-    i = iota((n, n), np.int64, 0, trace)
-    j = iota((n, n), np.int64, 1, trace)
-    earlier = ew.logical_or(_before(xj, xi), ew.logical_and(_ties(xj, xi), ew.less(j, i)))
-    return red.sum(earlier, axis=-1)
-
-
 def _argsort_last(x):
-    shape = tuple(shape_of(x))
-    if not shape[-1]:
-        return cast(x, _INT64)
-    ranks = _ranks(x)
-    positions = iota(shape, np.int64, len(shape) - 1, innermost_trace([x]))
-    zeros = ew.multiply(positions, 0)
-    return bind("take_along_add", zeros, ranks, positions, axis=len(shape) - 1)
+    return bind("argsort", x, axis=len(shape_of(x)) - 1)
 
 
 def argsort(a, axis: int | None = -1, kind=None, order=None, *, stable: bool = True,

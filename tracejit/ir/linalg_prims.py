@@ -1,0 +1,171 @@
+"""Linear-algebra primitives: `solve`, `inv`, `cholesky`, `det`, `slogdet`, and their VJPs.
+
+Each takes stacks of square matrices `(..., n, n)` (float32 or float64; `tracejit.numpy`
+promotes and broadcasts first, so `solve`'s operands arrive as `(..., n, n)` and
+`(..., n, k)` with equal leading axes). The implementation is NumPy's own `np.linalg`
+(LAPACK through NumPy's lapack_lite/OpenBLAS): no backend renders these primitives, so the
+compiled CPU program calls NumPy back for them and the CUDA program runs them as a host step
+(`backend_cuda/launcher._FallbackStep`), the simplest correct path.
+
+Failures follow JAX, not NumPy: a singular matrix (`solve`, `inv`) or one that is not
+positive definite (`cholesky`) gives NaN for that matrix of the stack instead of raising
+`LinAlgError`, since a compiled program cannot raise mid-run. `det` of a singular matrix is
+0 and `slogdet` gives (0, -inf), as NumPy. A non-square operand is a `ShapeError` (also a
+`LinAlgError`) at trace time.
+
+VJPs are the standard matrix-calculus ones (Giles 2008; Murray 2016 for Cholesky), built
+from these primitives, `matmul` and `transpose`, so second derivatives work too:
+  x = solve(A, B):  B_bar = solve(A^T, x_bar),  A_bar = -B_bar x^T
+  Y = inv(A):       A_bar = -Y^T Y_bar Y^T
+  d = det(A):       A_bar = d_bar d inv(A)^T;   slogdet: A_bar = l_bar inv(A)^T
+  L = cholesky(A):  A_bar = sym(L^-T phi(L^T L_bar) L^-1), phi = lower triangle, half diagonal
+`cholesky` reads only the lower triangle but, as in JAX, its cotangent is symmetric: the
+derivative along symmetric perturbations, the ones that keep A a covariance.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tracejit.errors import ShapeError, UnsupportedError
+from tracejit.ir.autodiff import defvjp
+from tracejit.ir.graph import ConstValue
+from tracejit.ir.primitives import OPAQUE, register
+
+
+class LinAlgShapeError(ShapeError, np.linalg.LinAlgError):
+    """A linalg operand that is not a stack of square matrices (NumPy's LinAlgError too)."""
+
+
+def _square(name: str, aval) -> tuple[tuple[int, ...], np.dtype]:
+    shape, dtype, _ = aval
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise LinAlgShapeError(
+            f"{name}: needs square matrices in the last two axes, got shape {tuple(shape)}"
+        )
+    if np.dtype(dtype) not in (np.float32, np.float64):
+        raise UnsupportedError(f"{name} needs float32 or float64 operands, got {dtype}")
+    return tuple(shape), np.dtype(dtype)
+
+
+def _nan_on_error(fn, *arrays):
+    """`fn(*arrays)`, with NaN for each matrix of the stack that LAPACK rejects (JAX's way)."""
+    try:
+        return fn(*arrays)
+    except np.linalg.LinAlgError:
+        pass
+    out = np.full(arrays[-1].shape, np.nan, arrays[-1].dtype)  # each result is b's/a's shape
+    for i in np.ndindex(arrays[0].shape[:-2]):
+        try:
+            out[i] = fn(*(a[i] for a in arrays))
+        except np.linalg.LinAlgError:
+            pass
+    return out
+
+
+def _same_rule(name: str):
+    def rule(avals):
+        shape, dtype = _square(name, avals[0])
+        return (shape, dtype, False)
+
+    return rule
+
+
+def _solve_rule(avals):
+    shape, dtype = _square("solve", avals[0])
+    bshape, bdtype, _ = avals[1]
+    if len(bshape) != len(shape) or bshape[:-1] != shape[:-1] or bdtype != dtype:
+        raise ShapeError(
+            f"solve: b must be (..., n, k) of a's dtype matching a {shape} {dtype}, "
+            f"got {tuple(bshape)} {bdtype}"
+        )
+    return (tuple(bshape), dtype, False)
+
+
+def _det_rule(avals):
+    shape, dtype = _square("det", avals[0])
+    return (shape[:-2], dtype, False)
+
+
+def _slogdet_rule(avals):
+    out = _det_rule(avals)
+    return [out, out]
+
+
+def _solve_impl(a, b):
+    return _nan_on_error(np.linalg.solve, a, b)
+
+
+def _inv_impl(a):
+    return _nan_on_error(np.linalg.inv, a)
+
+
+def _cholesky_impl(a):
+    return _nan_on_error(np.linalg.cholesky, a)
+
+
+def _slogdet_impl(a):
+    sign, logabs = np.linalg.slogdet(a)
+    return sign.astype(a.dtype), logabs.astype(a.dtype)
+
+
+register("solve", OPAQUE, _solve_rule, _solve_impl)
+register("inv", OPAQUE, _same_rule("inv"), _inv_impl)
+register("cholesky", OPAQUE, _same_rule("cholesky"), _cholesky_impl)
+register("det", OPAQUE, _det_rule, lambda a: np.asarray(np.linalg.det(a), a.dtype))
+register("slogdet", OPAQUE, _slogdet_rule, _slogdet_impl, multiple_results=True)
+
+
+# ---------------------------------------------------------------- VJPs
+
+
+def _mT(e, x):
+    perm = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
+    return e.transpose(x, perm=perm)
+
+
+def _to_matrices(e, s, like):
+    """The per-matrix scalars `s` (...,) broadcast over `like`'s (..., n, n)."""
+    return e.broadcast_in_dim(s, shape=like.shape, dims=tuple(range(s.ndim)))
+
+
+@defvjp("solve")
+def _solve_vjp(e, ct, a, b, *, out):
+    b_bar = e.solve(_mT(e, a), ct)
+    return [e.neg(e.matmul(b_bar, _mT(e, out))), b_bar]
+
+
+@defvjp("inv")
+def _inv_vjp(e, ct, a, *, out):
+    yt = _mT(e, out)
+    return [e.neg(e.matmul(e.matmul(yt, ct), yt))]
+
+
+@defvjp("det")
+def _det_vjp(e, ct, a, *, out):
+    scale = _to_matrices(e, e.mul(ct, out), a)
+    return [e.mul(scale, _mT(e, e.inv(a)))]
+
+
+@defvjp("slogdet")
+def _slogdet_vjp(e, cts, a, *, out):
+    ct = cts[1]  # the sign is piecewise constant: no cotangent
+    if ct is None:
+        return [None]
+    return [e.mul(_to_matrices(e, ct, a), _mT(e, e.inv(a)))]
+
+
+@defvjp("cholesky")
+def _cholesky_vjp(e, ct, a, *, out):
+    n = a.shape[-1]
+    mask = np.tril(np.ones((n, n), a.dtype)) - 0.5 * np.eye(n, dtype=a.dtype)
+    phi = e.bind("const", value=ConstValue(mask))
+    phi = e.broadcast_in_dim(phi, shape=a.shape, dims=(a.ndim - 2, a.ndim - 1))
+    lt = _mT(e, out)
+    p = e.mul(phi, e.matmul(lt, ct))
+    y = e.solve(lt, p)  # L^-T P
+    s = _mT(e, e.solve(lt, _mT(e, y)))  # L^-T P L^-1
+    return [e.mul(e.add(s, _mT(e, s)), e.full(0.5, a))]
+
+
+__all__ = ["LinAlgShapeError"]

@@ -1,0 +1,41 @@
+"""`argsort`: the stable sorting permutation along one axis (NaN last, as NumPy).
+
+The primitive is O(n log n) per row: NumPy's stable sort (radix sort for small integers,
+timsort otherwise), run by the reference interpreter, called back from the compiled CPU
+program and run as a host step by the CUDA program (no backend renders it). Its output is an
+int64 permutation, so it has no cotangent; `tnp.sort` gathers by it (`take_along_axis`) and
+differentiates through the gather.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tracejit.errors import ShapeError, UnsupportedError
+from tracejit.ir.autodiff import defvjp
+from tracejit.ir.primitives import OPAQUE, register
+
+
+def _argsort_rule(avals, *, axis):
+    shape, dtype, _ = avals[0]
+    if not 0 <= axis < len(shape):
+        raise ShapeError(f"argsort: axis {axis} out of range for shape {tuple(shape)}")
+    if np.dtype(dtype).kind not in "biuf":
+        raise UnsupportedError(f"argsort needs bool, integer or float operands, got {dtype}")
+    return (tuple(shape), np.dtype(np.int64), False)
+
+
+register(
+    "argsort",
+    OPAQUE,
+    _argsort_rule,
+    lambda x, *, axis: np.argsort(x, axis=axis, kind="stable").astype(np.int64),
+)
+
+
+@defvjp("argsort")
+def _argsort_vjp(e, ct, x, *, out, axis):
+    return [None]  # an integer permutation: piecewise constant in x
+
+
+__all__: list[str] = []

@@ -1,0 +1,102 @@
+"""`tnp.linalg` solvers and determinants: solve, inv, cholesky, det, slogdet.
+
+Each binds one primitive of `tracejit/ir/linalg_prims.py` (NumPy's `np.linalg`, run as a
+host step in compiled programs on both backends) and is differentiable. Integer operands
+are promoted to float64, stacks `(..., n, n)` are batched as NumPy does. As in JAX, a
+singular (or, for `cholesky`, non positive-definite) matrix gives NaN rather than raising
+`LinAlgError`; a non-square one raises `LinAlgShapeError`, a `LinAlgError`.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from tracejit.ir.linalg_prims import LinAlgShapeError
+from tracejit.numpy._core import broadcast_shapes, broadcast_to, promote, shape_of
+from tracejit.numpy._linalg import matrix_transpose
+from tracejit.numpy._shape import reshape
+from tracejit.tracer.core import bind
+
+
+def _stack(name: str, a):
+    (a,) = promote(a, to_float=True)
+    shape = tuple(shape_of(a))
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise LinAlgShapeError(
+            f"{name}: needs square matrices in the last two axes, got shape {shape}"
+        )
+    return a
+
+
+def solve(a, b):
+    """`np.linalg.solve` (NumPy 2: b is a vector only when 1-D, else a stack (..., n, k)).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.linalg.solve(np.array([[2.0, 0.0], [0.0, 4.0]]), np.array([2.0, 2.0]))
+    array([1. , 0.5])
+    """
+    a = _stack("solve", a)
+    a, b = promote(a, b, to_float=True)
+    n, bs = shape_of(a)[-1], tuple(shape_of(b))
+    vector = len(bs) == 1
+    if vector:
+        b = reshape(b, (bs[0], 1))
+    if len(shape_of(b)) < 2 or shape_of(b)[-2] != n:
+        raise LinAlgShapeError(f"solve: b of shape {bs} does not match a of order {n}")
+    batch = broadcast_shapes(shape_of(a)[:-2], shape_of(b)[:-2], op="solve")
+    a = broadcast_to(a, batch + (n, n))
+    b = broadcast_to(b, batch + tuple(shape_of(b)[-2:]))
+    x = bind("solve", a, b)
+    return reshape(x, batch + (n,)) if vector else x
+
+
+def inv(a):
+    """`np.linalg.inv` (NaN for a singular matrix, as JAX).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.linalg.inv(np.array([[2.0, 0.0], [0.0, 4.0]]))
+    array([[0.5 , 0.  ],
+           [0.  , 0.25]])
+    """
+    return bind("inv", _stack("inv", a))
+
+
+def cholesky(a, /, *, upper: bool = False):
+    """`np.linalg.cholesky`: L with a = L L^T (reads the lower triangle; NaN if not PD).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.linalg.cholesky(np.array([[4.0, 2.0], [2.0, 2.0]]))
+    array([[2., 0.],
+           [1., 1.]])
+    """
+    low = bind("cholesky", _stack("cholesky", a))
+    return matrix_transpose(low) if upper else low
+
+
+def det(a):
+    """`np.linalg.det` of each matrix of the stack.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> float(tnp.linalg.det(np.array([[1.0, 2.0], [3.0, 4.0]])))
+    -2.0000000000000004
+    """
+    return bind("det", _stack("det", a))
+
+
+class SlogdetResult(NamedTuple):
+    sign: object
+    logabsdet: object
+
+
+def slogdet(a):
+    """`np.linalg.slogdet`: (sign, log|det|) of each matrix; (0, -inf) when singular.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.linalg.slogdet(np.array([[0.0, 2.0], [3.0, 0.0]])).sign
+    array(-1.)
+    """
+    sign, logabs = bind("slogdet", _stack("slogdet", a))
+    return SlogdetResult(sign, logabs)
+
+
+__all__ = ["cholesky", "det", "inv", "slogdet", "solve"]

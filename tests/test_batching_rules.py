@@ -183,6 +183,7 @@ CASES["solve"] = lambda rng: ([_WELL(rng), rng.random((3, 2))], {})
 for _name in ("inv", "det", "slogdet"):
     CASES[_name] = lambda rng: ([_WELL(rng)], {})
 CASES["cholesky"] = lambda rng: ([_WELL(rng) @ _WELL(rng).T], {})
+CASES["eigh"] = CASES["cholesky"]
 CASES["argsort"] = lambda rng: ([rng.integers(0, 3, (3, 5)).astype(np.float64)], {"axis": 1})
 
 # Extra layouts that take other paths through a rule.

@@ -1,4 +1,4 @@
-"""tnp.linalg solve/inv/cholesky/det/slogdet: values vs NumPy, gradients vs finite differences.
+"""tnp.linalg solve/inv/cholesky/det/slogdet/eigh: values vs NumPy, gradients vs finite differences.
 
 The primitives run NumPy's `np.linalg` (as a host step when compiled), so eager and compiled
 CPU values equal NumPy's bit for bit; what these tests check is the plumbing around it:
@@ -41,14 +41,19 @@ def test_values_equal_numpy(shape, dtype):
 
     def f(m, a, s, b):
         sign, logabs = m.linalg.slogdet(a)
+        w, v = m.linalg.eigh(s)
         return (m.linalg.solve(a, b), m.linalg.inv(a), m.linalg.cholesky(s),
-                m.linalg.det(a), sign, logabs)  # fmt: skip
+                m.linalg.det(a), sign, logabs, w, v, m.linalg.eigvalsh(a, UPLO="U"))  # fmt: skip
 
     want = f(np, a, s, b)
     for got in (f(tnp, a, s, b), _jit_cpu(lambda *xs: f(tnp, *xs))(a, s, b)):
         for g, w in zip(got, want):
             assert g.dtype == w.dtype and g.shape == w.shape
+        for g, w in zip(got[:-1], want[:-1]):
             np.testing.assert_array_equal(g, w)
+        # eigvalsh: eigh's LAPACK routine, not NumPy's vector-free one: equal to rounding
+        rtol = 1e-5 if dtype == np.float32 else 1e-13
+        np.testing.assert_allclose(got[-1], want[-1], rtol=rtol, atol=rtol)
 
 
 def test_solve_vector_and_broadcast_stacks_like_numpy():
@@ -87,7 +92,7 @@ def test_singular_gives_nan_for_that_matrix_only_like_jax():
     np.testing.assert_array_equal(logabs, [0.0, -np.inf])
 
 
-@pytest.mark.parametrize("name", ["solve", *NAMES, "slogdet"])
+@pytest.mark.parametrize("name", ["solve", *NAMES, "slogdet", "eigh"])
 def test_non_square_raises_linalg_error(name):
     fn = getattr(tnp.linalg, name)
     args = (np.ones((2, 3)), np.ones(2)) if name == "solve" else (np.ones((2, 3)),)
@@ -97,6 +102,11 @@ def test_non_square_raises_linalg_error(name):
         fn(np.ones(3), *args[1:])
     with pytest.raises(np.linalg.LinAlgError, match="does not match"):
         tnp.linalg.solve(np.eye(3), np.ones(2))
+
+
+def _eigh_loss(m, a, w):
+    vals, vecs = m.linalg.eigh(a)
+    return (vals * w[..., 0]).sum() + (vecs * vecs * w).sum()  # eigenvector signs cancel
 
 
 def _losses(rng):
@@ -115,6 +125,7 @@ def _losses(rng):
         "det": (lambda m, x: (m.linalg.det(x) * wv).sum(), _well(rng, (2, 3, 3))),
         "slogdet": (lambda m, x: (m.linalg.slogdet(x)[1] * wv).sum(), _well(rng, (2, 3, 3))),
         "cholesky": (lambda m, x: (m.linalg.cholesky(sym(m, x)) * w).sum(), w + np.eye(3)),
+        "eigh": (lambda m, x: _eigh_loss(m, sym(m, x), w), rng.normal(size=(2, 3, 3))),
     }
 
 
@@ -129,7 +140,7 @@ def test_gradient_matches_finite_differences(name):
         np.testing.assert_allclose(g(x), want, rtol=1e-6, atol=1e-7)
 
 
-@pytest.mark.parametrize("name", ["inv", "det", "cholesky"])
+@pytest.mark.parametrize("name", ["inv", "det", "cholesky", "eigh"])
 def test_second_derivative_matches_finite_differences_of_the_gradient(name):
     loss, x = LOSSES[name]
     v = np.random.default_rng(4).normal(size=x.shape)
@@ -146,7 +157,7 @@ def test_compiles_for_the_test_device(device):
 
     def f(m, a, s, b):
         return (m.linalg.solve(a, b[..., None]), m.linalg.inv(a), m.linalg.cholesky(s),
-                m.linalg.det(a), m.linalg.slogdet(a)[1])  # fmt: skip
+                m.linalg.det(a), m.linalg.slogdet(a)[1], m.linalg.eigvalsh(s))  # fmt: skip
 
     got = tj.device_get(tj.jit(lambda *xs: f(tnp, *xs), device=device)(a, s, b))
     for g, w in zip(got, f(np, a, s, b)):

@@ -1,4 +1,4 @@
-"""Linear-algebra primitives: `solve`, `inv`, `cholesky`, `det`, `slogdet`, and their VJPs.
+"""Linear-algebra primitives: solve, inv, cholesky, det, slogdet, eigh, and their VJPs.
 
 Each takes stacks of square matrices `(..., n, n)` (float32 or float64; `tracejit.numpy`
 promotes and broadcasts first, so `solve`'s operands arrive as `(..., n, n)` and
@@ -19,8 +19,11 @@ from these primitives, `matmul` and `transpose`, so second derivatives work too:
   Y = inv(A):       A_bar = -Y^T Y_bar Y^T
   d = det(A):       A_bar = d_bar d inv(A)^T;   slogdet: A_bar = l_bar inv(A)^T
   L = cholesky(A):  A_bar = sym(L^-T phi(L^T L_bar) L^-1), phi = lower triangle, half diagonal
-`cholesky` reads only the lower triangle but, as in JAX, its cotangent is symmetric: the
-derivative along symmetric perturbations, the ones that keep A a covariance.
+  w, V = eigh(A):   A_bar = sym(V (diag(w_bar) + F o (V^T V_bar)) V^T), F_ij = 1/(w_j - w_i)
+`cholesky` and `eigh` read only the lower triangle but, as in JAX, their cotangent is
+symmetric: the derivative along symmetric perturbations, the ones that keep A symmetric.
+`eigh`'s eigenvector cotangent is infinite/NaN at repeated eigenvalues (F), as in JAX;
+eigenvectors are defined up to sign, so only sign-invariant losses have a gradient.
 """
 
 from __future__ import annotations
@@ -116,6 +119,19 @@ register("det", OPAQUE, _det_rule, lambda a: np.asarray(np.linalg.det(a), a.dtyp
 register("slogdet", OPAQUE, _slogdet_rule, _slogdet_impl, multiple_results=True)
 
 
+def _eigh_rule(avals):
+    shape, dtype = _square("eigh", avals[0])
+    return [(shape[:-1], dtype, False), (shape, dtype, False)]
+
+
+def _eigh_impl(a):
+    w, v = np.linalg.eigh(a)  # reads the lower triangle
+    return w, v
+
+
+register("eigh", OPAQUE, _eigh_rule, _eigh_impl, multiple_results=True)
+
+
 # ---------------------------------------------------------------- VJPs
 
 
@@ -158,13 +174,41 @@ def _slogdet_vjp(e, cts, a, *, out):
 @defvjp("cholesky")
 def _cholesky_vjp(e, ct, a, *, out):
     n = a.shape[-1]
-    mask = np.tril(np.ones((n, n), a.dtype)) - 0.5 * np.eye(n, dtype=a.dtype)
+    mask = np.tril(np.ones((n, n), a.dtype)) - 0.5 * np.eye(n, dtype=a.dtype)  # phi
     phi = e.bind("const", value=ConstValue(mask))
     phi = e.broadcast_in_dim(phi, shape=a.shape, dims=(a.ndim - 2, a.ndim - 1))
     lt = _mT(e, out)
     p = e.mul(phi, e.matmul(lt, ct))
     y = e.solve(lt, p)  # L^-T P
     s = _mT(e, e.solve(lt, _mT(e, y)))  # L^-T P L^-1
+    return [e.mul(e.add(s, _mT(e, s)), e.full(0.5, a))]
+
+
+def _eye_like(e, a):
+    n = a.shape[-1]
+    eye = e.bind("const", value=ConstValue(np.eye(n, dtype=a.dtype)))
+    return e.broadcast_in_dim(eye, shape=a.shape, dims=(a.ndim - 2, a.ndim - 1))
+
+
+@defvjp("eigh")
+def _eigh_vjp(e, cts, a, *, out):
+    w, v = out
+    w_bar, v_bar = cts
+    eye, k = _eye_like(e, a), a.ndim - 2
+    lead = tuple(range(k))
+    inner = (
+        e.full(0.0, a)
+        if w_bar is None
+        else e.mul(e.broadcast_in_dim(w_bar, shape=a.shape, dims=lead + (k + 1,)), eye)
+    )
+    if v_bar is not None:  # F_ij = 1 / (w_j - w_i) off the diagonal (inf if degenerate)
+        gap = e.sub(
+            e.broadcast_in_dim(w, shape=a.shape, dims=lead + (k + 1,)),
+            e.broadcast_in_dim(w, shape=a.shape, dims=lead + (k,)),
+        )
+        f = e.mul(e.div(e.full(1.0, a), e.add(gap, eye)), e.sub(e.full(1.0, a), eye))
+        inner = e.add(inner, e.mul(f, e.matmul(_mT(e, v), v_bar)))
+    s = e.matmul(e.matmul(v, inner), _mT(e, v))
     return [e.mul(e.add(s, _mT(e, s)), e.full(0.5, a))]
 
 

@@ -1,4 +1,4 @@
-"""`tnp.linalg` solvers and determinants: solve, inv, cholesky, det, slogdet.
+"""`tnp.linalg` solvers, determinants, eigh: solve, inv, cholesky, det, slogdet, eigh, eigvalsh.
 
 Each binds one primitive of `tracejit/ir/linalg_prims.py` (NumPy's `np.linalg`, run as a
 host step in compiled programs on both backends) and is differentiable. Integer operands
@@ -99,4 +99,30 @@ def slogdet(a):
     return SlogdetResult(sign, logabs)
 
 
-__all__ = ["cholesky", "det", "inv", "slogdet", "solve"]
+class EighResult(NamedTuple):
+    eigenvalues: object
+    eigenvectors: object
+
+
+def eigh(a, UPLO: str = "L"):
+    """`np.linalg.eigh`: ascending eigenvalues and orthonormal eigenvectors of symmetric `a`.
+
+    Reads the triangle `UPLO` names; the gradient is the symmetric one (see linalg_prims).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.linalg.eigh(np.array([[2.0, 1.0], [1.0, 2.0]])).eigenvalues
+    array([1., 3.])
+    """
+    if UPLO not in ("L", "U"):
+        raise ValueError("UPLO argument must be 'L' or 'U'")
+    a = _stack("eigh", a)
+    w, v = bind("eigh", a if UPLO == "L" else matrix_transpose(a))
+    return EighResult(w, v)
+
+
+def eigvalsh(a, UPLO: str = "L"):
+    """`np.linalg.eigvalsh`: the ascending eigenvalues of symmetric `a`."""
+    return eigh(a, UPLO).eigenvalues
+
+
+__all__ = ["cholesky", "det", "eigh", "eigvalsh", "inv", "slogdet", "solve"]

@@ -184,6 +184,7 @@ for _name in ("inv", "det", "slogdet"):
     CASES[_name] = lambda rng: ([_WELL(rng)], {})
 CASES["cholesky"] = lambda rng: ([_WELL(rng) @ _WELL(rng).T], {})
 CASES["eigh"] = CASES["cholesky"]
+CASES["svd"] = lambda rng: ([rng.random((4, 3))], {"full_matrices": False})
 CASES["argsort"] = lambda rng: ([rng.integers(0, 3, (3, 5)).astype(np.float64)], {"axis": 1})
 
 # Extra layouts that take other paths through a rule.
@@ -201,6 +202,7 @@ EXTRA = {
     ),
     "matmul_batched": ("matmul", lambda rng: ([rng.random((2, 2, 3)), rng.random((2, 3, 4))], {})),
     "reduce_all": ("reduce_sum", lambda rng: ([rng.random((3, 4))], {"axes": (0, 1)})),
+    "svd_full_wide": ("svd", lambda rng: ([rng.random((2, 4))], {"full_matrices": True})),
     "argsort_axis0": ("argsort", lambda rng: ([rng.integers(0, 3, (4, 2))], {"axis": 0})),
     "solve_stacked": (
         "solve",

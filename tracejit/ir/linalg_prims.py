@@ -40,14 +40,19 @@ class LinAlgShapeError(ShapeError, np.linalg.LinAlgError):
     """A linalg operand that is not a stack of square matrices (NumPy's LinAlgError too)."""
 
 
-def _square(name: str, aval) -> tuple[tuple[int, ...], np.dtype]:
-    shape, dtype, _ = aval
-    if len(shape) < 2 or shape[-1] != shape[-2]:
+def _square_dtype(name: str, shape, dtype, square: bool = True) -> None:
+    if len(shape) < 2 or (square and shape[-1] != shape[-2]):
+        what = "square matrices" if square else "matrices"
         raise LinAlgShapeError(
-            f"{name}: needs square matrices in the last two axes, got shape {tuple(shape)}"
+            f"{name}: needs {what} in the last two axes, got shape {tuple(shape)}"
         )
     if np.dtype(dtype) not in (np.float32, np.float64):
         raise UnsupportedError(f"{name} needs float32 or float64 operands, got {dtype}")
+
+
+def _square(name: str, aval) -> tuple[tuple[int, ...], np.dtype]:
+    shape, dtype, _ = aval
+    _square_dtype(name, shape, dtype)
     return tuple(shape), np.dtype(dtype)
 
 

@@ -1,8 +1,8 @@
 """`tracejit.numpy.linalg`: the part of `np.linalg` built from products and reductions.
 
-No decompositions yet (solve, inv, cholesky, qr, svd, eigh, det need LAPACK/cuSOLVER
-primitives); `norm` covers every vector `ord` and the matrix norms that need no singular
-values ('fro', 1, -1, inf, -inf).
+The solvers and decompositions (solve, inv, cholesky, det, slogdet, eigh, svd, pinv) live in
+`_linalg_solvers.py`; `norm` covers every vector `ord` and every matrix one ('fro', 'nuc',
++-1, +-2, +-inf; 'nuc' and +-2 from the singular values).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from tracejit.numpy._core import normalize_axis, promote, shape_of
 from tracejit.numpy._linalg import matmul, matrix_transpose, outer, tensordot, trace, vecdot
 from tracejit.numpy._manip import cross as _cross
 from tracejit.numpy._shape import diagonal as _diagonal
-from tracejit.numpy._shape import reshape
+from tracejit.numpy._shape import expand_dims, moveaxis, reshape
 
 
 def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):
@@ -65,14 +65,22 @@ def _matrix_norm(x, axes, keepdims, ord):
     a = ew.absolute(x)
     if ord in ("fro", None):
         return ew.sqrt(red.sum(ew.multiply(x, x), axis=(r, c), keepdims=keepdims))
+    if ord in (2, -2, "nuc"):  # from the singular values of the (r, c) matrices
+        sv = _solvers.svdvals(moveaxis(x, (r, c), (-2, -1)))
+        out = (
+            red.sum(sv, axis=-1)
+            if ord == "nuc"
+            else (red.max if ord == 2 else red.min)(sv, axis=-1)
+        )
+        return expand_dims(out, (r, c) if r < c else (c, r)) if keepdims else out
     if ord in (1, -1):  # max/min over columns of the column sums
         sums, other = red.sum(a, axis=r, keepdims=True), c
     elif ord in (np.inf, -np.inf):
         sums, other = red.sum(a, axis=c, keepdims=True), r
     else:
         raise UnsupportedError(
-            f"linalg.norm: matrix ord={ord!r} needs singular values (no SVD yet); use 'fro', "
-            "1, -1, inf or -inf"
+            f"linalg.norm: invalid norm order {ord!r} for matrices; use 'fro', 'nuc', 1, -1, "
+            "2, -2, inf or -inf"
         )
     pick = red.max if ord in (1, np.inf) else red.min
     out = pick(sums, axis=other, keepdims=True)

@@ -12,9 +12,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from tracejit.ir.linalg_prims import LinAlgShapeError
+from tracejit.numpy import _elementwise as ew
+from tracejit.numpy import _reductions as red
 from tracejit.numpy._core import broadcast_shapes, broadcast_to, promote, shape_of
-from tracejit.numpy._linalg import matrix_transpose
-from tracejit.numpy._shape import reshape
+from tracejit.numpy._creation import asarray
+from tracejit.numpy._linalg import matmul, matrix_transpose
+from tracejit.numpy._shape import expand_dims, reshape
 from tracejit.tracer.core import bind
 
 
@@ -125,4 +128,62 @@ def eigvalsh(a, UPLO: str = "L"):
     return eigh(a, UPLO).eigenvalues
 
 
-__all__ = ["cholesky", "det", "eigh", "eigvalsh", "inv", "slogdet", "solve"]
+class SVDResult(NamedTuple):
+    U: object
+    S: object
+    Vh: object
+
+
+def _matrices(name: str, a):
+    (a,) = promote(a, to_float=True)
+    if len(shape_of(a)) < 2:
+        raise LinAlgShapeError(f"{name}: needs matrices in the last two axes, got {shape_of(a)}")
+    return a
+
+
+def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False):
+    """`np.linalg.svd`: U, S, Vh with a = U diag(S) Vh (differentiable with full_matrices=False
+    or square a). `compute_uv=False` takes S from the full decomposition (equal to NumPy's
+    to rounding). `hermitian` is accepted and ignored (the general SVD is also right).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.linalg.svd(np.array([[3.0, 0.0], [0.0, -4.0]]), compute_uv=False)
+    array([4., 3.])
+    """
+    a = _matrices("svd", a)
+    u, s, vh = bind("svd", a, full_matrices=bool(full_matrices and compute_uv))
+    return SVDResult(u, s, vh) if compute_uv else s
+
+
+def svdvals(x, /):
+    """Array-API `svdvals`: the singular values, descending."""
+    return svd(x, compute_uv=False)
+
+
+def pinv(a, rcond=None, hermitian: bool = False, *, rtol=None):
+    """`np.linalg.pinv` from `svd`, as NumPy computes it (singular values at most
+    rcond * max(s) count as zero; rcond defaults to 1e-15, rtol=None to max(m, n) * eps).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.linalg.pinv(np.array([[2.0, 0.0], [0.0, 0.0]]))
+    array([[0.5, 0. ],
+           [0. , 0. ]])
+    """
+    a = _matrices("pinv", a)
+    *lead, m, n = shape_of(a)
+    if rcond is not None and rtol is not None:
+        raise ValueError("`rtol` and `rcond` can't be both set.")
+    if rcond is None:
+        rcond = rtol if rtol is not None else 1e-15
+    if not m or not n:
+        return ew.multiply(reshape(a, (*lead, n, m)), 0)
+    u, s, vh = svd(a, full_matrices=False)
+    cutoff = ew.multiply(expand_dims(asarray(rcond), -1), red.max(s, axis=-1, keepdims=True))
+    large = ew.greater(s, cutoff)
+    s_inv = ew.where(large, ew.divide(1.0, ew.where(large, s, 1.0)), 0.0)
+    return matmul(matrix_transpose(vh), ew.multiply(expand_dims(s_inv, -1), matrix_transpose(u)))
+
+
+__all__ = [
+    "cholesky", "det", "eigh", "eigvalsh", "inv", "pinv", "slogdet", "solve", "svd", "svdvals"
+]  # fmt: skip

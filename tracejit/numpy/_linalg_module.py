@@ -14,6 +14,7 @@ import numpy as np
 
 from tracejit.errors import UnsupportedError
 from tracejit.numpy import _elementwise as ew
+from tracejit.numpy import _linalg_more as _more
 from tracejit.numpy import _linalg_solvers as _solvers
 from tracejit.numpy import _reductions as red
 from tracejit.numpy._core import normalize_axis, promote, shape_of
@@ -124,7 +125,7 @@ def multi_dot(arrays):
 
 
 def matrix_power(a, n: int):
-    """`np.linalg.matrix_power` for n >= 0 (by repeated squaring; negative n needs inv).
+    """`np.linalg.matrix_power` by repeated squaring (of `inv(a)` for negative n).
 
     >>> import numpy as np, tracejit.numpy as tnp
     >>> tnp.linalg.matrix_power(np.array([[1, 1], [0, 1]]), 3)
@@ -132,12 +133,12 @@ def matrix_power(a, n: int):
            [0, 1]])
     """
     n = int(n)
-    if n < 0:
-        raise UnsupportedError("matrix_power with a negative power needs linalg.inv (not yet)")
-    (a,) = promote(a)
+    (a,) = promote(a, to_float=n < 0)
     shape = tuple(shape_of(a))
     if len(shape) < 2 or shape[-1] != shape[-2]:
         raise np.linalg.LinAlgError("matrix_power needs square matrices in the last two axes")
+    if n < 0:
+        a, n = _solvers.inv(a), -n
     from tracejit.numpy._creation import eye
 
     result, base = None, a
@@ -166,8 +167,9 @@ linalg = types.ModuleType("tracejit.numpy.linalg", __doc__)
 for _fn in (norm, vector_norm, matrix_norm, multi_dot, matrix_power, diagonal, cross, matmul,
             matrix_transpose, tensordot, vecdot, outer, trace):  # fmt: skip
     setattr(linalg, _fn.__name__, _fn)
-for _name in _solvers.__all__:
-    setattr(linalg, _name, getattr(_solvers, _name))
+for _mod in (_solvers, _more):
+    for _name in _mod.__all__:
+        setattr(linalg, _name, getattr(_mod, _name))
 linalg.LinAlgError = np.linalg.LinAlgError
 linalg.__all__ = sorted(n for n in vars(linalg) if not n.startswith("_"))
 sys.modules.setdefault(linalg.__name__, linalg)

@@ -10,7 +10,8 @@ import tracejit as tj
 # The CUDA emulator's stand-in `cupy` package is test tooling, not tests or doctests.
 collect_ignore = ["cuda_emulator"]
 
-# "ci" keeps the whole suite under ~10 minutes on 2 cores; "thorough" runs many more examples.
+# "ci" keeps the whole suite under ~10 minutes on 2 cores; "thorough" runs many more examples
+# (the fuzzer's program counts per profile: tests/_fuzz_settings.py; 10,000 in "thorough").
 # "ci" is derandomized: a CI verdict must not depend on the draw (explore with "thorough").
 settings.register_profile(
     "ci",

@@ -93,7 +93,11 @@ def total_loss(xs):
     mean = np.mean(np.stack(xs), axis=0)
     gathered = np.stack(xs)
     return sum(
-        _local_loss(xs[r], mean, r, np) + np.sum(gathered[:, 0] ** 2) * (r + 1) for r in range(P)
+        _local_loss(xs[r], mean, r, np)
+        + np.sum(gathered[:, 0] ** 2) * (r + 1)
+        + np.sum(np.cos(xs[1 - r])) * (r + 1)  # ppermute: the other process's x
+        + np.sum((xs[0][r] + xs[1][r]) ** 2) * (r + 2)  # psum_scatter: row r of the sum
+        for r in range(P)
     )
 
 
@@ -105,7 +109,13 @@ def check_grad(rank):
         rank_scale = lax.axis_index("i").astype(x.dtype)
         gathered = lax.all_gather(x, "i")
         local = tj.numpy.sum(tj.numpy.sin(mean) * (rank_scale + 1.0)) + tj.numpy.sum(x**3)
-        return local + tj.numpy.sum(gathered[:, 0] ** 2) * (rank_scale + 1.0)
+        swapped = tj.numpy.sum(tj.numpy.cos(lax.ppermute(x, "i", [(0, 1), (1, 0)])))
+        mine = tj.numpy.sum(lax.psum_scatter(x, "i") ** 2)
+        return (
+            local
+            + (tj.numpy.sum(gathered[:, 0] ** 2) + swapped) * (rank_scale + 1.0)
+            + mine * (rank_scale + 2.0)
+        )
 
     got = spmd_jit(tj.grad(loss))(xs[rank])
     h, want = 1e-6, np.empty_like(xs[rank])

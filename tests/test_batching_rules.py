@@ -185,6 +185,7 @@ for _name in ("inv", "det", "slogdet"):
 CASES["cholesky"] = lambda rng: ([_WELL(rng) @ _WELL(rng).T], {})
 CASES["eigh"] = CASES["cholesky"]
 CASES["svd"] = lambda rng: ([rng.random((4, 3))], {"full_matrices": False})
+CASES["qr"] = lambda rng: ([rng.random((4, 3))], {"complete": True})
 CASES["argsort"] = lambda rng: ([rng.integers(0, 3, (3, 5)).astype(np.float64)], {"axis": 1})
 
 # Extra layouts that take other paths through a rule.

@@ -1,4 +1,4 @@
-"""tnp.linalg.svd/svdvals/pinv: values vs NumPy, gradients vs float64 finite differences."""
+"""tnp.linalg.svd/svdvals/pinv/qr and norm(ord=2/-2/nuc): values vs NumPy, gradients vs float64 finite differences."""
 
 from __future__ import annotations
 
@@ -74,8 +74,13 @@ def test_full_matrices_gradient_of_non_square_is_a_named_error():
 
 def test_svd_on_the_test_device(device):
     a = np.random.default_rng(8).normal(size=(2, 5, 3)).astype(np.float32)
-    f = tj.jit(lambda v: (tnp.linalg.svd(v, compute_uv=False), tnp.linalg.pinv(v)), device=device)
-    s, p = tj.device_get(f(a))
+    f = tj.jit(
+        lambda v: (tnp.linalg.svd(v, compute_uv=False), tnp.linalg.pinv(v), tnp.linalg.qr(v)),
+        device=device,
+    )
+    s, p, (q, r) = tj.device_get(f(a))
+    np.testing.assert_allclose(q @ r, a, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(np.abs(r), np.abs(np.linalg.qr(a)[1]), rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False), rtol=1e-5)
     np.testing.assert_allclose(p, np.linalg.pinv(a), rtol=1e-4, atol=1e-5)
 
@@ -94,3 +99,32 @@ def test_spectral_and_nuclear_norms_match_numpy_with_gradients(ord):
     x = rng.normal(size=(4, 3))
     want = numeric_grad(lambda v: np.linalg.norm(v, ord=ord), x)
     np.testing.assert_allclose(tj.grad(lambda v: tnp.linalg.norm(v, ord=ord))(x), want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_qr_modes_equal_numpy(shape):
+    a = np.random.default_rng(10 + shape[-1]).normal(size=shape)
+    for mode in ("reduced", "complete", "r"):
+        got = tj.jit(tnp.linalg.qr, static_argnames="mode")(a, mode=mode)
+        want = np.linalg.qr(a, mode=mode)
+        for g, w in zip(*((got, want) if mode != "r" else ((got,), (want,)))):
+            assert g.shape == w.shape
+            np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("shape", [(2, 5, 3), (4, 4)])
+def test_qr_gradient_matches_finite_differences(shape):
+    rng = np.random.default_rng(sum(shape))
+    a, wq, wr = rng.normal(size=shape), rng.normal(size=shape), rng.normal(size=shape)
+    n = shape[-1]
+
+    def loss(m, x):
+        q, r = m.linalg.qr(x)
+        return (q * wq).sum() + (r * wr[..., :n, :]).sum()
+
+    want = numeric_grad(lambda v: loss(np, v), a)
+    np.testing.assert_allclose(
+        tj.jit(tj.grad(lambda v: loss(tnp, v)))(a), want, rtol=1e-6, atol=1e-7
+    )
+    with pytest.raises(tj.errors.UnsupportedError, match="m >= n"):
+        tj.grad(lambda v: tnp.linalg.qr(v, mode="r").sum())(np.ones((2, 3)))

@@ -21,7 +21,7 @@ def _stacked_rule(name: str):
     return rule
 
 
-for _name in ("solve", "inv", "cholesky", "det", "slogdet", "eigh", "svd"):
+for _name in ("solve", "inv", "cholesky", "det", "slogdet", "eigh", "svd", "qr"):
     defbatch(_name)(_stacked_rule(_name))
 
 

@@ -160,6 +160,25 @@ def svdvals(x, /):
     return svd(x, compute_uv=False)
 
 
+class QRResult(NamedTuple):
+    Q: object
+    R: object
+
+
+def qr(a, mode: str = "reduced"):
+    """`np.linalg.qr` with mode 'reduced', 'complete' or 'r' (differentiable for m >= n).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.linalg.qr(np.array([[3.0, 1.0], [4.0, 2.0]]), mode="r")
+    array([[-5. , -2.2],
+           [ 0. ,  0.4]])
+    """
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
+    q, r = bind("qr", _matrices("qr", a), complete=mode == "complete")
+    return r if mode == "r" else QRResult(q, r)
+
+
 def pinv(a, rcond=None, hermitian: bool = False, *, rtol=None):
     """`np.linalg.pinv` from `svd`, as NumPy computes it (singular values at most
     rcond * max(s) count as zero; rcond defaults to 1e-15, rtol=None to max(m, n) * eps).
@@ -185,5 +204,6 @@ def pinv(a, rcond=None, hermitian: bool = False, *, rtol=None):
 
 
 __all__ = [
-    "cholesky", "det", "eigh", "eigvalsh", "inv", "pinv", "slogdet", "solve", "svd", "svdvals"
+    "cholesky", "det", "eigh", "eigvalsh", "inv", "pinv", "qr", "slogdet", "solve", "svd",
+    "svdvals",
 ]  # fmt: skip

@@ -45,6 +45,7 @@ CUDA_TESTS = [
     "tests/test_numerics_ieee.py::test_division_by_a_row_sum_is_a_division",
     "tests/test_numerics_ieee.py::test_negative_zero_survives_adds_and_scatters",
     "tests/test_numerics_ieee.py::test_float32_sums_and_means_are_correctly_rounded",
+    "tests/test_numerics_ieee.py::test_signed_integer_overflow_wraps_as_numpy",
     "tests/test_fuzz.py",  # the forward fuzzer; its gradient half runs on cpu only in CI
     "tests/test_lax_compiled.py::test_loops_on_the_test_device",
     "tests/test_tnp_surface.py::test_compiled_matches_numpy",

@@ -370,3 +370,20 @@ def test_float64_sums_are_at_least_as_accurate_as_numpy():
             exact = math.fsum(part)
             bound = max(abs(np.sum(part) - exact), np.spacing(abs(exact)))
             assert abs(got - exact) <= bound, (got, exact, np.sum(part))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_signed_integer_overflow_wraps_as_numpy(dtype, device):
+    # Signed overflow is undefined in C++/CUDA; NVRTC has no -fwrapv, so `(x + 1) > x` folded
+    # to true at INT_MAX under the CUDA backend (found by the fuzzer).
+    info = np.iinfo(dtype)
+    x = np.array([info.max, info.min, -1, 0, 7], dtype)
+
+    def f(x):
+        return (x + 1) > x, (-x) < 0, np.sign(-x), (x * 2) // 2 == x, np.abs(x), x - 1
+
+    got = tj.jit(f, device=device)(x)
+    with np.errstate(over="ignore"):
+        want = f(x)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(tj.device_get(g), w)

@@ -10,7 +10,9 @@ Python's sign rules and give 0 on division by zero (NumPy's result, minus the wa
 float floor division and remainder follow `npy_divmod`; `round` is half-to-even (`nearbyint`);
 max/min propagate NaN; `sign(nan)` is NaN; float -> int casts of NaN or out-of-range values give
 the minimum integer (what NumPy gives on x86); shifts by >= the bit width give 0 (or -1).
-Signed overflow wraps: backends compile with `-fwrapv` (C++) or rely on CUDA's wrapping.
+Signed overflow wraps, as NumPy's does: integer +, -, * and negation are done in the unsigned
+type of the same width (the C++ build also has `-fwrapv`; NVRTC has no such flag, and signed
+overflow is undefined there: `(x + 1) > x` would fold to true at INT_MAX).
 
 >>> import numpy as np
 >>> render("add", ["a", "b"], np.dtype("float32"), np.dtype("float32"), {}, set())
@@ -187,14 +189,24 @@ def _convert(x: str, src, dst) -> str:
     return f"(({c_type(dst)})({x}))"
 
 
+def _wrapping(op: str, a: str, b: str, dt: np.dtype) -> str:
+    """`a op b` for signed integers, modulo 2**bits (in the unsigned type: never undefined).
+
+    >>> _wrapping("+", "x", "1", np.dtype("int32"))
+    '((int32_t)((uint32_t)(x) + (uint32_t)(1)))'
+    """
+    u = UNSIGNED[dt]
+    return f"(({c_type(dt)})(({u})({a}) {op} ({u})({b})))"
+
+
 def _unary(name: str, a: str, dt: np.dtype, uses: set, prefix: str) -> str:
-    ct = c_type(dt)
     if name == "neg":
-        return f"(({ct})(0 - {a}))" if dt.kind == "i" else f"(-{a})"
+        return _wrapping("-", "0", a, dt) if dt.kind == "i" else f"(-{a})"
     if name == "abs":
         if dt.kind == "f":
             return f"__builtin_fabs{'f' if dt == np.float32 else ''}({a})"
-        return f"(({a}) < 0 ? ({ct})(0 - ({a})) : ({a}))"
+        return f"(({a}) < 0 ? {_wrapping('-', '0', a, dt)} : ({a}))"
+    ct = c_type(dt)
     if name == "sign":
         s = f"(({ct})((({a}) > 0) - (({a}) < 0)))"
         return f"(({a}) != ({a}) ? ({a}) : {s})" if dt.kind == "f" else s
@@ -243,6 +255,8 @@ def _binary(name: str, a: str, b: str, dt: np.dtype, uses: set, prefix: str) -> 
     is_bool, is_int, is_float = dt == np.bool_, dt.kind == "i", dt.kind == "f"
     if name in _COMPARE:
         return f"(({a}) {_COMPARE[name]} ({b}))"
+    if name in ("add", "sub", "mul") and is_int:
+        return _wrapping({"add": "+", "sub": "-", "mul": "*"}[name], a, b, dt)
     if name == "add":
         return f"(({a}) || ({b}))" if is_bool else f"({a} + {b})"
     if name == "sub":

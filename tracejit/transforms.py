@@ -85,13 +85,22 @@ class _Traceable:
     def __init__(self, fun: Callable, what: str):
         if not callable(fun):
             raise TypeError(f"{what} expects a function, got {type(fun).__name__}")
-        self.jitted = Jitted(fun)
+        self.fun = fun
         self.what = what
+        self._jitted: dict[tuple[int, ...], Jitted] = {}
         self._joints: dict[tuple, tuple[Traced, Graph]] = {}
 
-    def trace(self, args, kwargs) -> tuple[Traced, list, list[str]]:
-        traced, leaves = self.jitted._get_trace(args, kwargs)
-        names = self.jitted._leaf_names(args, kwargs, len(args))
+    def trace(self, args, kwargs, argnums=()) -> tuple[Traced, list, list[str]]:
+        """Trace `fun` on `args`; arguments outside `argnums` holding no array (Python
+        numbers, strings, None, ...) stay concrete, as in JAX, so `range(n)` works on them.
+        The leaves and names returned are those of the traced (non-static) arguments."""
+        static = tuple(i for i, a in enumerate(args) if i not in argnums and _is_static(a))
+        jitted = self._jitted.get(static)
+        if jitted is None:
+            jitted = self._jitted[static] = Jitted(self.fun, static_argnums=static)
+        traced, leaves = jitted._get_trace(args, kwargs)
+        dyn = tuple(a for i, a in enumerate(args) if i not in static)
+        names = jitted._leaf_names(dyn, kwargs, len(args))
         return traced, list(leaves), names
 
     def joint(self, traced: Traced, wrt: tuple[int, ...], seeded: tuple[int, ...], remat=False):
@@ -118,6 +127,18 @@ class _Traceable:
         return joint
 
 
+def _is_static(arg) -> bool:
+    """Whether a non-differentiated argument can stay concrete: hashable and array-free."""
+    leaves = tree_flatten(arg)[0]
+    if any(isinstance(x, (np.ndarray, np.generic, Tracer)) or hasattr(x, "shape") for x in leaves):
+        return False
+    try:
+        hash(arg)
+    except TypeError:
+        return False
+    return True
+
+
 def _normalize_argnums(argnums, n_args: int, what: str) -> tuple[int, ...]:
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     out = []
@@ -132,11 +153,13 @@ def _normalize_argnums(argnums, n_args: int, what: str) -> tuple[int, ...]:
 
 
 def _leaf_ranges(args, argnums) -> tuple[list[list[int]], list[PyTreeDef]]:
-    """The flat leaf indices and tree structure of each differentiated argument."""
+    """The flat leaf indices and tree structure of each differentiated argument, among the
+    leaves of the traced arguments (static ones, see `_Traceable.trace`, have none)."""
     starts, offset = [], 0
-    for a in args:
+    for i, a in enumerate(args):
         starts.append(offset)
-        offset += len(tree_flatten(a)[0])
+        if i in argnums or not _is_static(a):
+            offset += len(tree_flatten(a)[0])
     ranges, trees = [], []
     for i in argnums:
         leaves, tree = tree_flatten(args[i])
@@ -189,7 +212,7 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
 
     def value_and_grad_fn(*args, **kwargs):
         nums = _normalize_argnums(argnums, len(args), what)
-        traced, leaves, names = traceable.trace(args, kwargs)
+        traced, leaves, names = traceable.trace(args, kwargs, nums)
         out_index = _scalar_output_index(traced, has_aux, what)
         ranges, trees = _leaf_ranges(args, nums)
         wrt = tuple(i for r in ranges for i in r)
@@ -293,7 +316,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, memory_budget: float | N
     if not 0.0 <= budget <= 1.0:
         raise ValueError(f"memory_budget must be in [0, 1], got {memory_budget!r}")
     traceable = _Traceable(fun, "vjp")
-    traced, leaves, names = traceable.trace(primals, {})
+    traced, leaves, names = traceable.trace(primals, {}, range(len(primals)))
     graph = traced.graph
     out_tree = traced.out_tree
     n_main = len(graph.outputs)

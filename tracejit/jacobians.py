@@ -9,14 +9,14 @@ one program per row.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
 
+import tracejit.numpy as tnp
 from tracejit.batching import vmap
 from tracejit.ir import dtypes
 from tracejit.pytree import tree_flatten, tree_unflatten
-from tracejit.tracer.core import Tracer, bind
+from tracejit.tracer.core import Tracer
 from tracejit.transforms import _normalize_argnums, _owned, vjp
 
 
@@ -32,16 +32,20 @@ def _zeros_like(x):
     return np.zeros(_shape(x), dtype=_dtype(x))
 
 
-def linearize(fun: Callable, *primals) -> tuple[Any, Callable]:
+def linearize(fun: Callable, *primals, has_aux: bool = False) -> tuple:
     """`(fun(*primals), f_jvp)`: `f_jvp(*tangents)` is the JVP at `primals`, reusing one
-    forward evaluation for every tangent.
+    forward evaluation for every tangent. With `has_aux`, `fun` returns `(out, aux)` and
+    the result is `(out, f_jvp, aux)`.
 
     >>> import numpy as np, tracejit as tj
     >>> out, f_jvp = tj.linearize(np.sin, np.zeros(2))
     >>> f_jvp(np.array([1.0, 2.0]))
     array([1., 2.])
     """
-    out, f_vjp = vjp(fun, *primals)
+    if has_aux:
+        out, f_vjp, aux = vjp(fun, *primals, has_aux=True)
+    else:
+        out, f_vjp = vjp(fun, *primals)
     out_leaves, out_tree = tree_flatten(out)
     for leaf in out_leaves:
         if not dtypes.is_float(_dtype(leaf)):
@@ -60,11 +64,11 @@ def linearize(fun: Callable, *primals) -> tuple[Any, Callable]:
         (tangent_out,) = transpose(tuple(tangents))
         return tangent_out
 
-    return out, f_jvp
+    return (out, f_jvp, aux) if has_aux else (out, f_jvp)
 
 
-def jvp(fun: Callable, primals: Sequence, tangents: Sequence) -> tuple[Any, Any]:
-    """Forward mode: `(fun(*primals), d fun(primals)[tangents])`.
+def jvp(fun: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = False) -> tuple:
+    """Forward mode: `(fun(*primals), d fun(primals)[tangents])` (and `aux` with `has_aux`).
 
     >>> import numpy as np, tracejit as tj
     >>> tj.jvp(np.sin, (np.zeros(2),), (np.ones(2),))
@@ -76,85 +80,167 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence) -> tuple[Any, Any]
             f"jvp: tangents {tree_flatten(tangents)[1]} do not match primals "
             f"{tree_flatten(primals)[1]}"
         )
+    if has_aux:
+        out, f_jvp, aux = linearize(fun, *primals, has_aux=True)
+        return out, f_jvp(*tangents), aux
     out, f_jvp = linearize(fun, *primals)
     return out, f_jvp(*tangents)
 
 
-def _basis(shape: tuple[int, ...], dtype) -> np.ndarray:
-    n = int(np.prod(shape, dtype=np.int64))
-    return np.eye(n, dtype=dtype).reshape((n,) + tuple(shape))
+class _Wrt:
+    """The differentiated arguments of one call, flattened: leaves, their trees, and `fun`
+    as a function of the leaves alone (the other arguments closed over)."""
+
+    def __init__(self, fun: Callable, args: tuple, argnums, has_aux: bool, what: str):
+        nums = _normalize_argnums(argnums, len(args), what)
+        self.single = isinstance(argnums, int)
+        self.leaves, self.trees, sizes = [], [], []
+        for i in nums:
+            leaves, tree = tree_flatten(args[i])
+            self.trees.append(tree)
+            sizes.append(len(leaves))
+            self.leaves += leaves
+        for leaf in self.leaves:
+            if not dtypes.is_float(_dtype(leaf)):
+                raise TypeError(
+                    f"{what}: cannot differentiate with respect to an input of dtype "
+                    f"{_dtype(leaf)}; pass float arrays (x.astype(np.float32)) or leave it "
+                    "out of argnums"
+                )
+        self.sizes = sizes
+
+        def partial(*leaves):
+            full, it = list(args), iter(leaves)
+            for i, tree, n in zip(nums, self.trees, sizes):
+                full[i] = tree_unflatten(tree, [next(it) for _ in range(n)])
+            return fun(*full)
+
+        self.partial = partial
+        self.has_aux = has_aux
+
+    def assemble(self, blocks: list[list], out_tree):
+        """blocks[k][j]: d out_k / d x_j -> the output tree of argument trees of blocks."""
+        per_out = []
+        for row in blocks:
+            it, per_arg = iter(row), []
+            for tree, n in zip(self.trees, self.sizes):
+                per_arg.append(tree_unflatten(tree, [next(it) for _ in range(n)]))
+            per_out.append(per_arg[0] if self.single else tuple(per_arg))
+        return tree_unflatten(out_tree, per_out)
 
 
-def _one_array(fun: Callable, args, argnums: int, what: str):
-    """`x = args[argnums]` and `fun` as a function of x alone."""
-    i = _normalize_argnums(argnums, len(args), what)[0]
-    x = args[i]
-    if isinstance(x, (tuple, list, dict)):
-        raise TypeError(f"{what} differentiates with respect to one array argument")
-
-    def partial(x):
-        return fun(*args[:i], x, *args[i + 1 :])
-
-    return x, partial
+def _offsets(shapes: list[tuple[int, ...]]) -> list[int]:
+    sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
+    return [int(o) for o in np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])]
 
 
-def _stack_last(rows, out_shape, in_shape):
-    """(n_in, *out) rows -> a Jacobian of shape out + in."""
-    n = int(np.prod(in_shape, dtype=np.int64))
-    flat = bind("reshape", rows, shape=(n, int(np.prod(out_shape, dtype=np.int64))))
-    return bind("reshape", bind("transpose", flat, perm=(1, 0)), shape=out_shape + in_shape)
+def _basis_parts(shapes, dtypes_) -> list[np.ndarray]:
+    """The identity of size N (all leaves together) split by leaf: (N, *shape_j) each."""
+    off = _offsets(shapes)
+    eye = np.eye(off[-1])
+    return [
+        eye[:, off[j] : off[j + 1]].reshape((off[-1],) + tuple(s)).astype(d)
+        for j, (s, d) in enumerate(zip(shapes, dtypes_))
+    ]
 
 
-def _jacobian(fun: Callable, argnums: int, what: str, forward: bool):
+def _block(stacked, lo: int, hi: int, out_shape, in_shape, forward: bool):
+    """One Jacobian block (out_shape + in_shape) from rows lo:hi of a pushed basis."""
+    part = stacked[lo:hi]
+    if forward:  # (n_in, *out) -> out + in
+        part = tnp.reshape(part, (hi - lo, int(np.prod(out_shape, dtype=np.int64))))
+        part = tnp.transpose(part)
+    return _owned(tnp.reshape(part, tuple(out_shape) + tuple(in_shape)))
+
+
+def _push(wrt: _Wrt, what: str, forward: bool):
+    """(out leaves, out tree, aux, blocks[k][j])."""
+    x = wrt.leaves
+    aux = None
+    if forward:
+        res = linearize(wrt.partial, *x, has_aux=wrt.has_aux)
+    else:
+        res = vjp(wrt.partial, *x, has_aux=wrt.has_aux)
+    out, push = res[0], res[1]
+    if wrt.has_aux:
+        aux = res[2]
+    outs, out_tree = tree_flatten(out)
+    if not forward:
+        for o in outs:
+            if not dtypes.is_float(_dtype(o)):
+                raise TypeError(f"{what}: an output of dtype {_dtype(o)} has no derivative")
+    in_shapes, out_shapes = [_shape(v) for v in x], [_shape(o) for o in outs]
+    in_off, out_off = _offsets(in_shapes), _offsets(out_shapes)
+    if in_off[-1] == 0 or out_off[-1] == 0:
+        blocks = [
+            [np.zeros(so + si, _dtype(o)) for si in in_shapes] for so, o in zip(out_shapes, outs)
+        ]
+        return out_tree, aux, blocks
+    if forward:
+        basis = _basis_parts(in_shapes, [_dtype(v) for v in x])
+        cols = tree_flatten(vmap(push)(*basis))[0]  # per output: (N_in, *out_k)
+        blocks = [
+            [_block(c, in_off[j], in_off[j + 1], so, si, True) for j, si in enumerate(in_shapes)]
+            for c, so in zip(cols, out_shapes)
+        ]
+    else:
+        basis = _basis_parts(out_shapes, [_dtype(o) for o in outs])
+        rows = vmap(lambda *cts: push(tree_unflatten(out_tree, list(cts))))(*basis)
+        rows = tree_flatten(rows)[0]  # per input: (N_out, *in_j)
+        blocks = [
+            [_block(r, out_off[k], out_off[k + 1], so, si, False) for r, si in zip(rows, in_shapes)]
+            for k, so in enumerate(out_shapes)
+        ]
+    return out_tree, aux, blocks
+
+
+def _jacobian(fun: Callable, argnums, has_aux: bool, what: str, forward: bool):
     """One batched push of a basis: tangents through the JVP, or cotangents through the VJP."""
+    if not callable(fun):
+        raise TypeError(f"{what} expects a function, got {type(fun).__name__}")
 
     def jac_fn(*args):
-        x, partial = _one_array(fun, args, argnums, what)
-        out, push = linearize(partial, x) if forward else vjp(partial, x)
-        if isinstance(out, (tuple, list, dict)):
-            raise TypeError(f"{what} supports functions returning one array")
-        if 0 in _shape(x) or 0 in _shape(out):
-            return np.zeros(_shape(out) + _shape(x), _dtype(out))
-        if forward:
-            cols = vmap(push)(_basis(_shape(x), _dtype(x)))
-            return _owned(_stack_last(cols, _shape(out), _shape(x)))
-        rows = vmap(lambda ct: push(ct)[0])(_basis(_shape(out), _dtype(out)))
-        return _owned(bind("reshape", rows, shape=_shape(out) + _shape(x)))
+        wrt = _Wrt(fun, args, argnums, has_aux, what)
+        out_tree, aux, blocks = _push(wrt, what, forward)
+        jac = wrt.assemble(blocks, out_tree)
+        return (jac, aux) if has_aux else jac
 
+    jac_fn.__name__ = f"{what}({getattr(fun, '__name__', 'function')})"
     return jac_fn
 
 
-def jacfwd(fun: Callable, argnums: int = 0):
-    """The Jacobian of `fun` w.r.t. one array argument by forward mode: `out.shape + x.shape`.
+def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+    """The Jacobian of `fun` by forward mode, as `jax.jacfwd`: for each output leaf, the
+    argument tree(s) of blocks shaped `out.shape + x.shape` (a tuple over a tuple argnums).
 
     >>> import numpy as np, tracejit as tj
     >>> tj.jacfwd(lambda x: x * 2.0)(np.ones(2))
     array([[2., 0.],
            [0., 2.]])
     """
-    return _jacobian(fun, argnums, "jacfwd", forward=True)
+    return _jacobian(fun, argnums, has_aux, "jacfwd", forward=True)
 
 
-def jacrev(fun: Callable, argnums: int = 0):
-    """The Jacobian of `fun` w.r.t. one array argument by reverse mode: `out.shape + x.shape`.
+def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+    """The Jacobian of `fun` by reverse mode, structured as `jacfwd`'s (and `jax.jacrev`).
 
     >>> import numpy as np, tracejit as tj
     >>> tj.jacrev(lambda x: x * 2.0)(np.ones(2))
     array([[2., 0.],
            [0., 2.]])
     """
-    return _jacobian(fun, argnums, "jacrev", forward=False)
+    return _jacobian(fun, argnums, has_aux, "jacrev", forward=False)
 
 
-def hessian(fun: Callable, argnums: int = 0):
-    """The Hessian of a scalar function w.r.t. one array argument (`jacfwd` of `jacrev`).
+def hessian(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+    """The Hessian of a scalar function (`jacfwd` of `jacrev`, as `jax.hessian`).
 
     >>> import numpy as np, tracejit as tj
     >>> tj.hessian(lambda x: (x ** 3).sum())(np.array([1.0, 2.0]))
     array([[ 6.,  0.],
            [ 0., 12.]])
     """
-    return jacfwd(jacrev(fun, argnums), argnums)
+    return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)
 
 
 __all__ = ["hessian", "jacfwd", "jacrev", "jvp", "linearize"]

@@ -118,9 +118,9 @@ def test_gathers_scatters_cumsum_and_threefry_get_kernels():
     kernels = [src for src in prog.source.split('extern "C"')[1:] if "tj_clamp_index(" in src]
     assert len(kernels) >= 5  # take, take_along_axis, take_add (float, bool), take_along_add
     src = prog.source
-    assert "(uint64_t)*d + (uint64_t)upd[" in src  # int64 scatter-add wraps via unsigned
-    assert "(*d || upd[" in src  # bool add is `or`
-    assert "acc = acc + x[" in src and "tj_rotl32(x1, 13)" in src
+    # NumPy's add (ir/cwriter/library.py): integers wrap via unsigned, bools are `or`
+    assert "*d = tj_wrap_add(*d, upd[" in src and "acc = tj_wrap_add(acc, x[" in src
+    assert "tj_threefry_block(k0, k1, x0, x1);" in src
     assert "atomic" not in src  # deterministic: each output column belongs to one thread
 
 

@@ -25,35 +25,15 @@ import numpy as np
 from tracejit.errors import UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.ir.primitives import RANDOM, register
+from tracejit.ir.threefry import block as threefry2x32_block
 from tracejit.numpy._core import cast, innermost_trace, promote, shape_of
 from tracejit.tracer.core import Tracer, bind
 
 _MASK32 = 0xFFFFFFFF
-_PARITY = 0x1BD11BDA  # Threefry's key-schedule constant (Skein specification)
-_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))  # Threefry-2x32 rotation constants
 _I64 = np.dtype(np.int64)
 
 
 # ---------------------------------------------------------------- the primitive
-
-
-def _rotl(x: np.ndarray, r: int) -> np.ndarray:
-    return (x << np.uint32(r)) | (x >> np.uint32(32 - r))
-
-
-def threefry2x32_block(k0, k1, x0, x1) -> tuple[np.ndarray, np.ndarray]:
-    """Threefry-2x32 with 20 rounds on uint32 words (NumPy arrays, wrapping arithmetic)."""
-    k0, k1 = np.uint32(k0), np.uint32(k1)
-    ks = (k0, k1, k0 ^ k1 ^ np.uint32(_PARITY))
-    x0 = np.asarray(x0, np.uint32) + ks[0]
-    x1 = np.asarray(x1, np.uint32) + ks[1]
-    for i in range(5):  # five groups of four rounds, a key injection after each group
-        for r in _ROTATIONS[i % 2]:
-            x0 = x0 + x1
-            x1 = _rotl(x1, r) ^ x0
-        x0 = x0 + ks[(i + 1) % 3]
-        x1 = x1 + ks[(i + 2) % 3] + np.uint32(i + 1)
-    return x0, x1
 
 
 def _threefry_impl(key, counts):

@@ -30,7 +30,7 @@ from tracejit import timing
 from tracejit.backend_cpu import vector_math
 from tracejit.backend_cpu.columns import ColumnWriter, PartialWriter, is_column, is_partial
 from tracejit.backend_cpu.emit import INLINE_F32_C, BaseWriter
-from tracejit.backend_cpu.gather import GATHER_C, GATHER_INCLUDES, is_native, native_call
+from tracejit.backend_cpu.gather import GATHER_C, is_native, native_call
 from tracejit.backend_cpu.rows import LoopWriter, RowWriter
 from tracejit.backend_cpu.steps import StepTable
 from tracejit.ir import kernel as K
@@ -285,7 +285,6 @@ def _generate(schedule: K.Schedule, name: str, loops) -> str:
     parts = [
         f"// tracejit: generated from {name}",
         HEADER,
-        GATHER_INCLUDES if native else "",
         f"#define TJ_PARALLEL_MIN_WORK {PARALLEL_MIN_WORK}LL",
         f"#define TJ_PARALLEL_BLOCKS {PARALLEL_BLOCKS}LL",
         f"#define TJ_GEMM_SPLIT_MIN {GEMM_SPLIT_MIN}LL",

@@ -1,7 +1,7 @@
 """Native C++ for the schedule's `Fallback` steps that the CPU backend can compile.
 
-The schedule keeps these primitives as `Fallback` steps (the CUDA backend has its own kernels,
-backend_cuda/gather.py); the CPU codegen asks `is_native` (ir/gather_plan.py, shared by both
+The schedule keeps these primitives as `Fallback` steps (the CUDA backend has its own loops,
+backend_cuda/gather.py, over the same element helpers, ir/cwriter/library.py); the CPU codegen asks `is_native` (ir/gather_plan.py, shared by both
 backends) and, when it says yes, emits a call to one of
 the templates in `GATHER_C` instead of the NumPy callback. Every template reproduces its NumPy
 reference in tracejit/ir/structural.py (or tracejit/random.py) bit for bit:
@@ -33,30 +33,13 @@ from __future__ import annotations
 
 from tracejit.ir import kernel as K
 from tracejit.ir.c_render import c_type
+from tracejit.ir.cwriter.library import LIBRARY
 from tracejit.ir.gather_plan import NATIVE_PRIMS, is_native
 from tracejit.ir.gather_plan import split_axis as _split
 
-GATHER_C = r"""
-template <class T> static inline T tj_wrap_add(T a, T b) {
-  if constexpr (std::is_same<T, bool>::value) {
-    return a || b;
-  } else if constexpr (std::is_integral<T>::value) {
-    typedef typename std::make_unsigned<T>::type U;
-    return (T)((U)a + (U)b);
-  } else {
-    return a + b;
-  }
-}
-
-// NumPy's reference: where(i < 0, i + n, i), then clip to [0, max(n - 1, 0)].
-template <class I> static inline int64_t tj_clamp_index(I raw, int64_t n) {
-  int64_t i = (int64_t)raw;
-  if (i < 0) i += n;
-  if (i > n - 1) i = n - 1;
-  if (i < 0) i = 0;
-  return i;
-}
-
+GATHER_C = (
+    LIBRARY
+    + r"""
 // Columns after the axis are split into chunks of this many so that a gather/scatter with
 // few rows before the axis still spreads across threads.
 #define TJ_COL_CHUNK 1024LL
@@ -123,11 +106,11 @@ static void tj_take_add(const T* x, const I* idx, const T* upd, T* out, int64_t 
           const I* i_row = idx + (p * m + j) * post;
           for (int64_t q = q0; q < q1; ++q) {
             T* d = row + tj_clamp_index(i_row[q], n) * post + q;
-            *d = tj_wrap_add<T>(*d, u_row[q]);
+            *d = tj_wrap_add(*d, u_row[q]);
           }
         } else {
           T* d = row + tj_clamp_index(idx[j], n) * post;
-          for (int64_t q = q0; q < q1; ++q) d[q] = tj_wrap_add<T>(d[q], u_row[q]);
+          for (int64_t q = q0; q < q1; ++q) d[q] = tj_wrap_add(d[q], u_row[q]);
         }
       }
     }
@@ -147,7 +130,7 @@ static void tj_cumsum(const T* x, T* out, int64_t pre, int64_t n, int64_t post) 
         for (int64_t r = 0; r < rows; ++r) acc[r] = out[(p0 + r) * n] = x[(p0 + r) * n];
         for (int64_t k = 1; k < n; ++k) {
           for (int64_t r = 0; r < rows; ++r) {
-            acc[r] = tj_wrap_add<T>(acc[r], x[(p0 + r) * n + k]);
+            acc[r] = tj_wrap_add(acc[r], x[(p0 + r) * n + k]);
             out[(p0 + r) * n + k] = acc[r];
           }
         }
@@ -169,28 +152,10 @@ static void tj_cumsum(const T* x, T* out, int64_t pre, int64_t n, int64_t post) 
         T* cur = os + k * post;
         const T* in = xs + k * post;
 #pragma omp simd
-        for (int64_t q = q0; q < q1; ++q) cur[q] = tj_wrap_add<T>(prev[q], in[q]);
+        for (int64_t q = q0; q < q1; ++q) cur[q] = tj_wrap_add(prev[q], in[q]);
       }
     }
   });
-}
-
-static inline uint32_t tj_rotl32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
-
-// Threefry-2x32, 20 rounds (tracejit/random.py's threefry2x32_block).
-static inline void tj_threefry_block(uint32_t k0, uint32_t k1, uint32_t& x0, uint32_t& x1) {
-  static const int rot[2][4] = {{13, 15, 26, 6}, {17, 29, 16, 24}};
-  const uint32_t ks[3] = {k0, k1, k0 ^ k1 ^ 0x1BD11BDAu};
-  x0 += ks[0];
-  x1 += ks[1];
-  for (int i = 0; i < 5; ++i) {
-    for (int r = 0; r < 4; ++r) {
-      x0 += x1;
-      x1 = tj_rotl32(x1, rot[i % 2][r]) ^ x0;
-    }
-    x0 += ks[(i + 1) % 3];
-    x1 += ks[(i + 2) % 3] + (uint32_t)(i + 1);
-  }
 }
 
 // counts split in two halves (odd n: a zero pads the second); out = concat(y0, y1)[:n].
@@ -210,8 +175,7 @@ static void tj_threefry(const K* key, const C* counts, int64_t* out, int64_t n) 
   });
 }
 """
-
-GATHER_INCLUDES = "#include <type_traits>"
+)
 
 
 def native_call(step: K.Fallback, buffers: dict[int, K.Buffer]) -> str:
@@ -238,4 +202,4 @@ def native_call(step: K.Fallback, buffers: dict[int, K.Buffer]) -> str:
     return f"tj_take_add<{types}>({args}, {sizes}, {str(along).lower()});"
 
 
-__all__ = ["GATHER_C", "GATHER_INCLUDES", "NATIVE_PRIMS", "is_native", "native_call"]
+__all__ = ["GATHER_C", "NATIVE_PRIMS", "is_native", "native_call"]

@@ -29,6 +29,7 @@ from tracejit.ir import c_common
 from tracejit.ir import kernel as K
 from tracejit.ir.c_common import KernelDedupe, decompose, indent
 from tracejit.ir.c_render import PRELUDE, c_type, literal, render
+from tracejit.ir.cwriter.library import LIBRARY
 from tracejit.ir.gather_plan import is_native
 from tracejit.ir.kernel_simplify import simplify
 
@@ -79,19 +80,6 @@ typedef unsigned long long uint64_t;
 
 DEVICE_RUNTIME = r"""
 template <class T, int N> struct alignas(sizeof(T) * N) tj_vec { T v[N]; };
-// max/min that propagate NaN, as np.max / np.min do.
-template <class T> TJ_FN T tj_max_nan(T a, T b) { return (b > a || b != b) ? b : a; }
-template <class T> TJ_FN T tj_min_nan(T a, T b) { return (b < a || b != b) ? b : a; }
-// argmax/argmin: is candidate (bv, bi) better than (av, ai)? The first NaN wins, then the
-// extreme value, then the smaller index (NumPy returns the first occurrence).
-template <class T> TJ_FN bool tj_arg_better(T bv, int64_t bi, T av, int64_t ai, bool is_max) {
-  if (ai < 0) return bi >= 0;
-  if (bi < 0) return false;
-  bool an = av != av, bn = bv != bv;
-  if (an || bn) return an && bn ? bi < ai : bn;
-  if (bv == av) return bi < ai;
-  return is_max ? bv > av : bv < av;
-}
 """
 
 
@@ -307,18 +295,16 @@ def elementwise_kernel(
 
 def generate(schedule: K.Schedule, name: str = "function") -> CudaProgram:
     """The CUDA source for `schedule` (after `plan_memory`) and how to launch each kernel."""
-    from tracejit.backend_cuda.gather import GATHER_RUNTIME, gather_kernel
+    from tracejit.backend_cuda.gather import gather_kernel
     from tracejit.backend_cuda.reduce import reduction_kernel
 
     buffers = {b.id: b for b in schedule.buffers}
     uses: set[str] = set()
     functions, launches = [], []
-    runtime = [DEVICE_RUNTIME]
     dedupe = KernelDedupe()  # an unrolled loop's repeated kernel is compiled once
     for step in schedule.steps:
         if isinstance(step, K.Fallback) and is_native(step, buffers):
             text, launch = gather_kernel(step, buffers)
-            runtime[1:] = [GATHER_RUNTIME]
         elif isinstance(step, K.Kernel):
             write = reduction_kernel if step.reductions else elementwise_kernel
             text, launch = write(step, buffers, uses)
@@ -330,7 +316,8 @@ def generate(schedule: K.Schedule, name: str = "function") -> CudaProgram:
         else:
             launch = dataclasses.replace(launch, name=first)
         launches.append(launch)
-    parts = [f"// tracejit: generated from {name}", HEADER, PRELUDE, *runtime, *functions, ""]
+    parts = [f"// tracejit: generated from {name}", HEADER, PRELUDE, DEVICE_RUNTIME, LIBRARY]
+    parts += [*functions, ""]
     return CudaProgram("\n".join(parts), launches)
 
 

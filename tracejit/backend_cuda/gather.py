@@ -1,8 +1,9 @@
 """CUDA kernels for the schedule's natively compiled `Fallback` steps (ir/gather_plan.py).
 
-Each kernel reproduces the NumPy reference (ir/structural.py, random.py) bit for bit, as the
-CPU backend's templates (backend_cpu/gather.py) do; every index is 64-bit and every loop is a
-grid-stride loop over independent work units:
+Each kernel reproduces the NumPy reference (ir/structural.py, ir/threefry.py) bit for bit, as
+the CPU backend's templates (backend_cpu/gather.py) do, through the same element helpers
+(ir/cwriter/library.py: index clamping, wrapping add, Threefry); every index is 64-bit and
+every loop is a grid-stride loop over independent work units:
 
 - take / take_along_axis: one thread per output element; an index wraps once when negative,
   then clamps to [0, n-1].
@@ -26,37 +27,11 @@ Integers add through their unsigned type (wrapping, like NumPy), bools through `
 
 from __future__ import annotations
 
-import numpy as np
-
 from tracejit.backend_cuda.codegen import BLOCK, Launch
 from tracejit.ir import kernel as K
 from tracejit.ir.c_common import indent
-from tracejit.ir.c_render import UNSIGNED, c_type
+from tracejit.ir.c_render import c_type
 from tracejit.ir.gather_plan import gather_sizes
-
-# NumPy's reference: where(i < 0, i + n, i), then clip to [0, max(n - 1, 0)].
-GATHER_RUNTIME = r"""
-TJ_FN int64_t tj_clamp_index(int64_t i, int64_t n) {
-  if (i < 0) i += n;
-  if (i > n - 1) i = n - 1;
-  if (i < 0) i = 0;
-  return i;
-}
-TJ_FN uint32_t tj_rotl32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
-"""
-
-_PARITY = 0x1BD11BDA  # Threefry's key-schedule constant (as tracejit/random.py)
-_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
-
-
-def _add(dtype: np.dtype, a: str, b: str) -> str:
-    """C text of NumPy's `a + b` in `dtype` (wrapping integers, `||` for bools)."""
-    dt = np.dtype(dtype)
-    if dt == np.bool_:
-        return f"({a} || {b})"
-    if dt.kind == "i":
-        return f"({c_type(dt)})(({UNSIGNED[dt]}){a} + ({UNSIGNED[dt]}){b})"
-    return f"{a} + {b}"
 
 
 def _div(v: int) -> int:
@@ -111,7 +86,7 @@ def _scatter(step: K.Fallback, buffers: dict[int, K.Buffer]) -> tuple[list[str],
         f"for (int64_t j = 0; j < {m}LL; ++j) {{",
         f"  const int64_t k = tj_clamp_index((int64_t)idx[{at}], {n}LL);",
         f"  {t}* d = out + base + k * {post}LL;",
-        f"  *d = {_add(dt, '*d', f'upd[(p * {m}LL + j) * {post}LL + q]')};",
+        f"  *d = tj_wrap_add(*d, upd[(p * {m}LL + j) * {post}LL + q]);",
         "}",
     ]
     return params, pre * post, body
@@ -128,21 +103,11 @@ def _cumsum(step: K.Fallback, buffers: dict[int, K.Buffer]) -> tuple[list[str], 
         f"{t} acc = x[base];",
         "out[base] = acc;",
         f"for (int64_t k = 1; k < {n}LL; ++k) {{",
-        f"  acc = {_add(dt, 'acc', f'x[base + k * {post}LL]')};",
+        f"  acc = tj_wrap_add(acc, x[base + k * {post}LL]);",
         f"  out[base + k * {post}LL] = acc;",
         "}",
     ]
     return params, pre * post if n > 0 else 0, body
-
-
-def _threefry_rounds() -> list[str]:
-    """Threefry-2x32, 20 rounds, unrolled (tracejit/random.py's threefry2x32_block)."""
-    lines = ["x0 += ks0;", "x1 += ks1;"]
-    for g in range(5):
-        for r in _ROTATIONS[g % 2]:
-            lines += ["x0 += x1;", f"x1 = tj_rotl32(x1, {r}) ^ x0;"]
-        lines += [f"x0 += ks{(g + 1) % 3};", f"x1 += ks{(g + 2) % 3} + {g + 1}u;"]
-    return lines
 
 
 def _threefry(step: K.Fallback, buffers: dict[int, K.Buffer]) -> tuple[list[str], int, list[str]]:
@@ -151,12 +116,11 @@ def _threefry(step: K.Fallback, buffers: dict[int, K.Buffer]) -> tuple[list[str]
     half = (n + 1) // 2
     params = [f"const {key_t}* key", f"const {count_t}* counts", "int64_t* out"]
     body = [
-        "const uint32_t ks0 = (uint32_t)(int64_t)key[0], ks1 = (uint32_t)(int64_t)key[1];",
-        f"const uint32_t ks2 = ks0 ^ ks1 ^ {_PARITY:#x}u;",
+        "const uint32_t k0 = (uint32_t)(int64_t)key[0], k1 = (uint32_t)(int64_t)key[1];",
         f"const bool second = u + {half}LL < {n}LL;",
         "uint32_t x0 = (uint32_t)(int64_t)counts[u];",
         f"uint32_t x1 = second ? (uint32_t)(int64_t)counts[u + {half}LL] : 0u;",
-        *_threefry_rounds(),
+        "tj_threefry_block(k0, k1, x0, x1);",
         "out[u] = (int64_t)x0;",
         f"if (second) out[u + {half}LL] = (int64_t)x1;",
     ]
@@ -180,4 +144,4 @@ def gather_kernel(step: K.Fallback, buffers: dict[int, K.Buffer]) -> tuple[str, 
     return text, Launch(step.name, list(step.inputs) + list(step.outputs), BLOCK, units, True)
 
 
-__all__ = ["GATHER_RUNTIME", "gather_kernel"]
+__all__ = ["gather_kernel"]

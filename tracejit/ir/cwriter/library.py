@@ -1,0 +1,56 @@
+"""C helpers shared by the generated C++ and CUDA: one text, with the backend's `TJ_FN`
+(`static inline` in C++, `static __device__ __forceinline__` in CUDA) defined before it.
+
+These are the element-level semantics of the kernel library (gathers, scatters, scans, the
+PRNG, reductions); each backend writes only the loops around them:
+
+- `tj_clamp_index(i, n)`: NumPy's index rule of `take` (ir/structural.py): wrap once when
+  negative, then clip to [0, max(n - 1, 0)].
+- `tj_wrap_add(a, b)`: NumPy's `a + b` of one dtype: integers wrap (added in the unsigned
+  type: signed overflow is undefined in C and NVRTC has no -fwrapv), bools `||`.
+- `tj_max_nan` / `tj_min_nan`: max/min where a NaN wins, as np.max / np.min.
+- `tj_arg_better(bv, bi, av, ai, is_max)`: is candidate (bv, bi) better than (av, ai) in an
+  argmax/argmin? The first NaN wins, then the extreme value, then the smaller index (NumPy
+  returns the first occurrence); an index < 0 is "no candidate yet".
+- `tj_rotl32`, `tj_threefry_block`: Threefry-2x32 (ir/threefry.py).
+
+>>> "tj_threefry_block" in LIBRARY and "TJ_FN int64_t tj_clamp_index" in LIBRARY
+True
+"""
+
+from __future__ import annotations
+
+from tracejit.ir.threefry import C_BLOCK
+
+_HELPERS = r"""
+// NumPy's reference: where(i < 0, i + n, i), then clip to [0, max(n - 1, 0)].
+TJ_FN int64_t tj_clamp_index(int64_t i, int64_t n) {
+  if (i < 0) i += n;
+  if (i > n - 1) i = n - 1;
+  if (i < 0) i = 0;
+  return i;
+}
+// NumPy's a + b: integers wrap (through the unsigned type), bools add as ||.
+TJ_FN bool tj_wrap_add(bool a, bool b) { return a || b; }
+TJ_FN int32_t tj_wrap_add(int32_t a, int32_t b) { return (int32_t)((uint32_t)a + (uint32_t)b); }
+TJ_FN int64_t tj_wrap_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+TJ_FN float tj_wrap_add(float a, float b) { return a + b; }
+TJ_FN double tj_wrap_add(double a, double b) { return a + b; }
+// max/min that propagate NaN, as np.max / np.min do.
+template <class T> TJ_FN T tj_max_nan(T a, T b) { return (b > a || b != b) ? b : a; }
+template <class T> TJ_FN T tj_min_nan(T a, T b) { return (b < a || b != b) ? b : a; }
+// argmax/argmin: is candidate (bv, bi) better than (av, ai)? The first NaN wins, then the
+// extreme value, then the smaller index (NumPy returns the first occurrence).
+template <class T> TJ_FN bool tj_arg_better(T bv, int64_t bi, T av, int64_t ai, bool is_max) {
+  if (ai < 0) return bi >= 0;
+  if (bi < 0) return false;
+  bool an = av != av, bn = bv != bv;
+  if (an || bn) return an && bn ? bi < ai : bn;
+  if (bv == av) return bi < ai;
+  return is_max ? bv > av : bv < av;
+}
+"""
+
+LIBRARY = _HELPERS + C_BLOCK + "\n"
+
+__all__ = ["LIBRARY"]

@@ -53,6 +53,7 @@ CUDA_TESTS = [
     "tests/test_vmap.py::test_batched_programs_compile_for_the_test_device",
     "tests/test_transforms_extra.py::test_debug_print_prints_runtime_values_inside_jit",
     "tests/test_random_samplers.py::test_same_key_same_numbers_under_jit",
+    "tests/test_jvp_while.py::test_jvp_through_while_loop_with_a_data_dependent_trip_count",
 ]
 
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+from _finite_diff import numeric_grad
 
 import tracejit as tj
-from tests._finite_diff import numeric_grad
 
 
 def _power_sum(x, n, mode):

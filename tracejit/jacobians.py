@@ -1,7 +1,8 @@
 """Forward mode and Jacobians: `jvp`, `linearize`, `jacfwd`, `jacrev`, `hessian`.
 
 Forward mode is reverse mode transposed (the double-VJP trick): the pullback is linear in
-its cotangent, and the VJP of a linear map is its transpose, the JVP. Jacobians push a whole
+its cotangent, and the VJP of a linear map is its transpose, the JVP. Where reverse mode
+cannot go (a `while_loop`), forward mode is built directly (`forward_mode.py`). Jacobians push a whole
 basis through the linear map at once with `vmap`, so a Jacobian is one batched program, not
 one program per row.
 """
@@ -14,61 +15,56 @@ import numpy as np
 
 import tracejit.numpy as tnp
 from tracejit.batching import vmap
+from tracejit.forward_mode import ForwardJVP, _dtype, _shape, check_float_outputs, check_tangents
 from tracejit.ir import dtypes
+from tracejit.ir.autodiff_control import WhileLoopNotReversible
 from tracejit.pytree import tree_flatten, tree_unflatten
-from tracejit.tracer.core import Tracer
 from tracejit.transforms import _normalize_argnums, _owned, vjp
-
-
-def _shape(x) -> tuple[int, ...]:
-    return x.shape if isinstance(x, Tracer) else tuple(np.shape(x))
-
-
-def _dtype(x) -> np.dtype:
-    return x.dtype if isinstance(x, Tracer) else np.asarray(x).dtype
 
 
 def _zeros_like(x):
     return np.zeros(_shape(x), dtype=_dtype(x))
 
 
+def _transposed(fun: Callable, primals: tuple, has_aux: bool) -> tuple:
+    """linearize by transposing the pullback (raises WhileLoopNotReversible)."""
+    res = vjp(fun, *primals, has_aux=has_aux)
+    out, f_vjp = res[0], res[1]
+    out_leaves, out_tree = tree_flatten(out)
+    check_float_outputs(out_leaves)
+    p_leaves, p_tree = tree_flatten(tuple(primals))
+    ct0 = tree_unflatten(out_tree, [_zeros_like(o) for o in out_leaves])
+    _, transpose = vjp(f_vjp, ct0)
+
+    def f_jvp(*tangents):
+        check_tangents(p_leaves, p_tree, tangents)
+        (tangent_out,) = transpose(tuple(tangents))
+        return tangent_out
+
+    return (out, f_jvp, res[2]) if has_aux else (out, f_jvp)
+
+
 def linearize(fun: Callable, *primals, has_aux: bool = False) -> tuple:
     """`(fun(*primals), f_jvp)`: `f_jvp(*tangents)` is the JVP at `primals`, reusing one
     forward evaluation for every tangent. With `has_aux`, `fun` returns `(out, aux)` and
-    the result is `(out, f_jvp, aux)`.
+    the result is `(out, f_jvp, aux)`. A function running a `while_loop` (which reverse
+    mode, and so the transposition used here, cannot differentiate) is linearized by
+    forward mode instead (`forward_mode.py`), where `f_jvp` re-runs the forward.
 
     >>> import numpy as np, tracejit as tj
     >>> out, f_jvp = tj.linearize(np.sin, np.zeros(2))
     >>> f_jvp(np.array([1.0, 2.0]))
     array([1., 2.])
     """
-    if has_aux:
-        out, f_vjp, aux = vjp(fun, *primals, has_aux=True)
-    else:
-        out, f_vjp = vjp(fun, *primals)
-    out_leaves, out_tree = tree_flatten(out)
-    for leaf in out_leaves:
-        if not dtypes.is_float(_dtype(leaf)):
-            raise TypeError(f"jvp: an output of dtype {_dtype(leaf)} has no tangent; return floats")
-    p_leaves, p_tree = tree_flatten(tuple(primals))
-    ct0 = tree_unflatten(out_tree, [_zeros_like(o) for o in out_leaves])
-    _, transpose = vjp(f_vjp, ct0)
-
-    def f_jvp(*tangents):
-        t_leaves, t_tree = tree_flatten(tuple(tangents))
-        if t_tree != p_tree:
-            raise TypeError(f"jvp: tangents {t_tree} do not match primals {p_tree}")
-        for p, t in zip(p_leaves, t_leaves):
-            if _shape(p) != _shape(t):
-                raise ValueError(f"jvp: tangent shape {_shape(t)} differs from {_shape(p)}")
-        (tangent_out,) = transpose(tuple(tangents))
-        return tangent_out
-
-    return (out, f_jvp, aux) if has_aux else (out, f_jvp)
+    try:
+        return _transposed(fun, primals, has_aux)
+    except WhileLoopNotReversible:
+        return ForwardJVP(fun, primals, has_aux).linearize()
 
 
 def jvp(fun: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = False) -> tuple:
     """Forward mode: `(fun(*primals), d fun(primals)[tangents])` (and `aux` with `has_aux`).
+    Works through `while_loop` (see `linearize`).
 
     >>> import numpy as np, tracejit as tj
     >>> tj.jvp(np.sin, (np.zeros(2),), (np.ones(2),))
@@ -80,11 +76,11 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = Fa
             f"jvp: tangents {tree_flatten(tangents)[1]} do not match primals "
             f"{tree_flatten(primals)[1]}"
         )
-    if has_aux:
-        out, f_jvp, aux = linearize(fun, *primals, has_aux=True)
-        return out, f_jvp(*tangents), aux
-    out, f_jvp = linearize(fun, *primals)
-    return out, f_jvp(*tangents)
+    try:
+        res = _transposed(fun, primals, has_aux)
+    except WhileLoopNotReversible:
+        return ForwardJVP(fun, primals, has_aux).jvp(tangents)
+    return (res[0], res[1](*tangents), res[2]) if has_aux else (res[0], res[1](*tangents))
 
 
 class _Wrt:

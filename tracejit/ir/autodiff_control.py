@@ -14,7 +14,8 @@ cond: the backward is a `cond` on the same index whose branch k is branch k's jo
 nothing is saved for it.
 
 Both rules emit only primitives with VJP rules, so higher order (grad of grad, and `jvp`,
-which transposes the pullback) differentiates the emitted loops again.
+which transposes the pullback) differentiates the emitted loops again. `while_loop` has no
+VJP; forward mode through it is ir/forward.py's.
 """
 
 from __future__ import annotations
@@ -183,14 +184,18 @@ def _cond_vjp(e, cts, index, *operands, out, branches):
     return in_cts
 
 
+class WhileLoopNotReversible(UnsupportedError):
+    """Reverse mode met a `while_loop` (forward mode, `tj.jvp`, then takes ir/forward.py)."""
+
+
 @defvjp("while_loop")
 def _while_vjp(e, cts, *inputs, out, cond, body, n_cond_consts):
     where = f"\n  at {e.source}" if e.source else ""
-    raise UnsupportedError(
-        "Reverse-mode differentiation does not work for lax.while_loop (nor tj.jvp, which "
-        "tracejit builds by transposing reverse mode): its trip count is only known at run "
-        "time, so the iterations to save cannot be planned. Use lax.scan, or lax.fori_loop "
-        f"with concrete (Python int) bounds, which runs as a scan.{where}"
+    raise WhileLoopNotReversible(
+        "Reverse-mode differentiation (grad, vjp, jacrev) does not work for lax.while_loop: "
+        "its trip count is only known at run time, so the iterations to save cannot be "
+        "planned. Use lax.scan, or lax.fori_loop with concrete (Python int) bounds, which "
+        f"runs as a scan; forward mode (tj.jvp, tj.jacfwd) works through while_loop.{where}"
     )
 
 

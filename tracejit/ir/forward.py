@@ -1,0 +1,127 @@
+"""Forward-mode autodiff as a graph-to-graph transformation, for what reverse mode cannot do.
+
+`jvp_graph(graph, wrt)` returns one graph that computes the outputs and their tangents:
+
+    jvp(inputs..., tangents of inputs[wrt]...) -> (outputs..., tangents of float outputs...)
+
+`tj.jvp` and `tj.linearize` normally transpose reverse mode (ir/autodiff.py), which needs
+every primitive's VJP only. A `while_loop` has no VJP (its trip count is unknown, so nothing
+can be saved per iteration), but forward mode needs no saving: its tangent is carried along
+with the primal through the loop (JAX's rule). So graphs that hold a `while_loop` are
+differentiated here, node by node:
+
+- control flow (`while_loop`, `scan`, `cond`) by the rules in `JVP_RULES`, which differentiate
+  their bodies with `jvp_graph` and run primal and tangent in one loop (or branch);
+- every other node by the double-VJP trick on that node alone: its pullback is linear in
+  the cotangent, and the transpose of that linear map (its VJP) is the JVP.
+
+Tangents are symbolic zeros (absent) until some input with a tangent reaches them; a float
+output with no tangent gets a zero array, so callers always see one tangent per float output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from tracejit.ir import dtypes
+from tracejit.ir.autodiff import Emitter, eliminate_dead_code, joint_graph
+from tracejit.ir.custom_call import inline_graph
+from tracejit.ir.graph import Graph, Node, Value
+from tracejit.ir.regions import Region
+
+JvpRule = Callable[..., tuple[list[Value], list]]
+JVP_RULES: dict[str, JvpRule] = {}
+
+
+def defjvp(name: str):
+    def register(rule: JvpRule) -> JvpRule:
+        JVP_RULES[name] = rule
+        return rule
+
+    return register
+
+
+def fresh(values: Sequence[Value]) -> list[Value]:
+    return [Value(v.shape, v.dtype, v.weak) for v in values]
+
+
+def float_indices(values: Sequence[Value]) -> list[int]:
+    return [i for i, v in enumerate(values) if dtypes.is_float(v.dtype)]
+
+
+def has_while(graph: Graph) -> bool:
+    """Whether `graph` or any region nested in it runs a `while_loop`."""
+    for node in graph.nodes:
+        if node.prim.name == "while_loop":
+            return True
+        for value in node.attrs.values():
+            regions = value if isinstance(value, tuple) else (value,)
+            if any(isinstance(r, Region) and has_while(r.graph) for r in regions):
+                return True
+    return False
+
+
+def jvp_graph(graph: Graph, wrt: Sequence[int]) -> Graph:
+    """The forward-mode graph of `graph` w.r.t. its float inputs `wrt` (see the module doc)."""
+    inputs = fresh(graph.inputs)
+    tangents = [Value(graph.inputs[i].shape, graph.inputs[i].dtype) for i in wrt]
+    out = Graph(inputs + tangents, [], [])
+    e = Emitter(out)
+    env: dict[Value, Value] = dict(zip(graph.inputs, inputs))
+    tan: dict[Value, Value] = {graph.inputs[i]: t for i, t in zip(wrt, tangents)}
+    for node in graph.nodes:
+        ins = [env[v] for v in node.inputs]
+        tins = [tan.get(v) for v in node.inputs]
+        if all(t is None for t in tins) or not float_indices(node.outputs):
+            outs = fresh(node.outputs)
+            out.nodes.append(Node(node.prim, ins, node.attrs, outs, node.source, "forward"))
+            env.update(zip(node.outputs, outs))
+            continue
+        e.source = node.source
+        rule = JVP_RULES.get(node.prim.name, _jvp_by_transpose)
+        outs, touts = rule(e, node, ins, tins)
+        env.update(zip(node.outputs, outs))
+        tan.update((v, t) for v, t in zip(node.outputs, touts) if t is not None)
+    out.outputs = [env[v] for v in graph.outputs]
+    out.outputs += [tangent_or_zero(e, tan.get(v), env[v]) for v in float_outputs(graph)]
+    return eliminate_dead_code(out)
+
+
+def float_outputs(graph: Graph) -> list[Value]:
+    return [v for v in graph.outputs if dtypes.is_float(v.dtype)]
+
+
+def tangent_or_zero(e: Emitter, t: Value | None, like: Value) -> Value:
+    return t if t is not None else e.full(0.0, like)
+
+
+def _jvp_by_transpose(e: Emitter, node: Node, ins: list[Value], tins: list) -> tuple:
+    """One node's JVP: the VJP (w.r.t. the cotangent) of the node's own VJP."""
+    single = Graph(fresh(node.inputs), [], [])
+    outs = fresh(node.outputs)
+    single.nodes.append(Node(node.prim, list(single.inputs), node.attrs, outs, node.source))
+    single.outputs = outs
+    wrt = [i for i, t in enumerate(tins) if t is not None and dtypes.is_float(ins[i].dtype)]
+    seeded = float_indices(outs)
+    joint = joint_graph(single, wrt, seeded)  # (x, ct) -> (y, x_ct)
+    n_in, n_out = len(ins), len(outs)
+    ct_inputs = list(range(n_in, n_in + len(seeded)))
+    x_cts = list(range(n_out, n_out + len(wrt)))
+    twice = joint_graph(joint, ct_inputs, x_cts)  # (x, ct, t) -> (y, x_ct, J t)
+    zeros = [e.full(0.0, outs[j]) for j in seeded]
+    results = inline_graph(e.graph.nodes, twice, ins + zeros + [tins[i] for i in wrt], "forward")
+    touts: list = [None] * n_out
+    for j, t in zip(seeded, results[n_out + len(wrt) :]):
+        touts[j] = t
+    return results[:n_out], touts
+
+
+def emit_multi(e: Emitter, prim, inputs: list[Value], attrs: dict, like: Node) -> list[Value]:
+    """Append a multi-result node of primitive `prim` (its outputs typed by its rule)."""
+    avals = prim.abstract_eval([(v.shape, v.dtype, v.weak) for v in inputs], attrs)
+    outs = [Value(*a) for a in avals]
+    e.graph.nodes.append(Node(prim, list(inputs), attrs, outs, like.source, "forward"))
+    return outs
+
+
+__all__ = ["JVP_RULES", "defjvp", "has_while", "jvp_graph"]

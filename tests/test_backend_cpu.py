@@ -37,7 +37,7 @@ KIND = {"b": "b", "i": "i", "f": "f"}
 
 def _prims_for(table: dict, dtype) -> list[str]:
     kind = np.dtype(dtype).kind
-    return sorted(name for name, (kinds, _, _) in table.items() if kind in kinds)
+    return sorted(name for name, (kinds, *_) in table.items() if kind in kinds)
 
 
 def values(dtype, shape):

@@ -11,8 +11,9 @@ independent streams:
 >>> tj.random.uniform(k1, (2,)).dtype
 dtype('float32')
 
-The one primitive is `threefry2x32(key, counts)`: the 20-round Threefry-2x32 block cipher of
-Salmon et al. (SC'11, "Parallel random numbers: as easy as 1, 2, 3") applied to counters.
+The one primitive is `threefry2x32(key, counts)` (tracejit/ir/prng.py): the 20-round
+Threefry-2x32 block cipher of Salmon et al. (SC'11, "Parallel random numbers: as easy as
+1, 2, 3") applied to counters.
 Float dtypes default to float32, as in `jax.random`.
 """
 
@@ -24,45 +25,13 @@ import numpy as np
 
 from tracejit.errors import UnsupportedError
 from tracejit.ir import dtypes
-from tracejit.ir.primitives import RANDOM, register
+from tracejit.ir.prng import MASK32 as _MASK32
+from tracejit.ir.prng import threefry2x32_p
 from tracejit.ir.threefry import block as threefry2x32_block
 from tracejit.numpy._core import cast, innermost_trace, promote, shape_of
 from tracejit.tracer.core import Tracer, bind
 
-_MASK32 = 0xFFFFFFFF
 _I64 = np.dtype(np.int64)
-
-
-# ---------------------------------------------------------------- the primitive
-
-
-def _threefry_impl(key, counts):
-    k = np.asarray(key, np.int64) & _MASK32
-    c = (np.asarray(counts, np.int64) & _MASK32).astype(np.uint32)
-    n = c.shape[0]
-    if n % 2:
-        c = np.concatenate([c, np.zeros(1, np.uint32)])
-    half = c.shape[0] // 2
-    with np.errstate(over="ignore"):
-        y0, y1 = threefry2x32_block(k[0], k[1], c[:half], c[half:])
-    return np.concatenate([y0, y1])[:n].astype(np.int64)
-
-
-def _threefry_rule(avals):
-    (kshape, kdt, _), (cshape, cdt, _) = avals
-    if tuple(kshape) != (2,) or not dtypes.is_int(kdt):
-        raise TypeError(
-            f"threefry2x32: a key is an integer array of shape (2,), got {kdt}{tuple(kshape)}; "
-            "make one with tj.random.key(seed)"
-        )
-    if len(cshape) != 1 or not dtypes.is_int(cdt):
-        raise TypeError("threefry2x32: counts must be a 1-d integer array")
-    return (tuple(cshape), _I64, False)
-
-
-# Counts are split in two halves that form the cipher's two words (JAX's layout): the output
-# is the concatenation of the two output words, each value in [0, 2**32) held in an int64.
-threefry2x32_p = register("threefry2x32", RANDOM, _threefry_rule, _threefry_impl)
 
 
 # ---------------------------------------------------------------- keys

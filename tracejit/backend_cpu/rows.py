@@ -30,14 +30,12 @@ from tracejit.ir.c_common import (
     indent,
     nan_literal,
 )
-from tracejit.ir.c_render import LIBM_BINARY, LIBM_UNARY, c_type
+from tracejit.ir.c_render import c_type
+from tracejit.ir.primitives import TRANSCENDENTAL, get
 
 # Scratch rows live on the stack of the thread running the kernel: bounded so they stay in
 # L1/L2 and far from the stack limit of OpenMP worker threads (2-8 MiB).
 SCRATCH_MAX_BYTES = 32 * 1024
-# Cost of recomputing a sub-expression, relative to a simple arithmetic op: one libm call
-# (a vector exp is ~10-20 instructions) is worth a store and a reload from L1.
-LIBM_COST = 8
 # Float sums add into a vector accumulator of their own type for a block of the innermost loop,
 # SUM_BLOCK_BYTES of terms (16 sequential adds per lane of a 64-byte vector: NumPy's pairwise
 # sum adds 16 per accumulator in its blocks of 128 too), then into a wider total. Summing
@@ -118,13 +116,13 @@ def accumulator(r: K.Reduction, v: str) -> AccCode:
 
 
 def libm_heavy(e: K.Expr) -> set:
-    """The sub-expressions of `e` whose cone costs at least one libm call."""
+    """The sub-expressions of `e` whose cone costs at least one libm call (TRANSCENDENTAL,
+    the primitives' cost scale: a libm call is worth a store and a reload from L1)."""
     cost: dict = {}
     for node in K.walk(e):
         if isinstance(node, K.Op):
-            own = LIBM_COST if node.prim in LIBM_UNARY or node.prim in LIBM_BINARY else 1
-            cost[node] = own + sum(cost.get(a, 0) for a in node.args)
-    return {n for n, c in cost.items() if c >= LIBM_COST}
+            cost[node] = get(node.prim).cost + sum(cost.get(a, 0) for a in node.args)
+    return {n for n, c in cost.items() if c >= TRANSCENDENTAL}
 
 
 class LoopWriter(BaseWriter):

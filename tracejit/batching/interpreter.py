@@ -59,7 +59,7 @@ def batch_graph(
 
 
 def _apply_rule(b: Builder, node: Node, size: int, xs, dims):
-    rule = rule_for(node.prim.name)
+    rule = rule_for(node.prim)
     if rule is None:
         where = f"\n  at {node.source}" if node.source else ""
         raise BatchingError(

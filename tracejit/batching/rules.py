@@ -1,4 +1,4 @@
-"""One batching rule per primitive, in `BATCH_RULES` (keyed by name, like `VJP_RULES`).
+"""One batching rule per primitive, in `BATCH_RULES` (keyed by `Primitive`, like `VJP_RULES`).
 
 A rule receives a `Builder`, the batch size, the operands as `Value`s of the batched graph,
 the position of each operand's batch axis (`None`: the operand is the same for every
@@ -6,7 +6,9 @@ example) and the node's attributes; it returns the outputs and their batch axes:
 
     rule(b, size, xs, bdims, **attrs) -> (outputs, output_bdims)
 
-The interpreter calls a rule only when some operand is batched. Rules keep an operand's
+Every elementwise primitive shares one rule (the table's default), so a new elementwise
+primitive batches with no entry here. The interpreter calls a rule only when some operand is
+batched. Rules keep an operand's
 batch axis where it is when that costs nothing (reductions, `rev`, gathers with unbatched
 indices) and otherwise move it to the front.
 """
@@ -18,28 +20,25 @@ from collections.abc import Callable
 import numpy as np
 
 from tracejit.batching.emit import Builder, move_axis, to_front
+from tracejit.debug_print import debug_print_p
 from tracejit.ir.graph import Value
-from tracejit.ir.primitives import ELEMENTWISE, PRIMITIVES
+from tracejit.ir.primitives import ELEMENTWISE, Primitive, RuleTable
+from tracejit.ir.prng import threefry2x32_p
 
 Rule = Callable[..., tuple[list[Value], list]]
-BATCH_RULES: dict[str, Rule] = {}
 
 
-def defbatch(*names: str):
-    def register(rule: Rule) -> Rule:
-        for name in names:
-            BATCH_RULES[name] = rule
-        return rule
-
-    return register
+def _default(prim: Primitive) -> Rule | None:
+    return _elementwise(prim.name) if prim.kind == ELEMENTWISE else None
 
 
-def rule_for(name: str) -> Rule | None:
-    """The rule of primitive `name`; elementwise primitives all share one."""
-    rule = BATCH_RULES.get(name)
-    if rule is None and name in PRIMITIVES and PRIMITIVES[name].kind == ELEMENTWISE:
-        return _elementwise(name)
-    return rule
+BATCH_RULES = RuleTable("batching", default=_default)
+defbatch = BATCH_RULES.register
+
+
+def rule_for(prim: Primitive | str) -> Rule | None:
+    """The rule of `prim` (or of the primitive of that name); elementwise ones all share one."""
+    return BATCH_RULES.get(prim)
 
 
 def _phys(axis: int, dim: int) -> int:
@@ -75,7 +74,7 @@ def _reduction(name: str) -> Rule:
 
 
 for _name in ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min"):
-    BATCH_RULES[_name] = _reduction(_name)
+    defbatch(_name)(_reduction(_name))
 
 
 def _arg_reduction(name: str) -> Rule:
@@ -88,7 +87,7 @@ def _arg_reduction(name: str) -> Rule:
 
 
 for _name in ("argmax", "argmin"):
-    BATCH_RULES[_name] = _arg_reduction(_name)
+    defbatch(_name)(_arg_reduction(_name))
 
 
 @defbatch("cumsum")
@@ -143,7 +142,7 @@ def _all_front_axis(name: str) -> Rule:
 
 
 for _name in ("concatenate", "take_along_axis", "take_along_add"):
-    BATCH_RULES[_name] = _all_front_axis(_name)
+    defbatch(_name)(_all_front_axis(_name))
 
 
 @defbatch("pad")
@@ -254,7 +253,7 @@ def _no_operands(b, size, xs, bdims, **attrs):
     raise AssertionError("a primitive without operands is never batched")
 
 
-@defbatch("threefry2x32")
+@defbatch(threefry2x32_p)
 def _threefry(b, size, xs, bdims):
     # One key per example: the cipher's key is a scalar pair, so run it once per example.
     key, counts = (to_front(b, x, d, size) for x, d in zip(xs, bdims))
@@ -269,7 +268,7 @@ def _threefry(b, size, xs, bdims):
     return [rows[0] if size == 1 else b.concatenate(*rows, axis=0)], [0]
 
 
-@defbatch("debug_print")
+@defbatch(debug_print_p)
 def _debug_print(b, size, xs, bdims, *, fmt, tree):
     # prints the whole batch at once, each printed array with the batch axis first
     args = [to_front(b, x, d, size) for x, d in zip(xs, bdims)]

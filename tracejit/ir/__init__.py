@@ -11,6 +11,7 @@ from tracejit.ir import (  # noqa: F401  (registers every primitive)
     linalg_qr,
     linalg_svd,
     primitives,
+    prng,
     sorting,
     structural,
 )

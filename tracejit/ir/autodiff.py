@@ -5,7 +5,8 @@ cotangents of the inputs listed in `wrt`, given one cotangent input per output i
 
     joint(inputs..., cotangents...) -> (outputs..., input cotangents...)
 
-One VJP rule per primitive lives in `VJP_RULES`, keyed by primitive name. A rule receives an
+One VJP rule per primitive lives in `VJP_RULES`, keyed by the `Primitive` (registered with
+`@defvjp(prim_or_name, ...)`, the registry's one decorator, `RuleTable.register`). A rule receives an
 `Emitter` (which appends primitive nodes to the joint graph), the output cotangent, the
 primal inputs as `Value`s, the primal output and the node's attributes, and returns one
 cotangent per input (`None` for a symbolic zero). Rules are written with primitives only, so
@@ -24,9 +25,12 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from tracejit.errors import UnsupportedError
-from tracejit.ir import dtypes
+from tracejit.ir import (
+    dtypes,
+    structural,  # noqa: F401  (registers the primitives ruled on here)
+)
 from tracejit.ir.graph import ConstValue, Graph, Node, Value
-from tracejit.ir.primitives import get
+from tracejit.ir.primitives import RuleTable, get
 
 Rule = Callable[..., list]
 
@@ -102,16 +106,8 @@ def _inverse_perm(perm: Sequence[int]) -> tuple[int, ...]:
 
 # ---------------------------------------------------------------- the rule table
 
-VJP_RULES: dict[str, Rule] = {}
-
-
-def defvjp(*names: str):
-    def register(rule: Rule) -> Rule:
-        for name in names:
-            VJP_RULES[name] = rule
-        return rule
-
-    return register
+VJP_RULES = RuleTable("VJP")
+defvjp = VJP_RULES.register
 
 
 def _zero_rule(e, ct, *inputs, out, **attrs):
@@ -123,8 +119,7 @@ _ZERO_DERIVATIVE = (
     "sign floor ceil round trunc not isnan isinf isfinite stop_gradient floordiv "
     "and or xor shl shr eq ne lt le gt ge argmax argmin iota const"
 )
-for _name in _ZERO_DERIVATIVE.split():
-    VJP_RULES[_name] = _zero_rule
+defvjp(*_ZERO_DERIVATIVE.split())(_zero_rule)
 
 
 @defvjp("neg")
@@ -344,8 +339,7 @@ def _reduce_chooser(e, ct, x, *, out, axes):
     return [e.mul(ones, _bcast_to(e, share, x.shape, kept))]
 
 
-VJP_RULES["reduce_max"] = _reduce_chooser
-VJP_RULES["reduce_min"] = _reduce_chooser
+defvjp("reduce_max", "reduce_min")(_reduce_chooser)
 
 
 @defvjp("reduce_prod")
@@ -485,7 +479,7 @@ def _matmul(e, ct, a, b, *, out):
 
 
 def _rule_for(node: Node) -> Rule:
-    rule = VJP_RULES.get(node.prim.name)
+    rule = VJP_RULES.get(node.prim)
     if rule is None:
         where = f"\n  at {node.source}" if node.source else ""
         raise UnsupportedError(
@@ -558,4 +552,4 @@ def eliminate_dead_code(graph: Graph) -> Graph:
     return Graph(list(graph.inputs), kept[::-1], list(graph.outputs))
 
 
-__all__ = ["VJP_RULES", "Emitter", "backward_pass", "joint_graph", "unbroadcast"]
+__all__ = ["VJP_RULES", "Emitter", "backward_pass", "defvjp", "joint_graph", "unbroadcast"]

@@ -21,7 +21,7 @@ VJP; forward mode through it is ir/forward.py's.
 from __future__ import annotations
 
 from tracejit.errors import UnsupportedError
-from tracejit.ir import dtypes
+from tracejit.ir import control, dtypes  # noqa: F401  (control registers scan, cond, while_loop)
 from tracejit.ir.autodiff import Emitter, defvjp, eliminate_dead_code, joint_graph
 from tracejit.ir.graph import Graph, Node, Value
 from tracejit.ir.partition import partition

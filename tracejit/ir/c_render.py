@@ -1,5 +1,7 @@
 """The op -> C expression table, written once and shared by the C++ and CUDA backends.
 
+`C_RULES` holds one rule per elementwise primitive, keyed by the `Primitive` (the registry's
+`RuleTable`): `rule(args, dtype, out_dtype, attrs, uses, libm_prefix) -> str`.
 `render(prim, args, dtype, out_dtype, attrs, uses)` returns a C expression for one elementwise
 primitive applied to operand expressions `args` (strings) of dtype `dtype`. Math functions the
 expression calls are added to `uses`, so a backend can declare them (the CPU backend declares
@@ -22,10 +24,15 @@ overflow is undefined there: `(x + 1) > x` would fold to true at INT_MAX).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
 from tracejit.errors import UnsupportedError
+from tracejit.ir.primitives import Primitive, RuleTable
+
+CRule = Callable[[list, np.dtype, np.dtype, dict, set, str], str]
+C_RULES = RuleTable("C rendering")
 
 C_TYPES = {
     np.dtype(np.bool_): "bool",
@@ -224,7 +231,7 @@ def _unary(name: str, a: str, dt: np.dtype, uses: set, prefix: str) -> str:
         return f"__builtin_isinf({a})" if dt.kind == "f" else "false"
     if name == "isfinite":
         return f"__builtin_isfinite({a})" if dt.kind == "f" else "true"
-    if name in ("stop_gradient", "remat_barrier"):  # identities for values
+    if name == "stop_gradient":  # an identity for values
         return a
     raise UnsupportedError(f"no C rendering for primitive {name!r}")
 
@@ -291,7 +298,7 @@ def _binary(name: str, a: str, b: str, dt: np.dtype, uses: set, prefix: str) -> 
 
 
 def render(
-    prim: str,
+    prim: Primitive | str,
     args: list[str],
     dtype,
     out_dtype,
@@ -299,7 +306,7 @@ def render(
     uses: set | None = None,
     libm_prefix: str = "",
 ) -> str:
-    """The C expression of elementwise primitive `prim` on operand expressions `args`.
+    """The C expression of elementwise primitive `prim` (or its name) on operand expressions.
 
     `dtype` is the operands' dtype (for `select`, the branches'), `out_dtype` the result's.
     Names of libm functions the expression calls are added to `uses`; the call itself is to
@@ -309,27 +316,40 @@ def render(
     >>> render("max", ["a", "b"], np.dtype("int32"), np.dtype("int32"), {}, set())
     '(((a) >= (b)) ? (a) : (b))'
     """
+    rule = C_RULES.get(prim)
+    if rule is None:
+        raise UnsupportedError(f"no C rendering for primitive {getattr(prim, 'name', prim)!r}")
     uses = set() if uses is None else uses
-    dt = np.dtype(dtype)
-    if prim == "convert":
-        return _convert(args[0], dt, out_dtype)
-    if prim == "select":
-        return f"(({args[0]}) ? ({args[1]}) : ({args[2]}))"
-    if len(args) == 1:
-        return _unary(prim, args[0], dt, uses, libm_prefix)
-    if len(args) == 2:
-        return _binary(prim, args[0], args[1], dt, uses, libm_prefix)
-    raise UnsupportedError(f"no C rendering for primitive {prim!r}")
+    return rule(list(args), np.dtype(dtype), out_dtype, attrs, uses, libm_prefix)
 
 
-RENDERABLE = frozenset(
-    [
-        "neg", "abs", "sign", "round", "not", "isnan", "isinf", "isfinite", "stop_gradient",
-        "remat_barrier",
-        "add", "sub", "mul", "div", "floordiv", "mod", "pow", "atan2", "max", "min",
-        "and", "or", "xor", "shl", "shr", "convert", "select",
-        *_COMPARE, *LIBM_UNARY, *BUILTIN_UNARY,
-    ]
-)  # fmt: skip
+def _unary_rule(name: str) -> CRule:
+    def rule(args, dt, out_dt, attrs, uses, prefix):
+        return _unary(name, args[0], dt, uses, prefix)
 
-__all__ = ["C_TYPES", "PRELUDE", "RENDERABLE", "c_type", "literal", "render"]
+    return rule
+
+
+def _binary_rule(name: str) -> CRule:
+    def rule(args, dt, out_dt, attrs, uses, prefix):
+        return _binary(name, args[0], args[1], dt, uses, prefix)
+
+    return rule
+
+
+_UNARY_OPS = [
+    "neg", "abs", "sign", "round", "not", "isnan", "isinf", "isfinite", "stop_gradient",
+    *LIBM_UNARY, *BUILTIN_UNARY,
+]  # fmt: skip
+_BINARY_OPS = [
+    "add", "sub", "mul", "div", "floordiv", "mod", "pow", "atan2", "max", "min",
+    "and", "or", "xor", "shl", "shr", *_COMPARE,
+]  # fmt: skip
+for _name in _UNARY_OPS:
+    C_RULES.register(_name)(_unary_rule(_name))
+for _name in _BINARY_OPS:
+    C_RULES.register(_name)(_binary_rule(_name))
+C_RULES.register("convert")(lambda args, dt, out_dt, *_: _convert(args[0], dt, out_dt))
+C_RULES.register("select")(lambda args, *_: f"(({args[0]}) ? ({args[1]}) : ({args[2]}))")
+
+__all__ = ["C_RULES", "C_TYPES", "PRELUDE", "c_type", "literal", "render"]

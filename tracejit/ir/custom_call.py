@@ -92,7 +92,7 @@ def _vjp_rule(e: Emitter, cts, *inputs, out, call: CustomCall):
     return [ct if dtypes.is_float(x.dtype) else None for ct, x in zip(in_cts, inputs)]
 
 
-VJP_RULES["custom_vjp_call"] = _vjp_rule
+VJP_RULES.register(custom_vjp_call_p)(_vjp_rule)
 
 
 def expand_custom_calls(graph: Graph) -> Graph:

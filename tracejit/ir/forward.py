@@ -27,18 +27,12 @@ from tracejit.ir import dtypes
 from tracejit.ir.autodiff import Emitter, eliminate_dead_code, joint_graph
 from tracejit.ir.custom_call import inline_graph
 from tracejit.ir.graph import Graph, Node, Value
+from tracejit.ir.primitives import RuleTable
 from tracejit.ir.regions import Region
 
 JvpRule = Callable[..., tuple[list[Value], list]]
-JVP_RULES: dict[str, JvpRule] = {}
-
-
-def defjvp(name: str):
-    def register(rule: JvpRule) -> JvpRule:
-        JVP_RULES[name] = rule
-        return rule
-
-    return register
+JVP_RULES = RuleTable("JVP")  # keyed by Primitive; the rest go through their VJP
+defjvp = JVP_RULES.register
 
 
 def fresh(values: Sequence[Value]) -> list[Value]:
@@ -78,7 +72,7 @@ def jvp_graph(graph: Graph, wrt: Sequence[int]) -> Graph:
             env.update(zip(node.outputs, outs))
             continue
         e.source = node.source
-        rule = JVP_RULES.get(node.prim.name, _jvp_by_transpose)
+        rule = JVP_RULES.get(node.prim, _jvp_by_transpose)
         outs, touts = rule(e, node, ins, tins)
         env.update(zip(node.outputs, outs))
         tan.update((v, t) for v, t in zip(node.outputs, touts) if t is not None)

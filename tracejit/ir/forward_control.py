@@ -9,7 +9,7 @@ one), and a `cond` whose branches return their outputs' tangents too. The predic
 
 from __future__ import annotations
 
-from tracejit.ir import dtypes
+from tracejit.ir import control, dtypes  # noqa: F401  (control registers the primitives)
 from tracejit.ir.autodiff import Emitter
 from tracejit.ir.forward import defjvp, emit_multi, float_indices, fresh, jvp_graph
 from tracejit.ir.graph import Graph, Node, Value

@@ -28,11 +28,22 @@ import numpy as np
 
 from tracejit import progress, timing
 from tracejit.ir import kernel as K
-from tracejit.ir.c_render import LIBM_BINARY, LIBM_UNARY, RENDERABLE
+from tracejit.ir.c_render import C_RULES
 from tracejit.ir.fusion_merge import Group, Invalid, Other, Steps, drop_internal, merge
 from tracejit.ir.graph import Graph, Node, Value
 from tracejit.ir.memory import step_io
+from tracejit.ir.primitives import (
+    CONSTANT,
+    FOLDED,
+    INLINE,
+    LIBRARY,
+    PARTIAL,
+    REDUCE,
+    RESHAPE,
+    TRANSCENDENTAL,
+)
 
+# The kernel accumulator of each reduction primitive (the primitives of fusion class REDUCE).
 REDUCE_OPS = {
     "reduce_sum": "sum",
     "reduce_prod": "prod",
@@ -41,10 +52,6 @@ REDUCE_OPS = {
     "argmax": "argmax",
     "argmin": "argmin",
 }
-FOLDED_LAYOUT = {"broadcast_in_dim", "transpose", "slice", "rev"}
-# Relative cost of recomputing an op per element: an inlined value read by two kernels is
-# recomputed by both unless its cone costs at least EXPENSIVE (one transcendental call).
-EXPENSIVE = 8
 
 
 def _row_major(shape) -> tuple[int, ...]:
@@ -62,21 +69,23 @@ def _is_unit_reshape(node: Node) -> bool:
 
 
 def classify(node: Node) -> str:
-    """How fusion treats `node`: inline, reduce, view, const, matmul, partial or fallback."""
-    name = node.prim.name
-    if name in RENDERABLE or name in FOLDED_LAYOUT or name == "iota":
+    """How fusion treats `node`: inline, reduce, view, const, matmul, partial or fallback.
+
+    Read from the primitive's fusion class (ir/primitives.py); an elementwise primitive
+    without a C rendering runs on the host.
+    """
+    fusion = node.prim.fusion
+    if fusion == FOLDED or (fusion == INLINE and node.prim in C_RULES):
         return "inline"
-    if name == "reshape":
+    if fusion == RESHAPE:
         return "inline" if _is_unit_reshape(node) else "view"
-    if name in REDUCE_OPS:
+    if fusion == REDUCE:
         axes = node.attrs.get("axes", (node.attrs.get("axis"),))
         return "reduce" if axes else "inline"
-    if name == "const":
+    if fusion == CONSTANT:
         return "inline" if node.outputs[0].shape == () else "const"
-    if name == "matmul":
-        return "matmul"
-    if name in ("concatenate", "pad"):
-        return "partial"
+    if fusion in (LIBRARY, PARTIAL):
+        return fusion
     return "fallback"
 
 
@@ -124,16 +133,12 @@ class _Fuser:
         for node in self.graph.nodes:
             if self.kind[node] != "inline":
                 continue
-            own = 0
-            name = node.prim.name
-            if name in LIBM_UNARY or name in LIBM_BINARY:
-                own = EXPENSIVE
-            elif name in RENDERABLE:
-                own = 1
-            total = own + sum(cost.get(u, 0) for u in node.inputs if u not in self.materialized)
+            total = node.prim.cost + sum(
+                cost.get(u, 0) for u in node.inputs if u not in self.materialized
+            )
             v = node.outputs[0]
             cost[v] = total
-            if total >= EXPENSIVE and len(self.users.get(v, ())) >= 2:
+            if total >= TRANSCENDENTAL and len(self.users.get(v, ())) >= 2:
                 self.materialized.add(v)
 
     # ------------------------------------------------------------ expressions
@@ -265,7 +270,7 @@ class _Builder:
 
     def _combine(self, node: Node, args: list) -> K.Expr:
         name = node.prim.name
-        if name in RENDERABLE:
+        if node.prim.fusion == INLINE:
             dtype = node.inputs[1 if name == "select" else 0].dtype
             return K.Op(name, tuple(args), dtype, node.outputs[0].dtype)
         return args[0]  # layout ops and empty reductions

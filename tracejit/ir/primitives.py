@@ -1,8 +1,19 @@
-"""The primitive registry: name, kind, shape/dtype rule and NumPy reference implementation.
+"""The primitive registry: the one source of truth about every primitive.
 
-The set stays small, like jax.lax: `tracejit.numpy` builds every NumPy function from these.
-Transformations keep their own rule tables (autodiff.VJP_RULES, ...) keyed by primitive
-name; primitives know nothing about them.
+A `Primitive` carries its name, kind, shape/dtype rule, NumPy reference implementation, cost
+(of recomputing it per element) and fusion class (how ir/fusion.py treats its nodes). Its
+other rules live in `RuleTable`s keyed by the `Primitive` object, one table per
+transformation or backend (autodiff.VJP_RULES, batching.BATCH_RULES, c_render.C_RULES); every
+table registers rules the same way, `@table.register(prim_or_name, ...)`, and `register(...,
+rules={table: rule})` registers a primitive with all its rules in one entry. The set stays
+small, like jax.lax: `tracejit.numpy` builds every NumPy function from these.
+
+Adding an elementwise primitive is one entry:
+
+    cube = register("cube", ELEMENTWISE, elementwise_rule("cube", FLOAT), lambda x: x**3,
+                    rules={VJP_RULES: cube_vjp, C_RULES: lambda args, *_: f"({args[0]}...)"})
+
+Its batching rule comes with its kind (one rule batches every elementwise primitive).
 
 Abstract values are `(shape, dtype, weak)` triples. Elementwise primitives take operands of
 one shape and one dtype: broadcasting and promotion happen in `tracejit.numpy`, so every
@@ -33,6 +44,34 @@ OPAQUE = "opaque"
 CONTROL = "control"  # loops and branches with region bodies (ir/control.py)
 
 
+# Fusion classes: how ir/fusion.py treats a node of the primitive.
+INLINE = "inline"  # an elementwise expression, recomputed inside each kernel (a C rendering)
+FOLDED = "folded"  # layout ops and iota: folded into the affine index of a kernel's loads
+RESHAPE = "reshape"  # folded when it only adds or removes size-1 dims, else a buffer view
+REDUCE = "reduce"  # starts a reduction kernel (an expression when it reduces no axis)
+CONSTANT = "const"  # a literal when scalar, else a constant buffer
+LIBRARY = "matmul"  # a library call (BLAS / cuBLAS)
+PARTIAL = "partial"  # kernels writing regions of one output buffer (concatenate, pad)
+KERNEL = "kernel"  # a step with its own kernel in each backend (ir/gather_plan.py)
+HOST = "host"  # runs its NumPy reference on the host (a callback step)
+LOOP = "control"  # loops and branches: compiled region by region (backend_*/loops.py)
+FUSION_CLASSES = (INLINE, FOLDED, RESHAPE, REDUCE, CONSTANT, LIBRARY, PARTIAL, KERNEL, HOST, LOOP)
+_DEFAULT_FUSION = {
+    ELEMENTWISE: INLINE,
+    REDUCTION: REDUCE,
+    LAYOUT: FOLDED,
+    MATMUL: LIBRARY,
+    CONTROL: LOOP,
+    CREATION: HOST,
+}
+
+# Relative cost of recomputing a primitive per element, in simple arithmetic ops. One libm call
+# (a vector exp is ~10-20 instructions) is worth a store and a reload: fusion materializes an
+# inlined value read by two kernels, and the CPU row writer keeps a value on a scratch row,
+# once its expression costs TRANSCENDENTAL.
+TRANSCENDENTAL = 8
+
+
 @dataclass(frozen=True, eq=False)
 class Primitive:
     name: str
@@ -40,10 +79,17 @@ class Primitive:
     rule: Callable[..., list[AVal]]  # (in_avals, **attrs) -> out avals
     impl: Callable[..., Any]  # (*np arrays, **attrs) -> array or tuple of arrays
     multiple_results: bool = False
+    cost: int = 0  # per-element cost when inlined (TRANSCENDENTAL for a libm call)
+    fusion: str = HOST  # one of FUSION_CLASSES
 
     def abstract_eval(self, in_avals: list[AVal], attrs: dict) -> list[AVal]:
         out = self.rule(list(in_avals), **attrs)
         return list(out) if self.multiple_results else [out]
+
+    def rules(self) -> dict[str, Callable]:
+        """This primitive's rule in each table that has one: `{table.what: rule}`."""
+        found = ((t.what, t.get(self)) for t in RULE_TABLES)
+        return {what: rule for what, rule in found if rule is not None}
 
     def __repr__(self) -> str:
         return f"Primitive({self.name})"
@@ -52,12 +98,112 @@ class Primitive:
 PRIMITIVES: dict[str, Primitive] = {}
 
 
-def register(name: str, kind: str, rule, impl, multiple_results: bool = False) -> Primitive:
+class RuleTable:
+    """One rule per primitive for one transformation or backend, keyed by `Primitive`.
+
+    `@table.register(prim, ...)` is the one registration decorator (autodiff's `defvjp` and
+    batching's `defbatch` are this); a primitive may be given by its registry name. `default`
+    gives the rule of a primitive with none registered (e.g. one batching rule for every
+    elementwise primitive), or None.
+
+    >>> t = RuleTable("example")
+    >>> _ = t.register("neg")(abs)
+    >>> t.get(get("neg")) is abs, "neg" in t, t.get("exp")
+    (True, True, None)
+    >>> RULE_TABLES.remove(t)
+    """
+
+    def __init__(self, what: str, default: Callable[[Primitive], Callable | None] | None = None):
+        self.what = what
+        self.default = default
+        self._rules: dict[Primitive, Callable] = {}
+        RULE_TABLES.append(self)
+
+    def register(self, *prims: Primitive | str) -> Callable[[Callable], Callable]:
+        def decorate(rule: Callable) -> Callable:
+            for prim in prims:
+                self._rules[_resolve(prim)] = rule
+            return rule
+
+        return decorate
+
+    def get(self, prim: Primitive | str, missing: Callable | None = None) -> Callable | None:
+        """The rule of `prim` (or of the primitive named `prim`), else `missing`."""
+        if isinstance(prim, str):
+            prim = PRIMITIVES.get(prim)
+            if prim is None:
+                return missing
+        rule = self._rules.get(prim)
+        if rule is None and self.default is not None:
+            rule = self.default(prim)
+        return missing if rule is None else rule
+
+    def __contains__(self, prim: Primitive | str) -> bool:
+        return self.get(prim) is not None
+
+    def __getitem__(self, prim: Primitive | str) -> Callable:
+        rule = self.get(prim)
+        if rule is None:
+            raise KeyError(prim)
+        return rule
+
+    def __setitem__(self, prim: Primitive | str, rule: Callable) -> None:
+        self.register(prim)(rule)
+
+    def __delitem__(self, prim: Primitive | str) -> None:
+        del self._rules[_resolve(prim)]
+
+    def discard(self, prim: Primitive) -> None:
+        self._rules.pop(prim, None)
+
+    def __repr__(self) -> str:
+        return f"RuleTable({self.what}, {len(self._rules)} rules)"
+
+
+RULE_TABLES: list[RuleTable] = []
+
+
+def _resolve(prim: Primitive | str) -> Primitive:
+    return get(prim) if isinstance(prim, str) else prim
+
+
+def register(
+    name: str,
+    kind: str,
+    rule,
+    impl,
+    multiple_results: bool = False,
+    *,
+    cost: int | None = None,
+    fusion: str | None = None,
+    rules: dict[RuleTable, Callable] | None = None,
+) -> Primitive:
+    """Register a primitive; `rules` registers its rule in each of those tables too.
+
+    `cost` defaults to 1 for an elementwise primitive (0 otherwise) and `fusion` to its kind's
+    usual class (`INLINE` for elementwise, `HOST` for opaque primitives).
+    """
     if name in PRIMITIVES:
         raise ValueError(f"primitive {name!r} registered twice")
-    prim = Primitive(name, kind, rule, impl, multiple_results)
+    if cost is None:
+        cost = 1 if kind == ELEMENTWISE else 0
+    if fusion is None:
+        fusion = _DEFAULT_FUSION.get(kind, HOST)
+    if fusion not in FUSION_CLASSES:
+        raise ValueError(f"{name}: unknown fusion class {fusion!r}, not one of {FUSION_CLASSES}")
+    prim = Primitive(name, kind, rule, impl, multiple_results, cost, fusion)
     PRIMITIVES[name] = prim
+    for table, table_rule in (rules or {}).items():
+        table.register(prim)(table_rule)
     return prim
+
+
+def unregister(prim: Primitive) -> None:
+    """Remove `prim` and its rule from every table (a test's stand-in primitive)."""
+    if PRIMITIVES.get(prim.name) is prim:
+        del PRIMITIVES[prim.name]
+    for table in RULE_TABLES:
+        table.discard(prim)
 
 
 def get(name: str) -> Primitive:
@@ -86,7 +232,11 @@ def _check_kind(name: str, dtype, kinds: str) -> None:
         raise UnsupportedError(f"{name} needs {want} operands, got {np.dtype(dtype)}")
 
 
-def _elementwise_rule(name: str, kinds: str, out_dtype=None):
+def elementwise_rule(name: str, kinds: str, out_dtype=None):
+    """The shape/dtype rule of an elementwise primitive on operands of `kinds` ("f", "fi", ...):
+    operands of one shape and one dtype, the result of that shape and of `out_dtype` (None:
+    the operands' dtype)."""
+
     def rule(avals, **_):
         shape = _same_shape(name, avals)
         dt = avals[0][1]
@@ -130,68 +280,68 @@ def _pow(x, y):
 
 
 UNARY = {
-    # name: (kinds, numpy impl, output dtype or None for "same as input")
-    "neg": (NUM, np.negative, None),
-    "abs": (NUM, np.abs, None),
-    "sign": (NUM, np.sign, None),
-    "exp": (FLOAT, np.exp, None),
-    "exp2": (FLOAT, np.exp2, None),
-    "log": (FLOAT, np.log, None),
-    "log2": (FLOAT, np.log2, None),
-    "log10": (FLOAT, np.log10, None),
-    "log1p": (FLOAT, np.log1p, None),
-    "expm1": (FLOAT, np.expm1, None),
-    "sqrt": (FLOAT, np.sqrt, None),
-    "sin": (FLOAT, np.sin, None),
-    "cos": (FLOAT, np.cos, None),
-    "tan": (FLOAT, np.tan, None),
-    "asin": (FLOAT, np.arcsin, None),
-    "acos": (FLOAT, np.arccos, None),
-    "atan": (FLOAT, np.arctan, None),
-    "sinh": (FLOAT, np.sinh, None),
-    "cosh": (FLOAT, np.cosh, None),
-    "tanh": (FLOAT, np.tanh, None),
-    "asinh": (FLOAT, np.arcsinh, None),
-    "acosh": (FLOAT, np.arccosh, None),
-    "atanh": (FLOAT, np.arctanh, None),
-    "erf": (FLOAT, _erf, None),
-    "floor": (FLOAT, np.floor, None),
-    "ceil": (FLOAT, np.ceil, None),
-    "round": (FLOAT, np.round, None),  # half to even, as NumPy
-    "trunc": (FLOAT, np.trunc, None),
-    "not": (INT_BOOL, np.invert, None),  # logical not on bool, bitwise not on ints
-    "isnan": (ANY, np.isnan, np.bool_),
-    "isinf": (ANY, np.isinf, np.bool_),
-    "isfinite": (ANY, np.isfinite, np.bool_),
-    "stop_gradient": (ANY, lambda x: x, None),  # identity whose cotangent is zero
+    # name: (kinds, numpy impl, output dtype or None for "same as input", cost)
+    "neg": (NUM, np.negative, None, 1),
+    "abs": (NUM, np.abs, None, 1),
+    "sign": (NUM, np.sign, None, 1),
+    "exp": (FLOAT, np.exp, None, TRANSCENDENTAL),
+    "exp2": (FLOAT, np.exp2, None, TRANSCENDENTAL),
+    "log": (FLOAT, np.log, None, TRANSCENDENTAL),
+    "log2": (FLOAT, np.log2, None, TRANSCENDENTAL),
+    "log10": (FLOAT, np.log10, None, TRANSCENDENTAL),
+    "log1p": (FLOAT, np.log1p, None, TRANSCENDENTAL),
+    "expm1": (FLOAT, np.expm1, None, TRANSCENDENTAL),
+    "sqrt": (FLOAT, np.sqrt, None, 1),
+    "sin": (FLOAT, np.sin, None, TRANSCENDENTAL),
+    "cos": (FLOAT, np.cos, None, TRANSCENDENTAL),
+    "tan": (FLOAT, np.tan, None, TRANSCENDENTAL),
+    "asin": (FLOAT, np.arcsin, None, TRANSCENDENTAL),
+    "acos": (FLOAT, np.arccos, None, TRANSCENDENTAL),
+    "atan": (FLOAT, np.arctan, None, TRANSCENDENTAL),
+    "sinh": (FLOAT, np.sinh, None, TRANSCENDENTAL),
+    "cosh": (FLOAT, np.cosh, None, TRANSCENDENTAL),
+    "tanh": (FLOAT, np.tanh, None, TRANSCENDENTAL),
+    "asinh": (FLOAT, np.arcsinh, None, TRANSCENDENTAL),
+    "acosh": (FLOAT, np.arccosh, None, TRANSCENDENTAL),
+    "atanh": (FLOAT, np.arctanh, None, TRANSCENDENTAL),
+    "erf": (FLOAT, _erf, None, TRANSCENDENTAL),
+    "floor": (FLOAT, np.floor, None, 1),
+    "ceil": (FLOAT, np.ceil, None, 1),
+    "round": (FLOAT, np.round, None, 1),  # half to even, as NumPy
+    "trunc": (FLOAT, np.trunc, None, 1),
+    "not": (INT_BOOL, np.invert, None, 1),  # logical not on bool, bitwise not on ints
+    "isnan": (ANY, np.isnan, np.bool_, 1),
+    "isinf": (ANY, np.isinf, np.bool_, 1),
+    "isfinite": (ANY, np.isfinite, np.bool_, 1),
+    "stop_gradient": (ANY, lambda x: x, None, 1),  # identity whose cotangent is zero
 }
 
 BINARY = {
-    "add": (ANY, np.add, None),  # on bool: logical or, as NumPy
-    "sub": (NUM, np.subtract, None),
-    "mul": (ANY, np.multiply, None),
-    "div": (FLOAT, np.true_divide, None),
-    "floordiv": (NUM, np.floor_divide, None),
-    "mod": (NUM, np.remainder, None),
-    "pow": (NUM, _pow, None),
-    "max": (ANY, np.maximum, None),
-    "min": (ANY, np.minimum, None),
-    "atan2": (FLOAT, np.arctan2, None),
-    "and": (INT_BOOL, np.bitwise_and, None),
-    "or": (INT_BOOL, np.bitwise_or, None),
-    "xor": (INT_BOOL, np.bitwise_xor, None),
-    "shl": ("i", np.left_shift, None),
-    "shr": ("i", np.right_shift, None),
-    "eq": (ANY, np.equal, np.bool_),
-    "ne": (ANY, np.not_equal, np.bool_),
-    "lt": (ANY, np.less, np.bool_),
-    "le": (ANY, np.less_equal, np.bool_),
-    "gt": (ANY, np.greater, np.bool_),
-    "ge": (ANY, np.greater_equal, np.bool_),
+    "add": (ANY, np.add, None, 1),  # on bool: logical or, as NumPy
+    "sub": (NUM, np.subtract, None, 1),
+    "mul": (ANY, np.multiply, None, 1),
+    "div": (FLOAT, np.true_divide, None, 1),
+    "floordiv": (NUM, np.floor_divide, None, 1),
+    "mod": (NUM, np.remainder, None, 1),
+    "pow": (NUM, _pow, None, TRANSCENDENTAL),
+    "max": (ANY, np.maximum, None, 1),
+    "min": (ANY, np.minimum, None, 1),
+    "atan2": (FLOAT, np.arctan2, None, TRANSCENDENTAL),
+    "and": (INT_BOOL, np.bitwise_and, None, 1),
+    "or": (INT_BOOL, np.bitwise_or, None, 1),
+    "xor": (INT_BOOL, np.bitwise_xor, None, 1),
+    "shl": ("i", np.left_shift, None, 1),
+    "shr": ("i", np.right_shift, None, 1),
+    "eq": (ANY, np.equal, np.bool_, 1),
+    "ne": (ANY, np.not_equal, np.bool_, 1),
+    "lt": (ANY, np.less, np.bool_, 1),
+    "le": (ANY, np.less_equal, np.bool_, 1),
+    "gt": (ANY, np.greater, np.bool_, 1),
+    "ge": (ANY, np.greater_equal, np.bool_, 1),
 }
 
-for _name, (_kinds, _impl, _out) in {**UNARY, **BINARY}.items():
-    register(_name, ELEMENTWISE, _elementwise_rule(_name, _kinds, _out), _impl)
+for _name, (_kinds, _impl, _out, _cost) in {**UNARY, **BINARY}.items():
+    register(_name, ELEMENTWISE, elementwise_rule(_name, _kinds, _out), _impl, cost=_cost)
 
 
 def _select_rule(avals):

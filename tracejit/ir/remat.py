@@ -15,6 +15,7 @@ import weakref
 from collections.abc import Callable, Iterable
 
 from tracejit.ir.autodiff import VJP_RULES
+from tracejit.ir.c_render import C_RULES
 from tracejit.ir.graph import Node, Value
 from tracejit.ir.primitives import ELEMENTWISE, register
 
@@ -70,8 +71,13 @@ def _barrier_rule(avals):
 # An identity the graph passes do not see through: recomputed values read their inputs
 # through it, so common-subexpression elimination cannot merge a recomputation back into
 # the forward computation it repeats (JAX's optimization_barrier, for one value).
-remat_barrier_p = register("remat_barrier", ELEMENTWISE, _barrier_rule, lambda x: x)
-VJP_RULES["remat_barrier"] = lambda e, ct, x, *, out: [ct]
+remat_barrier_p = register(
+    "remat_barrier",
+    ELEMENTWISE,
+    _barrier_rule,
+    lambda x: x,
+    rules={VJP_RULES: lambda e, ct, x, *, out: [ct], C_RULES: lambda args, *_: args[0]},
+)
 
 
 __all__ = [

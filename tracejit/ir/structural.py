@@ -12,11 +12,16 @@ from tracejit.errors import ShapeError, UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.ir.graph import ConstValue
 from tracejit.ir.primitives import (
+    CONSTANT,
     CREATION,
+    FOLDED,
     GATHER,
+    KERNEL,
     LAYOUT,
     MATMUL,
+    PARTIAL,
     REDUCTION,
+    RESHAPE,
     register,
 )
 
@@ -82,7 +87,13 @@ def _scan_rule(avals, axis):
     return (shape, dt, weak)
 
 
-register("cumsum", REDUCTION, _scan_rule, lambda x, axis: np.cumsum(x, axis=axis, dtype=x.dtype))
+register(
+    "cumsum",
+    REDUCTION,
+    _scan_rule,
+    lambda x, axis: np.cumsum(x, axis=axis, dtype=x.dtype),
+    fusion=KERNEL,
+)
 
 
 # ---------------------------------------------------------------- layout
@@ -95,7 +106,7 @@ def _reshape_rule(avals, shape):
     return (tuple(shape), dt, weak)
 
 
-register("reshape", LAYOUT, _reshape_rule, lambda x, shape: x.reshape(shape))
+register("reshape", LAYOUT, _reshape_rule, lambda x, shape: x.reshape(shape), fusion=RESHAPE)
 
 
 def _transpose_rule(avals, perm):
@@ -173,7 +184,13 @@ def _concat_rule(avals, axis):
     return (out, dt, all(a[2] for a in avals))
 
 
-register("concatenate", LAYOUT, _concat_rule, lambda *xs, axis: np.concatenate(xs, axis=axis))
+register(
+    "concatenate",
+    LAYOUT,
+    _concat_rule,
+    lambda *xs, axis: np.concatenate(xs, axis=axis),
+    fusion=PARTIAL,
+)
 
 
 def _pad_rule(avals, widths):
@@ -189,7 +206,7 @@ def _pad_impl(x, value, widths):
     return np.pad(x, widths, mode="constant", constant_values=value)
 
 
-register("pad", LAYOUT, _pad_rule, _pad_impl)
+register("pad", LAYOUT, _pad_rule, _pad_impl, fusion=PARTIAL)
 
 
 # ---------------------------------------------------------------- gather / scatter
@@ -218,7 +235,7 @@ def _take_impl(x, idx, axis):
     return np.take(x, _clamp_index(idx, x.shape[axis]), axis=axis)
 
 
-register("take", GATHER, _take_rule, _take_impl)
+register("take", GATHER, _take_rule, _take_impl, fusion=KERNEL)
 
 
 def _take_add_rule(avals, axis):
@@ -238,7 +255,7 @@ def _take_add_impl(x, idx, updates, axis):
     return out
 
 
-register("take_add", GATHER, _take_add_rule, _take_add_impl)
+register("take_add", GATHER, _take_add_rule, _take_add_impl, fusion=KERNEL)
 
 
 def _along_rule(avals, axis):
@@ -260,7 +277,7 @@ def _along_impl(x, idx, axis):
     return np.take_along_axis(x, _clamp_index(idx, x.shape[axis]), axis=axis)
 
 
-register("take_along_axis", GATHER, _along_rule, _along_impl)
+register("take_along_axis", GATHER, _along_rule, _along_impl, fusion=KERNEL)
 
 
 def _along_add_rule(avals, axis):
@@ -279,7 +296,7 @@ def _along_add_impl(x, idx, updates, axis):
     return out
 
 
-register("take_along_add", GATHER, _along_add_rule, _along_add_impl)
+register("take_along_add", GATHER, _along_add_rule, _along_add_impl, fusion=KERNEL)
 
 
 # ---------------------------------------------------------------- matmul
@@ -305,7 +322,7 @@ def _const_rule(avals, value, weak=False):
     return (value.array.shape, dtypes.canonical(value.array.dtype), weak)
 
 
-register("const", CREATION, _const_rule, lambda value, weak=False: value.array)
+register("const", CREATION, _const_rule, lambda value, weak=False: value.array, fusion=CONSTANT)
 
 
 def _iota_rule(avals, shape, dtype, axis):
@@ -320,6 +337,6 @@ def _iota_impl(shape, dtype, axis):
     return np.broadcast_to(ramp.reshape(expanded), shape)
 
 
-register("iota", CREATION, _iota_rule, _iota_impl)
+register("iota", CREATION, _iota_rule, _iota_impl, fusion=FOLDED)
 
 __all__ = ["UnsupportedError"]

@@ -250,7 +250,7 @@ def _ppermute_vjp(e, ct, x, *, out, axis_name, count, perm):
     return [e.ppermute(ct, axis_name=axis_name, count=count, perm=back)]
 
 
-VJP_RULES["axis_index"] = VJP_RULES["iota"]  # no inputs: nothing to differentiate
+defvjp("axis_index")(VJP_RULES["iota"])  # no inputs: nothing to differentiate
 
 __all__ = [
     "all_gather",

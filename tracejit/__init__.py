@@ -23,6 +23,7 @@ from tracejit.config import config
 from tracejit.custom import custom_jvp, custom_vjp
 from tracejit.devices import device_get, device_put
 from tracejit.jacobians import hessian, jacfwd, jacrev, jvp, linearize
+from tracejit.profile import profile
 from tracejit.pytree import (
     register_pytree_node,
     tree_flatten,
@@ -64,6 +65,7 @@ __all__ = [
     "make_ir",
     "nn",
     "numpy",
+    "profile",
     "random",
     "register_pytree_node",
     "remat",

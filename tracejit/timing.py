@@ -23,6 +23,8 @@ from tracejit import progress
 _current: contextvars.ContextVar[tuple[dict, ...]] = contextvars.ContextVar(
     "tracejit_times", default=()
 )
+# (category, name, start, end, args) of every phase and span while `tj.profile` records
+events: list | None = None
 
 
 @contextlib.contextmanager
@@ -39,16 +41,29 @@ def collect() -> Iterator[dict[str, float]]:
 def phase(name: str) -> Iterator[None]:
     progress.enter(name)
     records = _current.get()
-    if not records:
+    if not records and events is None:
         yield
         return
     t0 = time.perf_counter()
     try:
         yield
     finally:
-        elapsed = time.perf_counter() - t0
+        t1 = time.perf_counter()
         for times in records:
-            times[name] = times.get(name, 0.0) + elapsed
+            times[name] = times.get(name, 0.0) + (t1 - t0)
+        if events is not None:
+            events.append(("compile", name, t0, t1, {}))
+
+
+@contextlib.contextmanager
+def span(category: str, name: str, **args) -> Iterator[None]:
+    """Record `name` as one event of a running `tj.profile` (callers check `events` first)."""
+    t0 = time.perf_counter()
+    try:
+        yield
+    finally:
+        if events is not None:
+            events.append((category, name, t0, time.perf_counter(), args))
 
 
 def format_times(times: dict[str, float]) -> str:

@@ -202,6 +202,12 @@ class Jitted:
     def __call__(self, *args, **kwargs):
         if jit_disabled():
             return self.fun(*args, **kwargs)
+        if timing.events is not None:  # tj.profile() is recording
+            with timing.span("call", self._label(), signature=_signature(args)):
+                return self._call(args, kwargs)
+        return self._call(args, kwargs)
+
+    def _call(self, args, kwargs):
         if self.donate_argnums:
             return self._call_donating(args, kwargs)
         if not kwargs and not self.static_argnums and not config.debug_nans:
@@ -353,6 +359,12 @@ class Jitted:
         return Lowered(graph, device, self._label())
 
 
+def _signature(args) -> str:
+    return ", ".join(
+        f"{x.dtype}{list(x.shape)}" if hasattr(x, "shape") else type(x).__name__ for x in args
+    )
+
+
 def _hashable_hint(v) -> str:
     if isinstance(v, (np.ndarray, np.generic)) or hasattr(v, "__cuda_array_interface__"):
         return "an array is not hashable: pass it as a traced argument, or as a tuple of values"
@@ -428,6 +440,22 @@ class Lowered:
 
     def as_text(self) -> str:
         return str(self.graph)
+
+    def schedule(self):
+        """The fused kernel schedule (`tracejit.ir.kernel.Schedule`) code is generated from."""
+        from tracejit.ir import fusion, memory
+
+        return memory.plan_memory(fusion.fuse(self.graph))
+
+    def graph_svg(self, what: str = "schedule") -> str:
+        """SVG of the fused kernel schedule (`what="schedule"`) or of the IR (`"ir"`); needs
+        Graphviz's `dot`. Write it to a file and open it in a browser."""
+        from tracejit import viz
+
+        if what not in ("schedule", "ir"):
+            raise ArgumentError(f"graph_svg(what={what!r}): expected 'schedule' or 'ir'")
+        dot = viz.schedule_dot(self.schedule(), self.name) if what == "schedule" else None
+        return viz.to_svg(dot or viz.graph_dot(self.graph, self.name))
 
     def compile(self) -> Compiled:
         return Compiled(compile_graph(self.graph, self.device, self.name))

@@ -20,9 +20,10 @@ from collections.abc import Callable, Sequence
 from tracejit.batching.emit import Builder
 from tracejit.errors import ShapeError, UnsupportedError
 from tracejit.ir import dtypes
-from tracejit.ir.autodiff import eliminate_dead_code, joint_graph
+from tracejit.ir.autodiff import joint_graph
 from tracejit.ir.custom_call import CustomCall, custom_vjp_call_p, inline_graph
 from tracejit.ir.graph import Graph, Value
+from tracejit.ir.passes.dce import remove_dead_nodes
 from tracejit.pytree import PyTreeDef, tree_flatten, tree_unflatten
 from tracejit.tracer.core import Tracer, bind
 from tracejit.tracer.jit import Traced, abstractify, trace_flat
@@ -277,7 +278,7 @@ def _transpose_tangents(jvp: Graph, n_in: int, n_out: int) -> Graph:
     for i, v in enumerate(jvp.inputs[:n_in]):
         float_in = n_in + i in wrt
         graph.outputs.append(next(in_cts) if float_in else b.full(0, v.shape, v.dtype))
-    return eliminate_dead_code(graph)
+    return remove_dead_nodes(graph)
 
 
 __all__ = ["custom_jvp", "custom_vjp"]

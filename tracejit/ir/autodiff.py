@@ -29,7 +29,9 @@ from tracejit.ir import (
     dtypes,
     structural,  # noqa: F401  (registers the primitives ruled on here)
 )
+from tracejit.ir.builder import GraphBuilder
 from tracejit.ir.graph import ConstValue, Graph, Node, Value
+from tracejit.ir.passes.dce import remove_dead_nodes
 from tracejit.ir.primitives import RuleTable, get
 
 Rule = Callable[..., list]
@@ -41,14 +43,12 @@ class Emitter:
     def __init__(self, graph: Graph):
         self.graph = graph
         self.source: str | None = None  # the forward node's user line, copied to its VJP nodes
-        self._consts: dict[tuple, Value] = {}
+        # interning: a backward node equal to a forward one (or an earlier backward one) is
+        # not added again, so `cos(x)` in both passes is computed once
+        self._builder = GraphBuilder(graph)
 
     def bind(self, name: str, *inputs: Value, **attrs) -> Value:
-        prim = get(name)
-        avals = [(v.shape, v.dtype, v.weak) for v in inputs]
-        outs = [Value(*aval) for aval in prim.abstract_eval(avals, attrs)]
-        self.graph.nodes.append(Node(prim, list(inputs), attrs, outs, self.source, "backward"))
-        return outs[0]
+        return self._builder.bind(get(name), list(inputs), attrs, self.source, "backward")[0]
 
     def __getattr__(self, name: str):
         if name.startswith("_"):
@@ -56,14 +56,11 @@ class Emitter:
         return lambda *xs, **attrs: self.bind(name, *xs, **attrs)
 
     def full(self, value: float, like: Value) -> Value:
-        """A constant array of `like`'s shape and dtype, shared between rules."""
-        key = (float(value), like.dtype.str, like.shape)
-        if key not in self._consts:
-            scalar = self.bind("const", value=ConstValue(np.asarray(value, like.dtype)))
-            if like.shape:
-                scalar = self.bind("broadcast_in_dim", scalar, shape=like.shape, dims=())
-            self._consts[key] = scalar
-        return self._consts[key]
+        """A constant array of `like`'s shape and dtype (interned: shared between rules)."""
+        scalar = self.bind("const", value=ConstValue(np.asarray(value, like.dtype)))
+        if like.shape:
+            scalar = self.bind("broadcast_in_dim", scalar, shape=like.shape, dims=())
+        return scalar
 
 
 # ---------------------------------------------------------------- shared helpers
@@ -538,18 +535,7 @@ def joint_graph(graph: Graph, wrt: Sequence[int], seeded: Sequence[int]) -> Grap
     for i in wrt:
         x = graph.inputs[i]
         joint.outputs.append(cts[x] if x in cts else e.full(0.0, x))
-    return eliminate_dead_code(joint)
-
-
-def eliminate_dead_code(graph: Graph) -> Graph:
-    """Drop nodes whose outputs nothing reads (rules may build cotangents nobody needs)."""
-    live = set(graph.outputs)
-    kept = []
-    for node in reversed(graph.nodes):
-        if not node.outputs or any(v in live for v in node.outputs):  # no outputs: an effect
-            kept.append(node)
-            live.update(node.inputs)
-    return Graph(list(graph.inputs), kept[::-1], list(graph.outputs))
+    return remove_dead_nodes(joint)
 
 
 __all__ = ["VJP_RULES", "Emitter", "backward_pass", "defvjp", "joint_graph", "unbroadcast"]

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 from tracejit.errors import UnsupportedError
 from tracejit.ir import control, dtypes  # noqa: F401  (control registers scan, cond, while_loop)
-from tracejit.ir.autodiff import Emitter, defvjp, eliminate_dead_code, joint_graph
+from tracejit.ir.autodiff import Emitter, defvjp, joint_graph
 from tracejit.ir.graph import Graph, Node, Value
 from tracejit.ir.partition import partition
+from tracejit.ir.passes.dce import remove_dead_nodes
 from tracejit.ir.primitives import get
 from tracejit.ir.regions import Region
 
@@ -174,7 +175,7 @@ def _cond_vjp(e, cts, index, *operands, out, branches):
         joint = joint_graph(br.graph, wrt, seeded)
         n_out = len(br.graph.outputs)
         backward.append(
-            Region(eliminate_dead_code(Graph(joint.inputs, joint.nodes, joint.outputs[n_out:])))
+            Region(remove_dead_nodes(Graph(joint.inputs, joint.nodes, joint.outputs[n_out:])))
         )
     seeds = [cts[j] for j in seeded]
     results = _emit(e, "cond", [index, *operands, *seeds], {"branches": tuple(backward)})

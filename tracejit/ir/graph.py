@@ -64,7 +64,11 @@ class Value(Shaped):
 
 
 class ConstValue:
-    """A hashable wrapper for an array attribute (e.g. the payload of a `const` node)."""
+    """A hashable wrapper for an array attribute (e.g. the payload of a `const` node).
+
+    Equality is bit for bit: `0.0` and `-0.0`, or NaNs with different payloads, differ (the
+    graph builder merges equal constants, and must never merge those).
+    """
 
     __slots__ = ("_hash", "array")
 
@@ -83,7 +87,7 @@ class ConstValue:
             and self._hash == other._hash
             and self.array.shape == other.array.shape
             and self.array.dtype == other.array.dtype
-            and np.array_equal(self.array, other.array, equal_nan=self.array.dtype.kind == "f")
+            and self.array.tobytes() == other.array.tobytes()
         )
 
     def __repr__(self) -> str:

@@ -81,6 +81,9 @@ class Primitive:
     multiple_results: bool = False
     cost: int = 0  # per-element cost when inlined (TRANSCENDENTAL for a libm call)
     fusion: str = HOST  # one of FUSION_CLASSES
+    # Has an effect beyond its result (a collective communicates): two equal nodes are two
+    # operations, so the graph builder never merges them (ir/builder.py).
+    effectful: bool = False
 
     def abstract_eval(self, in_avals: list[AVal], attrs: dict) -> list[AVal]:
         out = self.rule(list(in_avals), **attrs)
@@ -177,6 +180,7 @@ def register(
     cost: int | None = None,
     fusion: str | None = None,
     rules: dict[RuleTable, Callable] | None = None,
+    effectful: bool = False,
 ) -> Primitive:
     """Register a primitive; `rules` registers its rule in each of those tables too.
 
@@ -191,7 +195,7 @@ def register(
         fusion = _DEFAULT_FUSION.get(kind, HOST)
     if fusion not in FUSION_CLASSES:
         raise ValueError(f"{name}: unknown fusion class {fusion!r}, not one of {FUSION_CLASSES}")
-    prim = Primitive(name, kind, rule, impl, multiple_results, cost, fusion)
+    prim = Primitive(name, kind, rule, impl, multiple_results, cost, fusion, effectful)
     PRIMITIVES[name] = prim
     for table, table_rule in (rules or {}).items():
         table.register(prim)(table_rule)

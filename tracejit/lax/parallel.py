@@ -63,7 +63,7 @@ def _reduce_impl(name: str, op: str):
 
 
 for _name, _op in (("psum", "sum"), ("pmax", "max"), ("pmin", "min")):
-    register(_name, OPAQUE, _same_rule(_name), _reduce_impl(_name, _op))
+    register(_name, OPAQUE, _same_rule(_name), _reduce_impl(_name, _op), effectful=True)
 
 
 def _gather_rule(avals, *, axis_name, count):
@@ -91,12 +91,14 @@ register(
     OPAQUE,
     _gather_rule,
     lambda x, *, axis_name, count: _run("all_gather", x, count, lambda c, a: c.allgather(a)),
+    effectful=True,
 )
 register(
     "psum_scatter",
     OPAQUE,
     _scatter_rule,
     lambda x, *, axis_name, count: _run("psum_scatter", x, count, lambda c, a: c.reduce_scatter(a)),
+    effectful=True,
 )
 register(
     "ppermute",
@@ -105,6 +107,7 @@ register(
     lambda x, *, axis_name, count, perm: _run(
         "ppermute", x, count, lambda c, a: c.ppermute(a, perm)
     ),
+    effectful=True,
 )
 register(
     "axis_index",

@@ -25,7 +25,8 @@ from tracejit.errors import (
     UnsupportedError,
 )
 from tracejit.ir import dtypes
-from tracejit.ir.graph import ConstValue, Graph, Node, Value
+from tracejit.ir.builder import GraphBuilder
+from tracejit.ir.graph import ConstValue, Graph, Value
 from tracejit.ir.interpret import apply_primitive
 from tracejit.ir.primitives import Primitive, get
 
@@ -52,6 +53,7 @@ class Trace:
         self.level = next(_levels)
         self.name = name
         self.graph = Graph()
+        self.builder = GraphBuilder(self.graph)  # interns: an equal node is recorded once
         self.active = True
         self.input_names: dict[Value, str] = {}
         self.captured: list[tuple[Tracer, Value]] = []  # (outer tracer, inner input)
@@ -87,11 +89,11 @@ class Trace:
         self._consts[key] = (x, out)  # keep x alive so its id stays unique
         return out
 
-    def record(self, prim: Primitive, inputs: list[Value], attrs: dict, source) -> list[Value]:
-        avals = [(v.shape, v.dtype, v.weak) for v in inputs]
-        outs = [Value(*aval) for aval in prim.abstract_eval(avals, attrs)]
-        self.graph.nodes.append(Node(prim, inputs, attrs, outs, source))
-        return outs
+    def record(
+        self, prim: Primitive, inputs: list[Value], attrs: dict, source, phase: str = "forward"
+    ) -> list[Value]:
+        """The outputs of `prim(*inputs, **attrs)` in this trace (an equal node's if any)."""
+        return self.builder.bind(prim, inputs, attrs, source, phase)
 
     def finish(self, outputs: list) -> Graph:
         """End the trace; `outputs` may hold tracers or concrete values (made constants)."""

@@ -24,11 +24,14 @@ Entry points
     Positions of inputs no output depends on (DCE never removes inputs: the calling
     convention depends on them).
 
-The passes, in pipeline order: `cse` (structural hashing), `fold` (constant folding, results
-of at most `fold.FOLD_LIMIT` elements), `simplify` (canonicalization and no-op removal, exact
-in floating point), `numerics` (stable log-softmax / logsumexp, log1p, expm1), `cse` again,
-`dce`. The pattern passes share one rewrite engine (`rewrite.py`: a table of pattern ->
-replacement rules applied to a fixed point); adding a rule is one table entry.
+The passes, in pipeline order: `rewrite`, one sweep of the rewrite engine (`rewrite.py`: tables
+of pattern -> replacement rules, reaching the fixed point in one topological sweep) over the
+rule tables in priority order: `fold` (constant folding, results of at most `fold.FOLD_LIMIT`
+elements), `simplify` (canonicalization and no-op removal, exact in floating point),
+`numerics` (stable log-softmax / logsumexp, log1p, expm1); then `dce`, then `regions`. The
+sweep builds through the interning graph builder (ir/builder.py), so it is also the CSE; the
+tracer and autodiff build the same way, so traced graphs hold no repeated computation. Adding
+a rule is one table entry. `cse`, `fold`, `simplify` and `numerics` run one sweep alone.
 
 >>> import numpy as np, tracejit as tj
 >>> print(optimize(tj.make_ir(lambda x: np.exp(x) - 1.0)(np.ones(2)), stage="pre_grad"))

@@ -18,12 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tracejit.ir.graph import Graph, verify
-from tracejit.ir.passes.cse import cse
 from tracejit.ir.passes.dce import remove_dead_nodes
-from tracejit.ir.passes.fold import fold
-from tracejit.ir.passes.numerics import numerics
+from tracejit.ir.passes.fold import RULES as FOLD_RULES
+from tracejit.ir.passes.numerics import RULES as NUMERICS_RULES
 from tracejit.ir.passes.regions import region_pass
-from tracejit.ir.passes.simplify import simplify, simplify_post_grad
+from tracejit.ir.passes.rewrite import Rule, rewrite
+from tracejit.ir.passes.simplify import RULES as SIMPLIFY_RULES
+from tracejit.ir.passes.simplify import STOP_GRADIENT_RULES
 
 Pass = Callable[[Graph], Graph]
 STAGES = ("pre_grad", "joint", "post_grad")
@@ -63,18 +64,30 @@ def _no_stats(fn: Pass):
     return run
 
 
-# Order: CSE first so that patterns reading one value twice (`exp(x) / sum(exp(x))`, written
-# with two `exp` calls) see one node; folding before simplification so `x * (2 - 1)` becomes
-# `x * 1` and then `x`; numerics on the canonical graph; CSE again to share what the
-# replacements recompute (two rewrites of the same `x` build the same max); DCE last.
+def rewrite_pass(*tables: list[Rule]):
+    """The pass applying the rule `tables`, in order of priority, in one sweep (ir/passes/
+    rewrite.py); the sweep also merges equal nodes (CSE)."""
+    rules = [rule for table in tables for rule in table]
+
+    def run(graph: Graph, stats: dict | None = None) -> Graph:
+        return rewrite(graph, rules, stats)
+
+    return run
+
+
+# The rule tables of the one rewrite sweep, in priority order. Folding first, so that
+# `x * (2 - 1)` becomes `x * 1` and then `x`; simplification next; numerics on the
+# canonical graph. A node's inputs are final when it is matched, and replacements are offered
+# to every table, so one sweep reaches the fixed point.
+GRAD_SAFE_RULES = (FOLD_RULES, SIMPLIFY_RULES)
+POST_GRAD_RULES = (FOLD_RULES, SIMPLIFY_RULES, STOP_GRADIENT_RULES)
+
 PASSES: list[PassEntry] = [
-    PassEntry("cse", _no_stats(cse)),
-    PassEntry("fold", fold),
-    PassEntry("simplify", simplify, frozenset({"pre_grad", "joint"})),
-    PassEntry("simplify", simplify_post_grad, frozenset({"post_grad"})),
-    PassEntry("numerics", numerics),
-    PassEntry("cse", _no_stats(cse)),
-    PassEntry("dce", _no_stats(remove_dead_nodes)),
+    PassEntry(
+        "rewrite", rewrite_pass(*GRAD_SAFE_RULES, NUMERICS_RULES), frozenset({"pre_grad", "joint"})
+    ),
+    PassEntry("rewrite", rewrite_pass(*POST_GRAD_RULES, NUMERICS_RULES), frozenset({"post_grad"})),
+    PassEntry("dce", _no_stats(remove_dead_nodes)),  # a graph traced with dead nodes
     # Last: bodies of loops and branches, with the enclosing graph's unused outputs pruned.
     *(PassEntry("regions", region_pass(s), frozenset({s})) for s in STAGES),
 ]
@@ -93,9 +106,9 @@ def run_passes(
     changed it, as `after_<pass>`, then a summary of the passes as `<stage>_passes`.
 
     >>> import numpy as np, tracejit as tj
-    >>> g, log = run_passes(tj.make_ir(lambda x: np.sin(x) * np.sin(x))(np.ones(2)))
-    >>> [r.name for r in log if r.changed]
-    ['cse']
+    >>> g, log = run_passes(tj.make_ir(lambda x: np.sin(x) * 1.0)(np.ones(2)))
+    >>> [(r.name, r.rules) for r in log if r.changed]
+    [('rewrite', {'mul-one': 1})]
     """
     if stage not in STAGES:
         raise ValueError(f"unknown pass stage {stage!r}; use one of {STAGES}")

@@ -4,7 +4,11 @@ In the style of tinygrad's `PatternMatcher`: a rule is a pattern over the produc
 and a function building the replacement; `rewrite(graph, rules)` walks the graph once in
 topological order and, whenever a node matches a rule, emits the replacement. Nodes emitted by
 a replacement are themselves offered to the rules, and a node's inputs are final by the time
-it is matched, so one sweep reaches the fixed point. Adding a rule is one table entry:
+it is matched, so one sweep reaches the fixed point. The sweep builds its graph with the
+interning `GraphBuilder` (ir/builder.py), so it is also the common subexpression elimination:
+a node equal to an earlier one (after the rewrites of both) is dropped. Every pattern pass
+(folding, simplification, numerics) is a rule table; the pipeline runs them all in one sweep.
+Adding a rule is one table entry:
 
 >>> from tracejit.ir.passes.rewrite import P, Rule
 >>> X = P.var("x")
@@ -26,11 +30,11 @@ from typing import Any
 
 import numpy as np
 
+from tracejit.ir.builder import COMMUTATIVE, GraphBuilder
 from tracejit.ir.graph import ConstValue, Graph, Node, Value
 from tracejit.ir.passes.dce import remove_dead_nodes
 from tracejit.ir.primitives import get
 
-COMMUTATIVE = frozenset({"add", "mul", "max", "min", "and", "or", "xor", "eq", "ne"})
 ANY_OP = "*"
 # Scanning a large const to see whether it is a splat costs time; bigger ones are not splats.
 SPLAT_SCAN_LIMIT = 4096
@@ -93,34 +97,40 @@ class Rule:
         return f"Rule({self.name})"
 
 
-class Builder:
-    """Builds the rewritten graph; rule functions emit replacement nodes through it."""
+class Builder(GraphBuilder):
+    """Builds the rewritten graph; rule functions emit replacement nodes through it.
+
+    Rules are tried in table order (a `"*"` rule in its place among the others), the first
+    that returns a value wins.
+    """
 
     def __init__(self, rules: Iterable[Rule]):
-        self.nodes: list[Node] = []
+        super().__init__()
         self.producer: dict[Value, Node] = {}
         self.fired: dict[str, int] = {}
+        self._rules = list(rules)
         self._by_op: dict[str, list[Rule]] = {}
-        self._any: list[Rule] = []
-        for rule in rules:
-            if ANY_OP in rule.pattern.ops:
-                self._any.append(rule)
-            for op in rule.pattern.ops:
-                if op != ANY_OP:
-                    self._by_op.setdefault(op, []).append(rule)
         self._splats: dict[Value, Any] = {}
         self._source: str | None = None
         self._phase = "forward"
         self._depth = 0
 
+    @property
+    def nodes(self) -> list[Node]:
+        return self.graph.nodes
+
+    def _rules_for(self, op: str) -> list[Rule]:
+        found = self._by_op.get(op)
+        if found is None:
+            found = [r for r in self._rules if op in r.pattern.ops or ANY_OP in r.pattern.ops]
+            self._by_op[op] = found
+        return found
+
     # -- helpers for rule functions
     def emit(self, prim: str, *inputs: Value, **attrs) -> Value:
-        """Append `prim(*inputs, **attrs)` (itself offered to the rules); its result."""
-        p = get(prim)
-        avals = [(v.shape, v.dtype, v.weak) for v in inputs]
-        outs = [Value(*a) for a in p.abstract_eval(avals, attrs)]
-        node = Node(p, list(inputs), attrs, outs, self._source, self._phase)
-        (out,) = self.add(node)
+        """`prim(*inputs, **attrs)` (itself offered to the rules, merged with an equal
+        earlier node); its result."""
+        (out,) = self.bind(get(prim), list(inputs), attrs, self._source, self._phase)
         return out
 
     def splat(self, value, like: Value) -> Value:
@@ -153,15 +163,13 @@ class Builder:
         return first.item() if bool(np.all(arr == first)) else None
 
     # -- the engine
-    def add(self, node: Node) -> list[Value]:
-        """Append `node`, then apply the first matching rule; the node's final outputs."""
-        self.nodes.append(node)
+    def settle(self, node: Node) -> list[Value]:
+        """Apply the first matching rule to the just-appended `node`; its final outputs."""
         for v in node.outputs:
             self.producer[v] = node
         if len(node.outputs) != 1:
             return node.outputs
-        rules = self._by_op.get(node.prim.name, ())
-        for rule in (*rules, *self._any):
+        for rule in self._rules_for(node.prim.name):
             bindings: dict = {}
             if not _match(rule.pattern, node.outputs[0], self, bindings):
                 continue
@@ -234,9 +242,11 @@ def _bind(name: str | None, obj, bindings: dict) -> bool:
 
 
 def rewrite(graph: Graph, rules: Iterable[Rule], stats: dict | None = None) -> Graph:
-    """Apply `rules` to a fixed point; `graph` itself when no rule fired.
+    """Apply `rules` to a fixed point, merging equal nodes; `graph` itself when nothing
+    changed. The result has no dead nodes.
 
-    `stats`, when given, receives how often each rule fired.
+    `stats`, when given, receives how often each rule fired, and under `"cse"` how many
+    nodes were merged into an equal one.
     """
     b = Builder(rules)
     env: dict[Value, Value] = {v: v for v in graph.inputs}
@@ -248,7 +258,9 @@ def rewrite(graph: Graph, rules: Iterable[Rule], stats: dict | None = None) -> G
     if stats is not None:
         for name, n in b.fired.items():
             stats[name] = stats.get(name, 0) + n
-    if not b.fired:
+        if b.merged:
+            stats["cse"] = stats.get("cse", 0) + b.merged
+    if not b.fired and not b.merged:
         return graph
     out = Graph(list(graph.inputs), b.nodes, [env[v] for v in graph.outputs])
     return remove_dead_nodes(out)

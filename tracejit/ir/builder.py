@@ -1,0 +1,172 @@
+"""The one graph builder: appends nodes to a `Graph`, interning (hash-consing) pure ones.
+
+Every producer of nodes goes through `GraphBuilder.bind` (the tracer, autodiff, the rewrite
+engine), so a node equal to one already in the graph (the same primitive, the same input
+values, equal attributes) is not added again: its outputs are returned instead. Common
+subexpression elimination thus happens as nodes are created, in one pass, with no
+whole-graph sweep.
+
+Two nodes are equal when:
+
+- their inputs are the same `Value`s (in either order for commutative primitives: IEEE
+  addition and multiplication are commutative exactly);
+- their attributes are equal *bit for bit*: literals are keyed by their bit pattern, so
+  `0.0` and `-0.0`, or two NaNs with different payloads, stay distinct constants.
+
+Never interned: nodes of effectful primitives (collectives: each call communicates), random
+primitives, nodes without outputs (they exist for an effect: `tj.debug.print`), nodes whose
+regions hold any of those, and nodes with an unhashable attribute.
+
+>>> import numpy as np
+>>> from tracejit.ir.graph import Value
+>>> from tracejit.ir.primitives import get
+>>> b = GraphBuilder()
+>>> x = Value((2,), np.float32)
+>>> b.graph.inputs.append(x)
+>>> (s1,) = b.bind(get("sin"), [x], {})
+>>> (s2,) = b.bind(get("sin"), [x], {})
+>>> s1 is s2, len(b.graph.nodes)
+(True, 1)
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from tracejit.ir.graph import Graph, Node, Value
+from tracejit.ir.primitives import RANDOM, Primitive
+from tracejit.ir.regions import Region
+
+# Operand order does not change the result, bit for bit.
+COMMUTATIVE = frozenset({"add", "mul", "max", "min", "and", "or", "xor", "eq", "ne"})
+
+
+def _literal(value):
+    """A hashable key of an attribute value that distinguishes every bit pattern."""
+    if isinstance(value, float):
+        return ("f64", struct.pack("<d", value))
+    if isinstance(value, np.generic):
+        return (value.dtype.str, value.tobytes())
+    if isinstance(value, tuple):
+        return tuple(_literal(v) for v in value)
+    return value  # ConstValue compares by bytes; Region by text and payloads; the rest by ==
+
+
+def _marks_effect(prim: Primitive, has_outputs: bool) -> bool:
+    return not has_outputs or prim.effectful or prim.kind == RANDOM
+
+
+def _region_graphs(attrs: dict) -> list[Graph]:
+    found = []
+    for value in attrs.values():
+        for item in value if isinstance(value, tuple) else (value,):
+            if isinstance(item, Region):
+                found.append(item.graph)
+    return found
+
+
+def _effectful(prim: Primitive, attrs: dict, has_outputs: bool) -> bool:
+    """Whether the node, or any node of its regions at any depth, has an effect."""
+    if _marks_effect(prim, has_outputs):
+        return True
+    stack = _region_graphs(attrs)
+    while stack:
+        for n in stack.pop().nodes:
+            if _marks_effect(n.prim, bool(n.outputs)):
+                return True
+            stack.extend(_region_graphs(n.attrs))
+    return False
+
+
+def node_key(prim: Primitive, inputs, attrs: dict, n_outputs: int = 1) -> tuple | None:
+    """The interning key of `prim(*inputs, **attrs)`, or None when it must stay distinct."""
+    if _effectful(prim, attrs, n_outputs > 0):
+        return None
+    ins = tuple(inputs)
+    if prim.name in COMMUTATIVE:
+        ins = tuple(sorted(ins, key=id))
+    try:
+        key = (prim, ins, tuple(sorted((k, _literal(v)) for k, v in attrs.items())))
+        hash(key)
+    except TypeError:  # an unhashable attribute: never merged
+        return None
+    return key
+
+
+class GraphBuilder:
+    """Appends nodes to `graph` (a new one by default), returning earlier equal nodes' outputs.
+
+    Nodes already in `graph` are interned first, so building on a graph (autodiff appending a
+    backward pass to its forward) shares with what is there.
+    """
+
+    def __init__(self, graph: Graph | None = None):
+        self.graph = Graph() if graph is None else graph
+        self.merged = 0  # nodes not added because an equal one existed
+        self._table: dict[tuple, list[Value]] = {}
+        for node in self.graph.nodes:
+            key = node_key(node.prim, node.inputs, node.attrs, len(node.outputs))
+            if key is not None:
+                self._table.setdefault(key, node.outputs)
+
+    def bind(
+        self,
+        prim: Primitive,
+        inputs: list[Value],
+        attrs: dict,
+        source: str | None = None,
+        phase: str = "forward",
+    ) -> list[Value]:
+        """The outputs of `prim(*inputs, **attrs)`: an equal earlier node's, or a new node's.
+
+        The shape rule runs only for a new node (an equal one passed it already), so shape
+        errors are raised here, before anything is appended.
+        """
+        out_avals = None
+        n_out = 1
+        if prim.multiple_results:  # how many outputs (none: a node kept for its effect)
+            out_avals = self._rule(prim, inputs, attrs)
+            n_out = len(out_avals)
+        key = node_key(prim, inputs, attrs, n_out)
+        found = self._find(key)
+        if found is not None:
+            return found
+        if out_avals is None:
+            out_avals = self._rule(prim, inputs, attrs)
+        outs = [Value(*aval) for aval in out_avals]
+        return self._append(Node(prim, list(inputs), attrs, outs, source, phase), key)
+
+    def add(self, node: Node) -> list[Value]:
+        """Append the existing `node` unless an equal one exists; the outputs to use."""
+        key = node_key(node.prim, node.inputs, node.attrs, len(node.outputs))
+        found = self._find(key)
+        if found is not None:
+            return found
+        return self._append(node, key)
+
+    def _find(self, key: tuple | None) -> list[Value] | None:
+        found = None if key is None else self._table.get(key)
+        if found is not None:
+            self.merged += 1
+        return found
+
+    def _append(self, node: Node, key: tuple | None) -> list[Value]:
+        self.graph.nodes.append(node)
+        outs = self.settle(node)
+        if key is not None:
+            self._table[key] = outs
+        return outs
+
+    @staticmethod
+    def _rule(prim: Primitive, inputs, attrs: dict) -> list[tuple]:
+        return prim.abstract_eval([(v.shape, v.dtype, v.weak) for v in inputs], attrs)
+
+    def settle(self, node: Node) -> list[Value]:
+        """The values standing for a just-appended node's outputs (a rewrite may replace
+        them: `passes/rewrite.py`); equal nodes added later get these too."""
+        return node.outputs
+
+
+__all__ = ["COMMUTATIVE", "GraphBuilder", "node_key"]

@@ -24,9 +24,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from tracejit.ir import dtypes
-from tracejit.ir.autodiff import Emitter, eliminate_dead_code, joint_graph
+from tracejit.ir.autodiff import Emitter, joint_graph
 from tracejit.ir.custom_call import inline_graph
 from tracejit.ir.graph import Graph, Node, Value
+from tracejit.ir.passes.dce import remove_dead_nodes
 from tracejit.ir.primitives import RuleTable
 from tracejit.ir.regions import Region
 
@@ -78,7 +79,7 @@ def jvp_graph(graph: Graph, wrt: Sequence[int]) -> Graph:
         tan.update((v, t) for v, t in zip(node.outputs, touts) if t is not None)
     out.outputs = [env[v] for v in graph.outputs]
     out.outputs += [tangent_or_zero(e, tan.get(v), env[v]) for v in float_outputs(graph)]
-    return eliminate_dead_code(out)
+    return remove_dead_nodes(out)
 
 
 def float_outputs(graph: Graph) -> list[Value]:

@@ -23,6 +23,7 @@ from tracejit.ir.interpret import eval_graph
 from tracejit.ir.partition import partition
 from tracejit.ir.passes import optimize
 from tracejit.ir.rematerialize import rematerialize
+from tracejit.numpy._const_array import ConstArray
 from tracejit.pytree import PyTreeDef, tree_flatten, tree_unflatten
 from tracejit.tracer.core import Trace, Tracer, bind
 from tracejit.tracer.jit import Jitted, Traced
@@ -70,9 +71,12 @@ def run_graph(graph: Graph, args: Sequence) -> list:
 
 
 def _owned(x):
-    """Copy read-only views (broadcasts, constants) so users get ordinary writable arrays."""
-    if isinstance(x, np.ndarray) and not (x.flags.owndata and x.flags.writeable):
-        return np.array(x, copy=True)
+    """Copy read-only views (broadcasts, constants) so users get ordinary writable arrays,
+    returned (as `jit` returns them) as ConstArray views, which have `.block_until_ready()`."""
+    if type(x) is np.ndarray:
+        if not (x.flags.owndata and x.flags.writeable):
+            x = np.array(x, copy=True)
+        return x.view(ConstArray)
     return x
 
 

@@ -2,8 +2,9 @@
 
 `tnp.zeros(n)`, `tnp.asarray(np_table)`, `tnp.arange(n)` ... return NumPy arrays (they are
 constants inside `jit`), but as this thin subclass, so that two JAX habits work on them:
-`x.at[i].add(v)` (a functional update, traced when `i` or `v` is) and `x[i]` with a traced
-index (a gather; a plain NumPy array cannot accept a traced index). Everything else is
+`x.at[i].add(v)` (a functional update, traced when `i` or `v` is), `x[i]` with a traced
+index (a gather; a plain NumPy array cannot accept a traced index) and
+`x.block_until_ready()`. `jit` returns its host (CPU, NumPy-device) results as this too. Everything else is
 NumPy's: arithmetic and NumPy functions on a ConstArray return plain `np.ndarray`s.
 
 >>> import numpy as np, tracejit.numpy as tnp
@@ -43,6 +44,11 @@ class ConstArray(np.ndarray):
 
             return getitem(self.view(np.ndarray), index)
         return super().__getitem__(index)
+
+    def block_until_ready(self):
+        """JAX's `x.block_until_ready()`: a host array is complete when a call returns, so
+        this returns `self` at once (CUDA results wait in `tj.block_until_ready(tree)`)."""
+        return self
 
     def __array_wrap__(self, arr, context=None, return_scalar=False):
         arr = arr.view(np.ndarray) if isinstance(arr, np.ndarray) else np.asarray(arr)

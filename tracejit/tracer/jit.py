@@ -32,6 +32,7 @@ from tracejit.ir.custom_call import expand_custom_calls
 from tracejit.ir.graph import Graph, verify
 from tracejit.ir.interpret import eval_graph
 from tracejit.ir.passes import optimize, unused_inputs
+from tracejit.numpy._const_array import ConstArray
 from tracejit.pytree import PyTreeDef, keystr_paths, tree_flatten, tree_unflatten
 from tracejit.tracer import checks
 from tracejit.tracer.core import Trace, Tracer, bind
@@ -213,13 +214,13 @@ class Jitted:
         if not kwargs and not self.static_argnums and not config.debug_nans:
             sig = [self.device or config.default_device]
             for x in args:
-                if type(x) is not np.ndarray:
+                if type(x) is not np.ndarray and type(x) is not ConstArray:
                     break
                 sig.append((x.shape, x.dtype))
             else:
                 fast = self._fast.get(tuple(sig))
                 if fast is not None:
-                    outs = fast[0](list(args))
+                    outs = _results(fast[0](list(args)))
                     return outs[0] if fast[1] is None else tree_unflatten(fast[1], outs)
         return self._dispatch(args, kwargs)
 
@@ -246,11 +247,11 @@ class Jitted:
                 checks.check_int_fits(leaves[i], dtype, f"argument {name}")
         executable, out_tree = entry
         arrays = [
-            np.asarray(x, dtype=a[1]) if type(x) is np.ndarray else _leaf_array(x, a[1], device)
+            np.asarray(x, dtype=a[1]) if type(x) in _HOST else _leaf_array(x, a[1], device)
             for x, a in zip(leaves, avals)
         ]
-        outs = executable(arrays)
-        if not kwargs and not self.static_argnums and all(type(x) is np.ndarray for x in args):
+        outs = _results(executable(arrays))
+        if not kwargs and not self.static_argnums and all(type(x) in _HOST for x in args):
             sig = (device, *((x.shape, x.dtype) for x in args))
             self._fast[sig] = (executable, None if out_tree.kind is None else out_tree)
         if config.debug_nans:
@@ -392,8 +393,18 @@ def _fmt(aval) -> str:
     return f"{dtypes.short_name(dtype)}[{','.join(map(str, shape))}]{' (weak)' if weak else ''}"
 
 
+# Host arrays the fast paths take as they are: NumPy's, and the ConstArray views jit returns.
+_HOST = (np.ndarray, ConstArray)
+
+
+def _results(outs: list) -> list:
+    """Host outputs as ConstArray views: plain NumPy arrays that also have JAX's
+    `.block_until_ready()` and `.at[...]` (device arrays are returned as they are)."""
+    return [o.view(ConstArray) if type(o) is np.ndarray else o for o in outs]
+
+
 def _fast_aval(x):
-    if type(x) is np.ndarray:
+    if type(x) in _HOST:
         return x.shape, dtypes.canonical(x.dtype), False
     return abstractify(x, "argument")
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tracejit.backend_cpu.emit import IDENTITY, BaseWriter, Emitter
+from tracejit.backend_cpu.emit import IDENTITY, BaseWriter
 from tracejit.backend_cpu.rows import RowWriter, accumulator
 from tracejit.ir import kernel as K
 from tracejit.ir.c_common import decompose, extreme_literal, indent, sum_accumulator_type
@@ -182,7 +182,7 @@ class ColumnWriter(BaseWriter):
         body += self._column_loop([i for a in self.accs for i in a.init()], 0)
         for phase in range(k.nphases):
             body += self._phase(phase)
-        em = Emitter(self.uses, "e")
+        em = self.emitter("e")
         stores = self.stores(em, -1)
         if stores:
             body += self._column_loop(em.lines + stores, k.nphases)
@@ -190,7 +190,7 @@ class ColumnWriter(BaseWriter):
 
     def _phase(self, phase: int) -> list[str]:
         k = self.k
-        em = Emitter(self.uses, f"p{phase}_")
+        em = self.emitter(f"p{phase}_")
         update = []
         for a in self.accs:
             if a.r.phase == phase:
@@ -263,7 +263,7 @@ class PartialWriter(RowWriter):
                 lines.append(f"  if ({cond}) {{ {var} = {src}; {idx} = parts[b].{idx}; }}")
         lines.append("}")
         lines += [q for r in self.k.reductions for q in accumulator(r, "v").post]
-        em = Emitter(self.uses, "e")
+        em = self.emitter("e")
         stores = self.stores(em, -1)
         return lines + em.lines + stores
 

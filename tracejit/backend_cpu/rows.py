@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tracejit.backend_cpu.emit import IDENTITY, BaseWriter, Emitter
+from tracejit.backend_cpu.emit import IDENTITY, BaseWriter
 from tracejit.ir import kernel as K
 from tracejit.ir.c_common import (
     decompose,
@@ -136,7 +136,7 @@ class LoopWriter(BaseWriter):
 
     def body(self) -> list[str]:
         k = self.k
-        em = Emitter(self.uses)
+        em = self.emitter()
         stores = self.stores(em, 0)
         body = em.lines + stores
         n = len(k.outer)
@@ -231,7 +231,7 @@ class RowWriter(BaseWriter):
         return lines + indent(body, 2) + ["}"]
 
     def epilogue(self) -> list[str]:
-        em = Emitter(self.uses, "e")
+        em = self.emitter("e")
         stores = self.stores(em, -1)
         return em.lines + stores
 
@@ -245,7 +245,7 @@ class RowWriter(BaseWriter):
         """(accumulator declarations, results, the loop nest) of one phase."""
         k = self.k
         seed = self._seed(phase)
-        em = Emitter(self.uses, prefix, names=seed)
+        em = self.emitter(prefix, seed)
         accs = [accumulator(r, em.value(r.expr)) for r in k.reductions if r.phase == phase]
         stores = self.stores(em, phase)
         flat = self._flat_inner() if k.inner else "0"

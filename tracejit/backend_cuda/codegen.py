@@ -1,11 +1,11 @@
 """CUDA C code generation: one source per `Schedule`, one `__global__` kernel per `Kernel` step.
 
 The schedule is the one the CPU backend consumes (ir/fusion, ir/memory); only the loop
-structure differs. The `Fallback` steps that `ir/gather_plan.is_native` accepts (gathers,
+structure differs: expressions come from the shared emitter (ir/cwriter/emit.py) in the `CUDA`
+dialect. The `Fallback` steps that `ir/gather_plan.is_native` accepts (gathers,
 scatter-adds, cumsum, threefry) get kernels from `gather.py`. Elementwise kernels are grid-stride loops over the flat index; when every
 access is contiguous (or a broadcast scalar) they also carry a 16-byte vector path, taken at
-run time when every pointer is aligned. Reduction kernels are written by `reduce.py`. Scalar
-expressions come from the op -> C table shared with the C++ backend (`ir/c_render.py`).
+run time when every pointer is aligned. Reduction kernels are written by `reduce.py`.
 
 The source compiles both with NVRTC (backend_cuda/nvrtc.py, at run time) and with
 `nvcc --cubin` (what CI checks without a GPU).
@@ -25,10 +25,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tracejit.ir import c_common
 from tracejit.ir import kernel as K
 from tracejit.ir.c_common import KernelDedupe, decompose, indent
-from tracejit.ir.c_render import PRELUDE, c_type, literal, render
+from tracejit.ir.c_render import PRELUDE, c_type
+from tracejit.ir.cwriter.dialect import Dialect
+from tracejit.ir.cwriter.emit import Emitter, buffer_ids, param_text
 from tracejit.ir.cwriter.library import LIBRARY
 from tracejit.ir.gather_plan import is_native
 from tracejit.ir.kernel_simplify import simplify
@@ -38,6 +39,9 @@ from tracejit.ir.kernel_simplify import simplify
 BLOCK = 256
 # Bytes one thread moves per vector access: 128-bit loads/stores (ld.global.v4.f32).
 VECTOR_BYTES = 16
+# CUDA: the device math library (NVRTC knows no GCC builtins), libm by its own names,
+# read-only buffers `const T* __restrict__` (read through the read-only data cache).
+CUDA = Dialect(builtins=False, restrict_inputs=True)
 # Indices stay 32-bit (cheaper div/mod/multiply) while every address and the grid-stride
 # counter fit with room to spare below 2**31.
 INT32_LIMIT = 1 << 30
@@ -52,30 +56,6 @@ typedef unsigned long long uint64_t;
 #include <cstdint>
 #endif
 #define TJ_FN static __device__ __forceinline__
-// The shared op table (ir/c_render.py) spells math with GCC builtins; NVRTC knows none of
-// them, so they are mapped onto CUDA's device math library here (nvcc accepts both).
-#define __builtin_fmodf fmodf
-#define __builtin_fmod fmod
-#define __builtin_floorf floorf
-#define __builtin_floor floor
-#define __builtin_ceilf ceilf
-#define __builtin_ceil ceil
-#define __builtin_truncf truncf
-#define __builtin_trunc trunc
-#define __builtin_sqrtf sqrtf
-#define __builtin_sqrt sqrt
-#define __builtin_fabsf fabsf
-#define __builtin_fabs fabs
-#define __builtin_copysignf copysignf
-#define __builtin_copysign copysign
-#define __builtin_nearbyintf rintf
-#define __builtin_nearbyint rint
-#define __builtin_isinf isinf
-#define __builtin_isfinite isfinite
-#define __builtin_nanf(s) __int_as_float(0x7fc00000)
-#define __builtin_nan(s) __longlong_as_double(0x7ff8000000000000LL)
-#define __builtin_inff() __int_as_float(0x7f800000)
-#define __builtin_inf() __longlong_as_double(0x7ff0000000000000LL)
 """
 
 DEVICE_RUNTIME = r"""
@@ -131,71 +111,9 @@ def index_type(kernel: K.Kernel) -> str:
     return "int" if max(work, reach) < INT32_LIMIT else "int64_t"
 
 
-class Emitter:
-    """Emits one loop body: every sub-expression once, as a typed local.
-
-    `replace` maps a `Load` to the C text that stands for it (a register cache, a vector
-    lane); `idx` is the C type of the loop variables.
-    """
-
-    def __init__(self, uses: set, prefix: str, idx: str, replace: dict | None = None):
-        self.uses = uses
-        self.prefix = prefix
-        self.idx = idx
-        self.replace = replace or {}
-        self.names: dict = {}
-        self.lines: list[str] = []
-
-    def affine(self, offset: int, coefs) -> str:
-        suffix = "LL" if self.idx != "int" else ""
-        return c_common.affine(offset, coefs, "i", suffix, offset_suffix=True)
-
-    def value(self, e: K.Expr) -> str:
-        for node in K.walk(e):
-            if node in self.names:
-                continue
-            if isinstance(node, K.Literal):
-                self.names[node] = literal(node.value, node.dtype)
-                continue
-            if isinstance(node, K.Acc):
-                self.names[node] = f"r{node.rid}"
-                continue
-            if isinstance(node, K.Load):
-                text = self.replace.get(node)
-                if text is None:
-                    text = f"b{node.buf}[{self.affine(node.offset, node.strides)}]"
-            elif isinstance(node, K.Index):
-                text = f"({c_type(node.dtype)})({self.affine(node.offset, node.coefs)})"
-            else:
-                args = [self.names[a] for a in node.args]
-                attrs = dict(node.attrs)
-                text = render(node.prim, args, node.dtype, node.out_dtype, attrs, self.uses)
-            name = f"{self.prefix}{len(self.lines)}"
-            self.lines.append(f"const {c_type(K.expr_dtype(node))} {name} = {text};")
-            self.names[node] = name
-        return self.names[e]
-
-    def stores(self, kernel: K.Kernel, phase: int, targets: dict | None = None) -> list[str]:
-        """Statements storing the phase's values; `targets` maps a Store to its C lvalue."""
-        out = []
-        for s in kernel.stores:
-            if s.phase != phase:
-                continue
-            val = self.value(s.expr)
-            where = (targets or {}).get(id(s)) or f"b{s.buf}[{self.affine(s.offset, s.strides)}]"
-            out.append(f"{where} = {val};")
-        return out
-
-
 def kernel_params(kernel: K.Kernel, buffers: dict[int, K.Buffer]) -> tuple[list[int], str]:
     """(buffer ids in parameter order, the C parameter list); read-only buffers are restrict."""
-    written = {s.buf for s in kernel.stores}
-    ids = sorted({ld.buf for ld in kernel.loads()} | written)
-    params = []
-    for b in ids:
-        ct = c_type(buffers[b].dtype)
-        params.append(f"{ct}* b{b}" if b in written else f"const {ct}* __restrict__ b{b}")
-    return ids, ", ".join(params)
+    return buffer_ids(kernel), param_text(CUDA, kernel, buffers)
 
 
 # ---------------------------------------------------------------- elementwise kernels
@@ -232,7 +150,7 @@ def _vector_path(kernel: K.Kernel, width: int, idx: str, uses: set) -> list[str]
         checks.append(f"((uint64_t){ptr} % sizeof({vt}))")
         loads.append(f"const {vt} v{n} = *(const {vt}*)({ptr} + base);")
         vec_of[ld] = vt
-    em = Emitter(uses, "t", idx, lanes)
+    em = Emitter(CUDA, uses, "t", idx, replace=lanes)
     targets, outs = {}, []
     for n, s in enumerate(kernel.stores):
         vt = f"tj_vec<{c_type(K.expr_dtype(s.expr))}, {width}>"
@@ -270,7 +188,7 @@ def elementwise_kernel(
     idx = index_type(k)
     ids, params = kernel_params(k, buffers)
     units = int(np.prod(k.outer, dtype=np.int64)) if k.outer else 1
-    em = Emitter(uses, "t", idx)
+    em = Emitter(CUDA, uses, "t", idx)
     stores = em.stores(k, 0)
     body = decompose(k.outer, "u", 0, idx, suffix="") + em.lines + stores
     lines = [
@@ -316,9 +234,10 @@ def generate(schedule: K.Schedule, name: str = "function") -> CudaProgram:
         else:
             launch = dataclasses.replace(launch, name=first)
         launches.append(launch)
-    parts = [f"// tracejit: generated from {name}", HEADER, PRELUDE, DEVICE_RUNTIME, LIBRARY]
+    parts = [f"// tracejit: generated from {name}", HEADER, CUDA.spell(PRELUDE)]
+    parts += [DEVICE_RUNTIME, LIBRARY]
     parts += [*functions, ""]
     return CudaProgram("\n".join(parts), launches)
 
 
-__all__ = ["BLOCK", "CudaProgram", "Emitter", "Launch", "generate", "index_type"]
+__all__ = ["BLOCK", "CUDA", "CudaProgram", "Launch", "generate", "index_type"]

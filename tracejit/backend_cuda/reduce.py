@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from tracejit.backend_cuda.codegen import Emitter, Launch, index_type, kernel_params
+from tracejit.backend_cuda.codegen import CUDA, Launch, index_type, kernel_params
 from tracejit.ir import kernel as K
 from tracejit.ir.c_common import decompose, extreme_literal, indent, sum_accumulator_type
 from tracejit.ir.c_render import c_type, literal
+from tracejit.ir.cwriter.emit import Emitter
 from tracejit.ir.kernel_simplify import simplify
 
 # Threads per block of a reduction kernel in row layout (unless one row needs more threads).
@@ -100,7 +101,7 @@ class _Reduction:
             return [f"int32_t {a} = {0 if r.op in ('sum', 'max') else 1};"]
         if r.op in ("sum", "prod"):
             return [f"{self.acc_t} {a} = {literal(0 if r.op == 'sum' else 1, r.dtype)};"]
-        return [f"{self.acc_t} {a} = {extreme_literal(self.in_dt, low=r.op == 'max')};"]
+        return [f"{self.acc_t} {a} = {extreme_literal(self.in_dt, r.op == 'max', CUDA)};"]
 
     def combine(self, a: str, b: str) -> str:
         """Expression combining accumulators `a` and `b` (non-arg reductions)."""
@@ -208,7 +209,7 @@ class _Writer:
         if not self.cache:
             return []
         lines = [f"{c_type(ld.dtype)} c{n}[{self.items}];" for n, ld in enumerate(self.cache)]
-        em = Emitter(self.uses, "f", self.idx)
+        em = Emitter(CUDA, self.uses, "f", self.idx)
         body = [
             f"{text} = b{ld.buf}[{em.affine(ld.offset, ld.strides)}];"
             for ld, text in self.cache.items()
@@ -251,7 +252,7 @@ class _Writer:
     def _phase(self, phase: int) -> list[str]:
         k = self.k
         reds = [self.reds[r.rid] for r in k.reductions if r.phase == phase]
-        em = Emitter(self.uses, f"p{phase}_", self.idx, self.cache)
+        em = Emitter(CUDA, self.uses, f"p{phase}_", self.idx, replace=self.cache)
         update = []
         for red in reds:
             v = em.value(red.r.expr)
@@ -268,7 +269,7 @@ class _Writer:
         return lines
 
     def _epilogue(self) -> list[str]:
-        em = Emitter(self.uses, "e", self.idx)
+        em = Emitter(CUDA, self.uses, "e", self.idx)
         stores = em.stores(self.k, -1)
         if not stores:
             return []

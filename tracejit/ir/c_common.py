@@ -18,16 +18,17 @@ import re
 import numpy as np
 
 from tracejit.ir.c_render import c_type, literal
+from tracejit.ir.cwriter.dialect import GCC, Dialect
 
 
-def extreme_literal(dtype: np.dtype, low: bool) -> str:
+def extreme_literal(dtype: np.dtype, low: bool, dialect: Dialect = GCC) -> str:
     """The identity of max (`low`: the lowest value of `dtype`) or of min (the highest).
 
     >>> extreme_literal(np.dtype(np.float32), low=False)
     '__builtin_inff()'
     """
     if dtype.kind == "f":
-        return literal(float("-inf") if low else float("inf"), dtype)
+        return literal(float("-inf") if low else float("inf"), dtype, dialect)
     if dtype == np.bool_:
         return "false" if low else "true"
     info = np.iinfo(dtype)
@@ -82,15 +83,13 @@ def decompose(
     return lines
 
 
-def affine(
-    offset: int, coefs, var: str = "i", suffix: str = "LL", offset_suffix: bool = False
-) -> str:
+def affine(offset: int, coefs, var: str = "i", suffix: str = "LL") -> str:
     """`offset + sum(c_d * var_d)` as C text; `suffix` types the constants (e.g. 64-bit).
 
-    >>> affine(3, (4, 1, 0)), affine(3, (4,), suffix="", offset_suffix=True)
+    >>> affine(3, (4, 1, 0)), affine(3, (4,), suffix="")
     ('3 + 4LL * i0 + i1', '3 + 4 * i0')
     """
-    terms = [f"{offset}{suffix if offset_suffix else ''}"] if offset else []
+    terms = [f"{offset}"] if offset else []
     for d, c in enumerate(coefs):
         if c == 1:
             terms.append(f"{var}{d}")

@@ -1,7 +1,8 @@
 """The op -> C expression table, written once and shared by the C++ and CUDA backends.
 
 `C_RULES` holds one rule per elementwise primitive, keyed by the `Primitive` (the registry's
-`RuleTable`): `rule(args, dtype, out_dtype, attrs, uses, libm_prefix) -> str`.
+`RuleTable`): `rule(args, dtype, out_dtype, attrs, uses, dialect) -> str`, where the
+`Dialect` (ir/cwriter/dialect.py) spells builtins, special values and libm names.
 `render(prim, args, dtype, out_dtype, attrs, uses)` returns a C expression for one elementwise
 primitive applied to operand expressions `args` (strings) of dtype `dtype`. Math functions the
 expression calls are added to `uses`, so a backend can declare them (the CPU backend declares
@@ -29,9 +30,10 @@ from collections.abc import Callable
 import numpy as np
 
 from tracejit.errors import UnsupportedError
+from tracejit.ir.cwriter.dialect import GCC, Dialect
 from tracejit.ir.primitives import Primitive, RuleTable
 
-CRule = Callable[[list, np.dtype, np.dtype, dict, set, str], str]
+CRule = Callable[[list, np.dtype, np.dtype, dict, set, Dialect], str]
 C_RULES = RuleTable("C rendering")
 
 C_TYPES = {
@@ -73,7 +75,7 @@ BUILTIN_UNARY = {"sqrt": "sqrt", "floor": "floor", "ceil": "ceil", "trunc": "tru
 
 # Helpers shared by both backends. TJ_FN is `static inline` in C++ and `__device__ inline` in
 # CUDA; the backend defines it before this text. Builtins keep <cmath> out of the translation
-# unit (it costs ~0.1 s of compile time per file).
+# unit (it costs ~0.1 s of compile time per file); CUDA spells them `Dialect.spell`.
 PRELUDE = r"""
 template <class T> TJ_FN T tj_floordiv_int(T a, T b) {
   if (b == 0) return 0;
@@ -152,8 +154,9 @@ def c_type(dtype) -> str:
         raise UnsupportedError(f"no C type for dtype {np.dtype(dtype)}") from None
 
 
-def literal(value, dtype) -> str:
-    """An exact C literal of `value` as `dtype` (hex floats; NaN and Inf by builtin).
+def literal(value, dtype, dialect: Dialect = GCC) -> str:
+    """An exact C literal of `value` as `dtype` (hex floats; NaN and Inf as `dialect` spells
+    them).
 
     >>> literal(0.5, np.float32)
     '0x1.0000000000000p-1f'
@@ -169,20 +172,23 @@ def literal(value, dtype) -> str:
         return f"((int{dt.itemsize * 8}_t){v}LL)"
     v = float(np.asarray(value, dtype=dt))
     suffix = "f" if dt == np.float32 else ""
-    if math.isnan(v):
-        return f'__builtin_nan{suffix}("")'
-    if math.isinf(v):
-        return f"{'-' if v < 0 else ''}__builtin_inf{suffix}()"
+    if math.isnan(v) or math.isinf(v):
+        return dialect.special(v, f32=dt == np.float32)
     return f"{v.hex()}{suffix}"
 
 
-def _libm(name: str, dtype, uses: set, prefix: str) -> str:
+def _libm(name: str, dtype, uses: set, d: Dialect) -> str:
     fn = name + ("f" if np.dtype(dtype) == np.float32 else "")
     uses.add(fn)
-    return prefix + fn
+    return d.libm_prefix + fn
 
 
-def _convert(x: str, src, dst) -> str:
+def _math(name: str, dt: np.dtype, d: Dialect) -> str:
+    """The builtin math function `name` of float `dt` ("sqrt" -> "__builtin_sqrtf")."""
+    return d.math(name + ("f" if dt == np.float32 else ""))
+
+
+def _convert(x: str, src, dst, d: Dialect) -> str:
     src, dst = np.dtype(src), np.dtype(dst)
     if src == dst:
         return x
@@ -190,8 +196,8 @@ def _convert(x: str, src, dst) -> str:
         return f"({x} != 0)"
     if src.kind == "f" and dst.kind == "i":
         bits = dst.itemsize * 8
-        lo = literal(-(2.0 ** (bits - 1)), src)
-        hi = literal(2.0 ** (bits - 1), src)
+        lo = literal(-(2.0 ** (bits - 1)), src, d)
+        hi = literal(2.0 ** (bits - 1), src, d)
         return f"tj_float_to_int<{c_type(dst)}, {c_type(src)}>({x}, {lo}, {hi})"
     return f"(({c_type(dst)})({x}))"
 
@@ -206,58 +212,57 @@ def _wrapping(op: str, a: str, b: str, dt: np.dtype) -> str:
     return f"(({c_type(dt)})(({u})({a}) {op} ({u})({b})))"
 
 
-def _unary(name: str, a: str, dt: np.dtype, uses: set, prefix: str) -> str:
+def _unary(name: str, a: str, dt: np.dtype, uses: set, d: Dialect) -> str:
     if name == "neg":
         return _wrapping("-", "0", a, dt) if dt.kind == "i" else f"(-{a})"
     if name == "abs":
         if dt.kind == "f":
-            return f"__builtin_fabs{'f' if dt == np.float32 else ''}({a})"
+            return f"{_math('fabs', dt, d)}({a})"
         return f"(({a}) < 0 ? {_wrapping('-', '0', a, dt)} : ({a}))"
     ct = c_type(dt)
     if name == "sign":
         s = f"(({ct})((({a}) > 0) - (({a}) < 0)))"
         return f"(({a}) != ({a}) ? ({a}) : {s})" if dt.kind == "f" else s
     if name in LIBM_UNARY:
-        return f"{_libm(LIBM_UNARY[name], dt, uses, prefix)}({a})"
+        return f"{_libm(LIBM_UNARY[name], dt, uses, d)}({a})"
     if name in BUILTIN_UNARY:
-        return f"__builtin_{BUILTIN_UNARY[name]}{'f' if dt == np.float32 else ''}({a})"
+        return f"{_math(BUILTIN_UNARY[name], dt, d)}({a})"
     if name == "round":
-        return f"__builtin_nearbyint{'f' if dt == np.float32 else ''}({a})"
+        return f"{_math('nearbyint', dt, d)}({a})"
     if name == "not":
         return f"(!({a}))" if dt == np.bool_ else f"(({ct})~({a}))"
     if name == "isnan":
         return f"(({a}) != ({a}))" if dt.kind == "f" else "false"
     if name == "isinf":
-        return f"__builtin_isinf({a})" if dt.kind == "f" else "false"
+        return f"{d.math('isinf')}({a})" if dt.kind == "f" else "false"
     if name == "isfinite":
-        return f"__builtin_isfinite({a})" if dt.kind == "f" else "true"
+        return f"{d.math('isfinite')}({a})" if dt.kind == "f" else "true"
     if name == "stop_gradient":  # an identity for values
         return a
     raise UnsupportedError(f"no C rendering for primitive {name!r}")
 
 
-def _float_pow(a: str, b: str, dt: np.dtype, uses: set, prefix: str) -> str:
+def _float_pow(a: str, b: str, dt: np.dtype, uses: set, d: Dialect) -> str:
     """x ** y for floats. A literal exponent of 2, 0.5, 1, 0 or -1 takes NumPy's fast path
     for a scalar exponent (`power`'s loop with a stride-0 exponent): square, sqrt, copy, one,
     reciprocal. So `x ** 0.5` is sqrt at every position (-inf -> nan, -0.0 -> -0.0, as NumPy
     gives), and x ** 2 costs one product, not a pow (~40 instructions on a GPU)."""
-    sqrt = f"__builtin_sqrt{'f' if dt == np.float32 else ''}"
     fast = {
         literal(2, dt): f"({a} * {a})",
-        literal(0.5, dt): f"{sqrt}({a})",
+        literal(0.5, dt): f"{_math('sqrt', dt, d)}({a})",
         literal(1, dt): f"({a})",
         literal(0, dt): literal(1, dt),
         literal(-1, dt): f"({literal(1, dt)} / {a})",
     }
     if b in fast:
         return fast[b]
-    return f"{_libm('pow', dt, uses, prefix)}({a}, {b})"
+    return f"{_libm('pow', dt, uses, d)}({a}, {b})"
 
 
 _COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
 
-def _binary(name: str, a: str, b: str, dt: np.dtype, uses: set, prefix: str) -> str:
+def _binary(name: str, a: str, b: str, dt: np.dtype, uses: set, d: Dialect) -> str:
     ct = c_type(dt)
     is_bool, is_int, is_float = dt == np.bool_, dt.kind == "i", dt.kind == "f"
     if name in _COMPARE:
@@ -278,10 +283,10 @@ def _binary(name: str, a: str, b: str, dt: np.dtype, uses: set, prefix: str) -> 
         return f"tj_mod_{'int' if is_int else 'float'}<{ct}>({a}, {b})"
     if name == "pow":
         if is_float:
-            return _float_pow(a, b, dt, uses, prefix)
+            return _float_pow(a, b, dt, uses, d)
         return f"tj_pow_int<{ct}>({a}, {b})"
     if name == "atan2":
-        return f"{_libm('atan2', dt, uses, prefix)}({a}, {b})"
+        return f"{_libm('atan2', dt, uses, d)}({a}, {b})"
     if name in ("max", "min"):
         if is_bool:
             return f"(({a}) {'||' if name == 'max' else '&&'} ({b}))"
@@ -304,13 +309,14 @@ def render(
     out_dtype,
     attrs: dict,
     uses: set | None = None,
-    libm_prefix: str = "",
+    dialect: Dialect = GCC,
 ) -> str:
     """The C expression of elementwise primitive `prim` (or its name) on operand expressions.
 
     `dtype` is the operands' dtype (for `select`, the branches'), `out_dtype` the result's.
     Names of libm functions the expression calls are added to `uses`; the call itself is to
-    `libm_prefix + name` (the C++ backend's `tj_cosf` wrappers, backend_cpu/vector_math.py).
+    `dialect.libm_prefix + name` (the C++ backend's `tj_cosf` wrappers,
+    backend_cpu/vector_math.py); builtins and special values are spelled by `dialect`.
 
     >>> import numpy as np
     >>> render("max", ["a", "b"], np.dtype("int32"), np.dtype("int32"), {}, set())
@@ -320,19 +326,19 @@ def render(
     if rule is None:
         raise UnsupportedError(f"no C rendering for primitive {getattr(prim, 'name', prim)!r}")
     uses = set() if uses is None else uses
-    return rule(list(args), np.dtype(dtype), out_dtype, attrs, uses, libm_prefix)
+    return rule(list(args), np.dtype(dtype), out_dtype, attrs, uses, dialect)
 
 
 def _unary_rule(name: str) -> CRule:
-    def rule(args, dt, out_dt, attrs, uses, prefix):
-        return _unary(name, args[0], dt, uses, prefix)
+    def rule(args, dt, out_dt, attrs, uses, d):
+        return _unary(name, args[0], dt, uses, d)
 
     return rule
 
 
 def _binary_rule(name: str) -> CRule:
-    def rule(args, dt, out_dt, attrs, uses, prefix):
-        return _binary(name, args[0], args[1], dt, uses, prefix)
+    def rule(args, dt, out_dt, attrs, uses, d):
+        return _binary(name, args[0], args[1], dt, uses, d)
 
     return rule
 
@@ -349,7 +355,9 @@ for _name in _UNARY_OPS:
     C_RULES.register(_name)(_unary_rule(_name))
 for _name in _BINARY_OPS:
     C_RULES.register(_name)(_binary_rule(_name))
-C_RULES.register("convert")(lambda args, dt, out_dt, *_: _convert(args[0], dt, out_dt))
+C_RULES.register("convert")(
+    lambda args, dt, out_dt, attrs, uses, d: _convert(args[0], dt, out_dt, d)
+)
 C_RULES.register("select")(lambda args, *_: f"(({args[0]}) ? ({args[1]}) : ({args[2]}))")
 
 __all__ = ["C_RULES", "C_TYPES", "PRELUDE", "c_type", "literal", "render"]

@@ -54,6 +54,8 @@ CUDA_TESTS = [
     "tests/test_transforms_extra.py::test_debug_print_prints_runtime_values_inside_jit",
     "tests/test_random_samplers.py::test_same_key_same_numbers_under_jit",
     "tests/test_jvp_while.py::test_jvp_through_while_loop_with_a_data_dependent_trip_count",
+    "tests/test_registry.py::test_new_elementwise_primitive_is_one_entry",
+    "tests/test_registry.py::test_new_elementwise_primitive_differentiates",
 ]
 
 

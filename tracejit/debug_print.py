@@ -17,6 +17,7 @@ from __future__ import annotations
 import builtins
 
 from tracejit.devices import device_get
+from tracejit.ir.autodiff import VJP_RULES, zero_vjp
 from tracejit.ir.graph import Graph
 from tracejit.ir.primitives import OPAQUE, register
 from tracejit.pytree import PyTreeDef, tree_flatten, tree_unflatten
@@ -37,7 +38,14 @@ def _impl(*arrays, fmt: str, tree: PyTreeDef):
     return ()
 
 
-debug_print_p = register("debug_print", OPAQUE, _rule, _impl, multiple_results=True)
+debug_print_p = register(
+    "debug_print",
+    OPAQUE,
+    _rule,
+    _impl,
+    multiple_results=True,
+    rules={VJP_RULES: zero_vjp},  # no outputs: nothing to differentiate
+)
 
 
 def debug_print(fmt: str, *args, **kwargs) -> None:

@@ -107,7 +107,9 @@ VJP_RULES = RuleTable("VJP")
 defvjp = VJP_RULES.register
 
 
-def _zero_rule(e, ct, *inputs, out, **attrs):
+def zero_vjp(e, ct, *inputs, out, **attrs):
+    """The VJP of a primitive through which no derivative flows (piecewise constant, integer
+    or no results): a symbolic zero for every input."""
     return [None] * len(inputs)
 
 
@@ -116,7 +118,7 @@ _ZERO_DERIVATIVE = (
     "sign floor ceil round trunc not isnan isinf isfinite stop_gradient floordiv "
     "and or xor shl shr eq ne lt le gt ge argmax argmin iota const"
 )
-defvjp(*_ZERO_DERIVATIVE.split())(_zero_rule)
+defvjp(*_ZERO_DERIVATIVE.split())(zero_vjp)
 
 
 @defvjp("neg")
@@ -538,4 +540,12 @@ def joint_graph(graph: Graph, wrt: Sequence[int], seeded: Sequence[int]) -> Grap
     return remove_dead_nodes(joint)
 
 
-__all__ = ["VJP_RULES", "Emitter", "backward_pass", "defvjp", "joint_graph", "unbroadcast"]
+__all__ = [
+    "VJP_RULES",
+    "Emitter",
+    "backward_pass",
+    "defvjp",
+    "joint_graph",
+    "unbroadcast",
+    "zero_vjp",
+]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from tracejit.ir import dtypes
+from tracejit.ir.autodiff import VJP_RULES, zero_vjp
 from tracejit.ir.primitives import KERNEL, RANDOM, register
 from tracejit.ir.threefry import block
 
@@ -46,6 +47,13 @@ def _threefry_rule(avals):
     return (tuple(cshape), _I64, False)
 
 
-threefry2x32_p = register("threefry2x32", RANDOM, _threefry_rule, _threefry_impl, fusion=KERNEL)
+threefry2x32_p = register(
+    "threefry2x32",
+    RANDOM,
+    _threefry_rule,
+    _threefry_impl,
+    fusion=KERNEL,
+    rules={VJP_RULES: zero_vjp},  # integer bits: no derivative
+)
 
 __all__ = ["MASK32", "threefry2x32_p"]

@@ -1,0 +1,163 @@
+"""The primitive registry drives everything: every primitive has every rule, and a new
+elementwise primitive is one entry that traces, differentiates, batches and compiles.
+
+`test_every_primitive_has_every_rule` walks `PRIMITIVES`: a primitive added without a VJP,
+a batching rule, or a way to run compiled (a C rendering, its own kernel in both backends, or
+a declared host-only / library / loop class) fails here by name. `cube` below is registered in
+one `register(...)` call and checked end to end on the test device (`cpu` here; `cuda` under
+the emulator, tests/test_cuda_emulated.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _finite_diff import numeric_grad
+
+import tracejit as tj
+import tracejit.numpy as tnp
+from tracejit.backend_cuda.gather import _WRITERS as CUDA_KERNELS
+from tracejit.batching import BATCH_RULES
+from tracejit.errors import UnsupportedError
+from tracejit.ir import fusion
+from tracejit.ir import kernel as K
+from tracejit.ir.autodiff import VJP_RULES
+from tracejit.ir.c_render import C_RULES, render
+from tracejit.ir.gather_plan import NATIVE_PRIMS
+from tracejit.ir.primitives import (
+    BINARY,
+    ELEMENTWISE,
+    FLOAT,
+    FUSION_CLASSES,
+    INLINE,
+    KERNEL,
+    PRIMITIVES,
+    RULE_TABLES,
+    TRANSCENDENTAL,
+    UNARY,
+    elementwise_rule,
+    register,
+    unregister,
+)
+from tracejit.tracer.core import bind
+
+
+def _registered():
+    return {n: p for n, p in PRIMITIVES.items() if not n.startswith("test_")}  # tests' stand-ins
+
+
+def test_every_primitive_has_every_rule():
+    missing: dict[str, list[str]] = {}
+    for name, prim in _registered().items():
+        lacks = []
+        if not (callable(prim.rule) and callable(prim.impl)):
+            lacks.append("shape rule and reference implementation")
+        if prim not in VJP_RULES:
+            lacks.append("VJP (or a zero-derivative rule)")
+        if prim not in BATCH_RULES:
+            lacks.append("batching rule")
+        if prim.fusion not in FUSION_CLASSES:
+            lacks.append(f"fusion class (has {prim.fusion!r})")
+        if prim.fusion == INLINE and prim not in C_RULES:
+            lacks.append("C rendering")
+        if prim.fusion == KERNEL and not (name in NATIVE_PRIMS and name in CUDA_KERNELS):
+            lacks.append("kernel in both backends")
+        if lacks:
+            missing[name] = lacks
+    assert not missing, f"primitives missing rules: {missing}"
+    # a kernel of a backend is the kernel of a registered KERNEL primitive
+    kernels = {n for n, p in _registered().items() if p.fusion == KERNEL}
+    assert kernels == set(NATIVE_PRIMS) == set(CUDA_KERNELS)
+
+
+def _operands(name: str) -> tuple[list[str], np.dtype]:
+    kinds = {**UNARY, **BINARY}[name][0]
+    dtype = np.dtype(np.float64 if "f" in kinds else np.int64 if "i" in kinds else np.bool_)
+    return (["a"] if name in UNARY else ["a", "b"]), dtype
+
+
+@pytest.mark.parametrize("name", sorted({**UNARY, **BINARY}))
+def test_cost_says_whether_the_c_rendering_calls_libm(name):
+    """TRANSCENDENTAL (what fusion and the row writer read) exactly where a libm call is."""
+    args, dtype = _operands(name)
+    out_dtype = PRIMITIVES[name].abstract_eval([((), dtype, False)] * len(args), {})[0][1]
+    uses: set[str] = set()
+    render(PRIMITIVES[name], args, dtype, out_dtype, {}, uses)
+    assert (PRIMITIVES[name].cost >= TRANSCENDENTAL) == bool(uses), (name, uses)
+
+
+# ---------------------------------------------------------------- a new elementwise primitive
+
+
+def _cube_vjp(e, ct, x, *, out):
+    return [e.mul(ct, e.mul(e.full(3.0, x), e.mul(x, x)))]
+
+
+def _cube_c(args, dtype, out_dtype, attrs, uses, libm_prefix):
+    return f"({args[0]} * {args[0]} * {args[0]})"
+
+
+@pytest.fixture
+def cube():
+    """The one entry that adds `test_cube` (x * x * x): rule, reference, VJP, C rendering."""
+    prim = register(
+        "test_cube",
+        ELEMENTWISE,
+        elementwise_rule("test_cube", FLOAT),
+        lambda x: x * x * x,
+        rules={VJP_RULES: _cube_vjp, C_RULES: _cube_c},
+    )
+    yield prim
+    unregister(prim)
+
+
+def _has_no_host_step(graph) -> bool:
+    return not any(isinstance(s, K.Fallback) for s in fusion.fuse(graph).steps)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_new_elementwise_primitive_is_one_entry(cube, dtype, device):
+    x = np.linspace(-1.7, 2.3, 12, dtype=dtype).reshape(3, 4)
+
+    def f(x):
+        return bind(cube, x * 0.5) + x  # fused with its neighbours into one loop
+
+    h = x * dtype(0.5)
+    want = h * h * h + x
+    # traced, and evaluated eagerly by its reference implementation
+    assert "test_cube" in str(tj.make_ir(f)(x))
+    np.testing.assert_array_equal(f(x), want)
+    # compiled into the loop of the test device (no NumPy callback): the same bits as NumPy
+    jitted = tj.jit(f, device=device)
+    assert _has_no_host_step(jitted.lower(x).graph)
+    np.testing.assert_array_equal(tj.device_get(jitted(x)), want)
+    # batched by the elementwise default rule
+    np.testing.assert_array_equal(tj.vmap(f)(x), want)
+
+
+def test_new_elementwise_primitive_differentiates(cube, device):
+    x = np.linspace(-1.3, 1.9, 6)
+
+    def loss(x):
+        return tnp.sum(bind(cube, x) * np.arange(1.0, 7.0))
+
+    fd = numeric_grad(lambda v: float(loss(v)), x)
+    np.testing.assert_allclose(tj.grad(loss)(x), fd, rtol=1e-7, atol=1e-8)
+    compiled = tj.jit(tj.grad(loss), device=device)
+    np.testing.assert_allclose(tj.device_get(compiled(x)), fd, rtol=1e-7, atol=1e-8)
+    # its VJP is written with primitives, so it differentiates again: d2/dx2 sum(w x^3) = 6 w x
+    second = tj.grad(lambda x: tnp.sum(tj.grad(loss)(x)))(x)
+    np.testing.assert_allclose(second, 6.0 * x * np.arange(1.0, 7.0), rtol=1e-12)
+
+
+def test_new_elementwise_primitive_unregisters_cleanly(cube):
+    unregister(cube)
+    assert "test_cube" not in PRIMITIVES
+    assert all(cube not in table and "test_cube" not in table for table in RULE_TABLES)
+    with pytest.raises(UnsupportedError, match="no primitive named 'test_cube'"):
+        bind("test_cube", np.ones(2))
+    again = register("test_cube", ELEMENTWISE, elementwise_rule("test_cube", FLOAT), abs)
+    try:
+        assert PRIMITIVES["test_cube"] is again and again not in C_RULES
+    finally:
+        unregister(again)

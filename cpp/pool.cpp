@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <string>
 
@@ -13,6 +15,13 @@ namespace {
 // Idle workers poll for the next job this many times (~20 us) before sleeping: the kernels of
 // one call follow each other within microseconds.
 constexpr int kSpinPolls = 2000;
+
+// The longest run of caller-only loops after repeated losses (then one split is tried again).
+constexpr int32_t kMaxBackoff = 256;
+// Each split's time ratio enters the loop's average with this weight, capped (one preempted
+// worker can cost a time slice, many times the loop): a stall outweighs several 2x wins.
+constexpr double kAverageWeight = 0.125;
+constexpr double kMaxRatio = 8.0;
 
 thread_local bool in_job = false;  // nested loops (a block that loops in parallel) run inline
 
@@ -81,7 +90,12 @@ bool Pool::claim_and_run(uint64_t job, BlockFn fn, void* arg, int64_t nblocks) {
     if (b >= nblocks) return false;
     if (next_.compare_exchange_weak(cur, cur + 1, std::memory_order_acq_rel)) {
       fn(arg, b);
-      done_.fetch_add(1, std::memory_order_acq_rel);
+      // seq_cst here and in wait_done: the caller's store of caller_waiting_ then load of done_
+      // and this add then load cannot both miss the other (or the caller would never wake)
+      if (done_.fetch_add(1) + 1 == nblocks && caller_waiting_.load()) {
+        std::lock_guard<std::mutex> lock(mu_);  // the caller checks done_ under mu_ too
+        finished_.notify_one();
+      }
       return true;
     }
   }
@@ -90,11 +104,22 @@ bool Pool::claim_and_run(uint64_t job, BlockFn fn, void* arg, int64_t nblocks) {
 void Pool::run(int64_t nblocks, BlockFn fn, void* arg) {
   if (nblocks <= 0) return;
   std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
-  if (threads_ < 2 || nblocks == 1 || in_job || !busy.owns_lock()) {
+  Record* rec = nullptr;
+  bool serial = threads_ < 2 || nblocks == 1 || in_job || !busy.owns_lock();
+  if (!serial) {
+    rec = &record(fn);
+    if (rec->serial_left > 0) {
+      --rec->serial_left;
+      serial = true;
+    }
+  }
+  if (serial) {
     for (int64_t b = 0; b < nblocks; ++b) fn(arg, b);
     return;
   }
   if (workers_.empty()) start();
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
   uint64_t job;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -108,11 +133,48 @@ void Pool::run(int64_t nblocks, BlockFn fn, void* arg) {
   }
   if (sleepers_ > 0) wake_.notify_all();  // a stale read only delays a worker: it polls on
   in_job = true;
-  while (claim_and_run(job, fn, arg, nblocks)) {
-  }
+  int64_t mine = 0;
+  while (claim_and_run(job, fn, arg, nblocks)) ++mine;
   in_job = false;
-  // Every block is claimed now; wait for those workers are still running.
-  while (done_.load(std::memory_order_acquire) < nblocks) std::this_thread::yield();
+  const auto t1 = clock::now();
+  wait_done(nblocks);  // every block is claimed; wait for those workers are still running
+  const auto t2 = clock::now();
+  learn(*rec, nblocks, mine, std::chrono::duration<double>(t1 - t0).count(),
+        std::chrono::duration<double>(t2 - t0).count());
+}
+
+void Pool::wait_done(int64_t nblocks) {
+  for (int i = 0; i < kSpinPolls; ++i) {
+    if (done_.load(std::memory_order_acquire) >= nblocks) return;
+    relax();
+  }
+  std::unique_lock<std::mutex> lock(mu_);
+  caller_waiting_.store(true);
+  finished_.wait(lock, [&] { return done_.load() >= nblocks; });
+  caller_waiting_.store(false);
+}
+
+Pool::Record& Pool::record(BlockFn fn) {
+  const auto bits = reinterpret_cast<uintptr_t>(fn);
+  Record& rec = records_[(bits >> 4 ^ bits >> 10) % (sizeof(records_) / sizeof(records_[0]))];
+  if (rec.fn != fn) rec = Record{fn};  // a collision forgets the other loop's history
+  return rec;
+}
+
+void Pool::learn(Record& rec, int64_t nblocks, int64_t mine, double own_s, double total_s) {
+  // The caller ran `mine` blocks in `own_s`: at that pace it would have run the whole loop in
+  // own_s * nblocks / mine. When the workers took no block (asleep, or not scheduled in
+  // time), the split cost the wake-up and nothing else (a ratio just above 1).
+  if (mine <= 0 || own_s <= 0.0) return;
+  const double alone_s = own_s * static_cast<double>(nblocks) / static_cast<double>(mine);
+  const double ratio = std::min(total_s / alone_s, kMaxRatio);
+  rec.ratio += static_cast<float>((ratio - rec.ratio) * kAverageWeight);
+  if (rec.ratio > 1.0f) {
+    rec.backoff = std::min(kMaxBackoff, rec.backoff > 0 ? 2 * rec.backoff : 1);
+    rec.serial_left = rec.backoff;
+  } else {
+    rec.backoff = 0;
+  }
 }
 
 void Pool::work() {

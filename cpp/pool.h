@@ -8,7 +8,15 @@
 // up in time takes no block, so a parallel loop is never much slower than the same loop on
 // the calling thread. Idle workers spin for a few microseconds (back-to-back kernels of one
 // call find them awake), then sleep on a condition variable (no busy-waiting against other
-// processes).
+// processes); so does a caller waiting for a worker's last block.
+//
+// A worker can still be descheduled while it holds a block (another process wants the core),
+// and the caller then waits for it, up to a time slice. So the pool measures every split
+// loop: time split / the time the caller alone would have taken at the pace of its own blocks,
+// averaged per loop (block function). While that average is above 1, the loop runs on the
+// caller alone, trying a split again after 1, 2, 4, ... 256 runs (benchmarks/contention.py
+// measures it next to a busy process).
+
 #pragma once
 
 #include <atomic>
@@ -43,6 +51,17 @@ class Pool {
   void start();
   void work();
   bool claim_and_run(uint64_t job, BlockFn fn, void* arg, int64_t nblocks);
+  void wait_done(int64_t nblocks);
+
+  // What the pool learned about one loop (block function); see the comment at the top.
+  struct Record {
+    BlockFn fn = nullptr;
+    int32_t serial_left = 0;  // runs still to do on the caller alone
+    int32_t backoff = 0;      // the length of the last such run of runs
+    float ratio = 0.5f;       // average time split / time alone (a win until measured)
+  };
+  Record& record(BlockFn fn);
+  static void learn(Record& rec, int64_t nblocks, int64_t mine, double own_s, double total_s);
 
   const int threads_;
   std::vector<std::thread> workers_;
@@ -58,6 +77,9 @@ class Pool {
   std::atomic<uint64_t> posted_{0};
   std::atomic<uint64_t> next_{0};  // (job << 32) | next block index
   std::atomic<int64_t> done_{0};
+  std::atomic<bool> caller_waiting_{false};
+  std::condition_variable finished_;  // the caller's wait for the last started block
+  Record records_[64];                 // by a hash of the function; only busy_'s holder
 };
 
 // The process-wide pool descriptor handed to every loaded library.

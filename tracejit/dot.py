@@ -5,7 +5,8 @@ the value's type. `schedule_dot(s)` draws the fused schedule: each kernel is a c
 one box per phase (what it reduces or stores), matmuls and NumPy fallbacks are boxes, and
 buffers are ellipses with their type, size in bytes and role (input, output, temporary with
 its arena offset). Both accept a `Lowered` (`tj.jit(f).lower(...)`) as well; render the text
-with Graphviz (`dot -Tsvg schedule.dot -o schedule.svg`). Nothing here needs Graphviz itself.
+with Graphviz (`dot -Tsvg schedule.dot -o schedule.svg`), or call `to_svg(text)`, which runs
+Graphviz's `dot` program (`Lowered.graph_svg()` does both). Only `to_svg` needs Graphviz.
 
 >>> import numpy as np, tracejit as tj
 >>> lowered = tj.jit(lambda x: np.exp(x) / np.sum(np.exp(x))).lower(np.ones(4, np.float32))
@@ -17,7 +18,10 @@ with Graphviz (`dot -Tsvg schedule.dot -o schedule.svg`). Nothing here needs Gra
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 
+from tracejit.errors import TracejitError
 from tracejit.ir import dtypes
 from tracejit.ir import kernel as K
 from tracejit.ir.graph import Graph, Value
@@ -151,4 +155,25 @@ def schedule_dot(schedule) -> str:
     return "\n".join([*lines, *edges, "}"]) + "\n"
 
 
-__all__ = ["graph_dot", "schedule_dot"]
+class GraphvizError(TracejitError, RuntimeError):
+    """Graphviz's `dot` program is missing or failed."""
+
+
+def to_svg(dot_text: str, timeout: float = 60.0) -> str:
+    """SVG text of DOT `dot_text`, rendered by Graphviz's `dot` program."""
+    exe = shutil.which("dot")
+    if exe is None:
+        raise GraphvizError(
+            "rendering needs Graphviz's `dot` program: install Graphviz (apt install graphviz, "
+            "brew install graphviz), or keep the DOT text of schedule_dot/graph_dot"
+        )
+    cmd = [exe, "-Tsvg"]
+    done = subprocess.run(
+        cmd, check=False, input=dot_text, capture_output=True, text=True, timeout=timeout
+    )
+    if done.returncode != 0:
+        raise GraphvizError(f"Graphviz's dot failed: {done.stderr.strip()[:500]}")
+    return done.stdout
+
+
+__all__ = ["GraphvizError", "graph_dot", "schedule_dot", "to_svg"]

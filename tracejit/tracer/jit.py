@@ -452,21 +452,15 @@ class Lowered:
     def as_text(self) -> str:
         return str(self.graph)
 
-    def schedule(self):
-        """The fused kernel schedule (`tracejit.ir.kernel.Schedule`) code is generated from."""
-        from tracejit.ir import fusion, memory
-
-        return memory.plan_memory(fusion.fuse(self.graph))
-
     def graph_svg(self, what: str = "schedule") -> str:
-        """SVG of the fused kernel schedule (`what="schedule"`) or of the IR (`"ir"`); needs
-        Graphviz's `dot`. Write it to a file and open it in a browser."""
-        from tracejit import viz
+        """SVG of the fused kernel schedule (`what="schedule"`) or of the IR (`"ir"`), drawn by
+        `tracejit.dot` and rendered by Graphviz's `dot`; open the file in a browser."""
+        from tracejit import dot
 
-        if what not in ("schedule", "ir"):
+        draw = {"schedule": dot.schedule_dot, "ir": dot.graph_dot}.get(what)
+        if draw is None:
             raise ArgumentError(f"graph_svg(what={what!r}): expected 'schedule' or 'ir'")
-        dot = viz.schedule_dot(self.schedule(), self.name) if what == "schedule" else None
-        return viz.to_svg(dot or viz.graph_dot(self.graph, self.name))
+        return dot.to_svg(draw(self))
 
     def compile(self) -> Compiled:
         return Compiled(compile_graph(self.graph, self.device, self.name))

@@ -1,4 +1,4 @@
-"""Pictures of the compiler (`Lowered.graph_svg`, tracejit.viz) and `tj.profile` traces:
+"""Pictures of the compiler (`Lowered.graph_svg`, drawn by tracejit.dot) and `tj.profile` traces:
 the outputs parse, say what the compiler did (every kernel a cluster, every buffer a node,
 every compile phase and call an event), and load in a real browser (headless Chromium)."""
 
@@ -13,8 +13,10 @@ import numpy as np
 import pytest
 
 import tracejit as tj
-from tracejit import viz
+from tracejit import dot
+from tracejit.backend_cpu import schedule_graph
 from tracejit.errors import ArgumentError
+from tracejit.ir import kernel as K
 from tracejit.profile import ProfileError
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz `dot` not installed")
@@ -35,23 +37,10 @@ def _softmax_grad():
     return tj.jit(tj.grad(loss)).lower(*args)
 
 
-def test_the_schedule_picture_has_every_kernel_as_a_cluster_and_every_buffer():
-    low = _softmax_grad()
-    schedule = low.schedule()
-    dot = viz.schedule_dot(schedule, "softmax grad")
-    for name in low.compile().kernels():
-        assert f"subgraph cluster_{name} {{" in dot
-    for b in schedule.buffers:
-        assert f'b{b.id} [label="b{b.id} {b.type_str}\\n{b.nbytes:,} B {b.kind}' in dot
-    # the fused softmax backward's operations are inside its kernel, with the reductions
-    assert '[label="exp", shape=box]' in dot and '[label="r1 = sum", shape=plain]' in dot
-
-
-def test_the_ir_picture_has_one_box_per_node():
-    low = _softmax_grad()
-    dot = viz.graph_dot(low.graph)
-    assert dot.count("shape=box];") == len(low.graph.nodes)
-    assert dot.count("shape=ellipse];") == len(low.graph.inputs)
+def test_graph_svg_without_graphviz_names_what_to_install(monkeypatch):
+    monkeypatch.setattr(dot.shutil, "which", lambda name: None)
+    with pytest.raises(dot.GraphvizError, match="install Graphviz"):
+        _softmax_grad().graph_svg()
 
 
 @needs_dot
@@ -62,7 +51,11 @@ def test_graph_svg_is_valid_svg_naming_the_kernels(what):
     assert root.tag == f"{SVG}svg"
     titles = {t.text for t in root.iter(f"{SVG}title")}
     if what == "schedule":
-        assert {f"cluster_{k}" for k in low.compile().kernels()} <= titles
+        steps = schedule_graph(low.graph).steps
+        fused = {s.name for s in steps if isinstance(s, K.Kernel)}
+        assert fused and {f"cluster_{k}" for k in fused} <= titles
+        texts = " ".join(t.text or "" for t in root.iter(f"{SVG}text"))
+        assert all(k in texts for k in low.compile().kernels())
     else:
         assert len([t for t in titles if t.startswith("n") and t[1:].isdigit()]) == len(
             low.graph.nodes

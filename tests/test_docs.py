@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import html
 import importlib
+import os
 import re
+import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -27,6 +29,15 @@ def _has_python(page: Path) -> bool:
 def test_page_examples_run(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # files an example writes land in a scratch folder
     assert run_python_blocks(page) > 0
+
+
+def test_the_site_builds_without_warnings(tmp_path):
+    """`mkdocs build --strict` (every warning an error: broken links, missing API names)."""
+    cmd = [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")]
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    done = subprocess.run(cmd, check=False, cwd=ROOT, capture_output=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
+    assert (tmp_path / "site" / "api" / "index.html").is_file()
 
 
 def test_every_page_is_in_the_navigation():

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from tracejit import custom_closure
 from tracejit.batching.emit import Builder
-from tracejit.errors import ShapeError, UnsupportedError
+from tracejit.errors import CustomRuleClosureError, ShapeError, TracerLeakError, UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.ir.autodiff import joint_graph
 from tracejit.ir.custom_call import CustomCall, custom_vjp_call_p, inline_graph
@@ -28,16 +29,23 @@ from tracejit.pytree import PyTreeDef, tree_flatten, tree_unflatten
 from tracejit.tracer.core import Tracer, bind
 from tracejit.tracer.jit import Traced, abstractify, trace_flat
 
+_CLOSURE_FIX = (
+    "Pass that value as an explicit argument (and give its derivative in the rule). "
+    "custom_vjp functions, fwd and bwd may close over traced values (closure conversion: "
+    "the derivative w.r.t. such a value is the function's own); custom_jvp ones may not."
+)
 
-def _trace(fun: Callable, args: tuple, avals, what: str) -> Traced:
-    """Trace `fun(*args)` with the array leaves of `args` replaced by tracers of `avals`."""
+
+def _trace(fun: Callable, args: tuple, avals, what: str, closure: bool = False) -> Traced:
+    """Trace `fun(*args)` with the array leaves of `args` replaced by tracers of `avals`;
+    with `closure`, the tracers it closes over are allowed (custom_closure.py)."""
     _, treedef = tree_flatten(args)
     names = [f"{what} input {i}" for i in range(len(avals))]
     traced = trace_flat(fun, lambda t: (t, {}), treedef, list(avals), names, what)
-    if traced.captured:
-        raise UnsupportedError(
-            f"{what} reads a traced value of an enclosing transformation through a closure; "
-            "pass that value as an argument instead"
+    if traced.captured and not closure:
+        raise CustomRuleClosureError(
+            f"{what} reads a traced value of an enclosing transformation through a "
+            f"closure. {_CLOSURE_FIX}"
         )
     return traced
 
@@ -58,7 +66,8 @@ class _Custom:
         self.nondiff_argnums = tuple(sorted(set(nondiff_argnums)))
         self.__name__ = getattr(fun, "__name__", "function")
         self.__doc__ = getattr(fun, "__doc__", None)
-        self._calls: dict[tuple, tuple[CustomCall, PyTreeDef]] = {}
+        self._calls: dict[tuple, tuple[CustomCall, PyTreeDef, list]] = {}
+        self._building: set[tuple] = set()  # keys whose closure-converted rules are tracing
 
     def _ready(self) -> bool:
         raise NotImplementedError
@@ -82,10 +91,13 @@ class _Custom:
         avals = tuple(abstractify(x, f"argument leaf {i}") for i, x in enumerate(leaves))
         static = tuple(_static_key(args[i]) for i in self.nondiff_argnums)
         key = (in_tree, avals, static)
-        if key not in self._calls:
-            self._calls[key] = self._build(args, diff, avals)
-        call, out_tree = self._calls[key]
-        return tree_unflatten(out_tree, bind(custom_vjp_call_p, *leaves, call=call))
+        entry = self._calls.get(key)
+        if entry is None:
+            entry = self._build(args, diff, avals, key)
+            if not entry[2]:  # graphs reading outer tracers are valid for this call only
+                self._calls[key] = entry
+        call, out_tree, closed = entry
+        return tree_unflatten(out_tree, bind(custom_vjp_call_p, *leaves, *closed, call=call))
 
     def _full_args(self, args: tuple, diff: tuple) -> list:
         """`args` with the differentiable ones replaced by `diff` (tracers, when tracing)."""
@@ -95,15 +107,55 @@ class _Custom:
     def _nondiff(self, args: tuple) -> list:
         return [args[i] for i in self.nondiff_argnums]
 
-    def _build(self, args, diff, avals) -> tuple[CustomCall, PyTreeDef]:
+    def _build(self, args, diff, avals, key) -> tuple[CustomCall, PyTreeDef, list]:
+        """The call and the tracers it closes over (its operands after the explicit ones).
+
+        custom_vjp traces fwd and bwd now, while the traces of any tracers they close over
+        are active, and closure-converts them (custom_closure.py); a call made while they
+        trace (fwd often calls the function itself) and custom_jvp trace them on first use.
+        """
         primal_fn = lambda *d: self.fun(*self._full_args(args, d))
-        primal = _trace(primal_fn, diff, avals, self.__name__)
-        call = CustomCall(
-            f"{self.kind} {self.__name__}",
-            primal.graph,
-            lambda: self._derivative_graphs(args, diff, avals, primal),
-        )
-        return call, primal.out_tree
+        closure = self.kind == "custom_vjp"
+        primal = _trace(primal_fn, diff, avals, self.__name__, closure)
+        name = f"{self.kind} {self.__name__}"
+        if not closure or key in self._building:
+            rules = lambda: self._lazy_rules(args, diff, avals, primal)
+            return CustomCall(name, primal.graph, rules), primal.out_tree, primal.captured
+        self._building.add(key)
+        try:
+            fwd, bwd = self._closure_traces(args, diff, avals, primal)
+        finally:
+            self._building.discard(key)
+        closed = custom_closure.union(primal, fwd, bwd)
+        n = len(avals)
+        n_bwd = len(bwd.graph.inputs) - len(bwd.captured)
+        bwd_t = Traced(custom_closure.with_inputs(bwd, n_bwd, closed), bwd.out_tree, [])
+        bwd_g = _input_cotangents(bwd_t, diff, avals, self.__name__)
+        if not closed:
+            return CustomCall(name, primal.graph, lambda: (fwd.graph, bwd_g)), primal.out_tree, []
+        primal_g = custom_closure.with_inputs(primal, n, closed)
+        fwd_g = custom_closure.with_inputs(fwd, n, closed)
+        n_out = len(primal.graph.outputs)
+        graphs = custom_closure.closed_call_graphs(primal_g, fwd_g, bwd_g, n, n_out)
+        return CustomCall(name, primal_g, lambda: graphs), primal.out_tree, closed
+
+    def _lazy_rules(self, args, diff, avals, primal: Traced) -> tuple[Graph, Graph]:
+        if primal.captured:  # a call from its own fwd, closing over tracers, differentiated
+            raise CustomRuleClosureError(
+                f"{self.kind} {self.__name__!r} closes over traced values and is "
+                "differentiated through its own fwd (a higher-order derivative): not "
+                f"supported. {_CLOSURE_FIX}"
+            )
+        try:
+            return self._derivative_graphs(args, diff, avals, primal)
+        except TracerLeakError as e:
+            raise CustomRuleClosureError(
+                f"{self.kind} {self.__name__!r}: its rule reads a traced value whose trace "
+                f"has ended. {_CLOSURE_FIX}"
+            ) from e
+
+    def _closure_traces(self, args, diff, avals, primal: Traced) -> tuple[Traced, Traced]:
+        raise NotImplementedError
 
     def _derivative_graphs(self, args, diff, avals, primal: Traced) -> tuple[Graph, Graph]:
         raise NotImplementedError
@@ -139,8 +191,14 @@ class custom_vjp(_Custom):
         return self.fwd is not None
 
     def _derivative_graphs(self, args, diff, avals, primal: Traced) -> tuple[Graph, Graph]:
+        fwd, bwd = self._closure_traces(args, diff, avals, primal, closure=False)
+        return fwd.graph, _input_cotangents(bwd, diff, avals, self.__name__)
+
+    def _closure_traces(self, args, diff, avals, primal: Traced, closure=True) -> tuple:
+        """The traced fwd and bwd (closing over tracers only with `closure`)."""
         name = self.__name__
-        fwd = _trace(lambda *d: self.fwd(*self._full_args(args, d)), diff, avals, f"{name} fwd")
+        fwd_fn = lambda *d: self.fwd(*self._full_args(args, d))
+        fwd = _trace(fwd_fn, diff, avals, f"{name} fwd", closure)
         tree = fwd.out_tree
         if tree.kind is not tuple or len(tree.children) != 2 or tree.children[0] != primal.out_tree:
             raise TypeError(
@@ -159,8 +217,7 @@ class custom_vjp(_Custom):
 
         flat_args = tuple(range(len(res_avals) + n_out))  # placeholders: one leaf each
         bwd_avals = res_avals + _avals_of(primal.graph.outputs)
-        bwd = _trace(bwd_flat, flat_args, bwd_avals, f"{name} bwd")
-        return fwd.graph, _input_cotangents(bwd, diff, avals, name)
+        return fwd, _trace(bwd_flat, flat_args, bwd_avals, f"{name} bwd", closure)
 
 
 def _input_cotangents(bwd: Traced, diff: tuple, avals, name: str) -> Graph:

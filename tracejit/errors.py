@@ -31,6 +31,11 @@ class ImmutableArrayError(UnsupportedError, TypeError):
     """Item assignment into a traced array (`x[i] = v`); use `x = x.at[i].set(v)`."""
 
 
+class CustomRuleClosureError(UnsupportedError):
+    """A custom_vjp/custom_jvp rule closes over a traced value it cannot be given (pass it
+    as an argument, or read it in the function itself)."""
+
+
 class CompileError(TracejitError):
     """The backend compiler failed; the message holds its output and the kept source path."""
 
@@ -71,6 +76,7 @@ __all__ = [
     "CacheError",
     "CompileError",
     "ConcretizationError",
+    "CustomRuleClosureError",
     "DeviceError",
     "DistributedError",
     "DonatedArgumentError",

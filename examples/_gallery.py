@@ -36,8 +36,9 @@ class Progress:
             print()
 
 
-def save_plot(path: str | None, curves: dict, title: str, xlabel: str, ylabel: str) -> bool:
-    """Plot `curves` ({name: list of y}) to the PNG `path`; False when there is no matplotlib."""
+def save_figure(path: str | None, draw, size=(6, 4)) -> bool:
+    """Call `draw(ax)` on a new matplotlib figure and save it as the PNG `path`; False (and a
+    hint) when matplotlib is not installed or `path` is empty."""
     if not path:
         return False
     try:
@@ -46,39 +47,36 @@ def save_plot(path: str | None, curves: dict, title: str, xlabel: str, ylabel: s
         matplotlib.use("Agg")  # no display needed
         import matplotlib.pyplot as plt
     except ImportError:
-        print(f"(no plot: install matplotlib to get {path})")
+        print(f"(no picture: install matplotlib to get {path})")
         return False
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for name, ys in curves.items():
-        ax.plot(range(1, len(ys) + 1), ys, label=name)
-    ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
-    ax.legend()
+    fig, ax = plt.subplots(figsize=size)
+    draw(ax)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
     print(f"saved {path}")
     return True
+
+
+def save_plot(path: str | None, curves: dict, title: str, xlabel: str, ylabel: str) -> bool:
+    """Plot `curves` ({name: list of y}) to the PNG `path`."""
+
+    def draw(ax):
+        for name, ys in curves.items():
+            ax.plot(range(1, len(ys) + 1), ys, label=name)
+        ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
+        ax.legend()
+
+    return save_figure(path, draw)
 
 
 def save_images(path: str | None, images, title: str) -> bool:
-    """A grid of grayscale `images` (rows, cols, h, w) to the PNG `path` (matplotlib)."""
-    if not path:
-        return False
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print(f"(no picture: install matplotlib to get {path})")
-        return False
+    """A grid of grayscale `images` (rows, cols, h, w) to the PNG `path`."""
     rows, cols, h, w = images.shape
     grid = images.transpose(0, 2, 1, 3).reshape(rows * h, cols * w)
-    fig, ax = plt.subplots(figsize=(cols * 0.6 + 1, rows * 0.6 + 1))
-    ax.imshow(grid, cmap="gray_r")
-    ax.set(title=title, xticks=[], yticks=[])
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    print(f"saved {path}")
-    return True
+
+    def draw(ax):
+        ax.imshow(grid, cmap="gray_r")
+        ax.set(title=title, xticks=[], yticks=[])
+
+    return save_figure(path, draw, size=(cols * 0.6 + 1, rows * 0.6 + 1))

@@ -14,13 +14,18 @@ import argparse
 import codecs
 import contextlib
 import io
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 import tracejit as tj
 import tracejit.numpy as tnp
 from tracejit import lax
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _gallery import save_plot
 
 SEQ, BATCH = 32, 16
 # Adam's usual constants (Kingma & Ba, 2015)
@@ -108,6 +113,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--hidden", type=int, default=64)
+    parser.add_argument("--plot", default="char_gru.png", help="PNG of the loss ('' for none)")
     args = parser.parse_args()
 
     text = zen_of_python()
@@ -120,13 +126,14 @@ def main() -> None:
     rng = np.random.default_rng(0)
     print(f"{len(text)} characters, {len(chars)} distinct; GRU with {args.hidden} units")
 
-    start, first, value = time.perf_counter(), None, float("nan")
+    start, first, value, losses = time.perf_counter(), None, float("nan"), []
     for step in range(1, args.steps + 1):
         starts = rng.integers(0, len(ids) - SEQ - 1, BATCH)
         window = np.stack([ids[s : s + SEQ + 1] for s in starts], axis=1)  # (T+1, B)
         value, grads = train_step(params, eye[window[:-1]], eye[window[1:]])
         params, state = adam(params, grads, state, step)
         first = float(value) if first is None else first
+        losses.append(float(value))
         if step == 1:
             print(f"compiled the training step in {time.perf_counter() - start:.1f} s")
         if step % max(1, args.steps // 10) == 0:
@@ -134,6 +141,7 @@ def main() -> None:
             print(f"[{bar:<20}] step {step:4d}  loss {float(value):.3f}", flush=True)
     print(f"loss {first:.3f} -> {float(value):.3f} in {time.perf_counter() - start:.1f} s")
     print("sample:", repr(sample(params, chars, "Beautiful is ", 60, rng)))
+    save_plot(args.plot, {"training loss": losses}, "character GRU", "step", "cross-entropy")
     if not float(value) < first:
         raise SystemExit("the loss did not go down")
 

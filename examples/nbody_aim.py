@@ -1,24 +1,30 @@
 """Aim a probe through an n-body gravity field by differentiating through the simulation.
 
-    python examples/nbody_aim.py [--steps 300] [--iters 20]
+    python examples/nbody_aim.py [--steps 300] [--iters 20] [--plot nbody_aim.png]
 
 Three fixed stars pull on a probe launched from the origin. The simulation (symplectic Euler,
 `--steps` time steps) is one `tracejit.lax.scan`, so it compiles as a loop; `tj.jacfwd`
 differentiates the probe's landing point with respect to its launch velocity, through every
 step. Newton's method on the launch velocity then hits the target to machine precision. The
-Jacobian is checked against central finite differences first.
+Jacobian is checked against central finite differences first. The PNG shows the first and
+the final path through the field.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 import tracejit as tj
 import tracejit.numpy as tnp
 from tracejit import lax
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _gallery import save_figure
 
 STARS = np.array([[1.0, 0.6], [0.4, -0.8], [-0.7, 0.3]])  # fixed positions
 MASSES = np.array([0.6, 0.9, 0.4])
@@ -48,10 +54,20 @@ def simulate(v0, steps: int):
     return path
 
 
+def draw_paths(ax, first, final) -> None:
+    ax.scatter(*STARS.T, s=400 * MASSES, c="orange", label="stars")
+    ax.plot(*first.T, "--", c="gray", label="first launch")
+    ax.plot(*final.T, c="tab:blue", label="after Newton")
+    ax.plot(*TARGET, "rx", markersize=12, label="target")
+    ax.set(title="aiming a probe through the field", aspect="equal")
+    ax.legend(loc="best", fontsize=8)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--iters", type=int, default=20)
+    parser.add_argument("--plot", default="nbody_aim.png", help="PNG of the paths ('' for none)")
     args = parser.parse_args()
 
     # the step count shapes the loop: fix it with partial (transforms trace every argument)
@@ -61,6 +77,7 @@ def main() -> None:
     land = tj.jit(landing)
     jacobian = tj.jit(tj.jacfwd(landing))  # forward mode through every step of the scan
     v = np.array([1.0, -0.5])
+    first_path = np.asarray(tj.jit(lambda v0: simulate(v0, args.steps))(v))
     start = time.perf_counter()
     jac = jacobian(v)
     print(f"compiled the simulation and its Jacobian in {time.perf_counter() - start:.1f} s")
@@ -79,6 +96,8 @@ def main() -> None:
         step = np.linalg.solve(jacobian(v), miss)
         v = v - step * min(1.0, MAX_STEP / float(np.linalg.norm(step)))
     print(f"launch velocity {np.round(v, 6)} lands the probe {distance:.1e} from the target")
+    final_path = np.asarray(tj.jit(lambda v0: simulate(v0, args.steps))(v))
+    save_figure(args.plot, lambda ax: draw_paths(ax, first_path, final_path), size=(5, 5))
     if distance > 1e-6:
         raise SystemExit(f"missed the target by {distance:.3g}")
 

@@ -22,7 +22,12 @@ CASES = {
     "vae_digits.py": (["--epochs", "12"], "negative ELBO"),
 }
 # the PNGs an example draws given `--plot DIR/name.png` (when matplotlib is installed)
-PLOTS = {"cnn_digits.py": ["cnn.png"], "vae_digits.py": ["vae.png", "vae_samples.png"]}
+PLOTS = {
+    "cnn_digits.py": ["cnn.png"],
+    "vae_digits.py": ["vae.png", "vae_samples.png"],
+    "nbody_aim.py": ["nbody.png"],
+    "char_gru.py": ["gru.png"],
+}
 
 
 def test_every_example_is_smoke_tested():

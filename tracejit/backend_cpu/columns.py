@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from tracejit.backend_cpu.emit import IDENTITY, BaseWriter
+from tracejit.backend_cpu.emit import CPP, BaseWriter
 from tracejit.backend_cpu.rows import RowWriter, accumulator
 from tracejit.ir import kernel as K
-from tracejit.ir.c_common import decompose, extreme_literal, indent, sum_accumulator_type
-from tracejit.ir.c_render import c_type
+from tracejit.ir.c_common import decompose, indent
+from tracejit.ir.cwriter.reduce import Accumulator, ordered_arg_better
 from tracejit.ir.kernel_simplify import simplify
 
 # Columns per parallel unit: a multiple of every vector width, and small enough that the
@@ -75,66 +75,34 @@ def is_partial(kernel: K.Kernel) -> bool:
     )
 
 
-class _ColumnAcc:
-    """Accumulator arrays of one reduction over a block of columns (index `jj`)."""
+class _ColumnAcc(Accumulator):
+    """Accumulator arrays of one reduction over a block of columns (index `jj`); argmax
+    candidates arrive in index order (`ordered_arg_better`)."""
 
     def __init__(self, r: K.Reduction):
-        self.r = r
-        self.in_dt = K.expr_dtype(r.expr)
-        self.name = f"a{r.rid}"
+        super().__init__(r, CPP)
 
     def decls(self) -> list[str]:
-        r, n, dt = self.r, self.name, self.in_dt
-        if r.op in ("argmax", "argmin"):
-            return [f"{c_type(dt)} {n}v[{COLUMN_BLOCK}];", f"int64_t {n}[{COLUMN_BLOCK}];"]
-        if dt == np.bool_:
-            ct = "int32_t"
-        elif r.op == "sum":
-            ct = sum_accumulator_type(r.dtype)  # float32: double
-        else:
-            ct = c_type(r.dtype)
-        return [f"{ct} {n}[{COLUMN_BLOCK}];"]
+        n = self.name
+        if self.is_arg:
+            return [f"{self.acc_t} {n}v[{COLUMN_BLOCK}];", f"int64_t {n}[{COLUMN_BLOCK}];"]
+        return [f"{self.acc_t} {n}[{COLUMN_BLOCK}];"]
 
     def init(self) -> list[str]:
-        r, n, dt = self.r, self.name, self.in_dt
-        if r.op in ("argmax", "argmin"):
-            return [f"{n}v[jj] = {extreme_literal(dt, low=r.op == 'argmax')};", f"{n}[jj] = 0;"]
-        if dt == np.bool_:
-            return [f"{n}[jj] = {'1' if r.op in ('prod', 'min') else '0'};"]
-        if r.op in ("sum", "prod"):
-            return [f"{n}[jj] = {IDENTITY[r.op]};"]
-        return [f"{n}[jj] = {extreme_literal(dt, low=r.op == 'max')};"]
+        n = self.name
+        if self.is_arg:
+            return [f"{n}v[jj] = {self.identity()};", f"{n}[jj] = 0;"]
+        return [f"{n}[jj] = {self.identity()};"]
 
     def update(self, v: str) -> list[str]:
-        r, n, dt = self.r, self.name, self.in_dt
-        if r.op in ("argmax", "argmin"):
-            cmp = ">" if r.op == "argmax" else "<"
-            cond = f"{v} {cmp} {n}v[jj]"
-            if dt.kind == "f":
-                cond = f"({cond}) || ({v} != {v} && {n}v[jj] == {n}v[jj])"
+        n, r = self.name, self.r
+        if self.is_arg:
             return [
-                f"const bool {n}c = {cond};",
+                f"const bool {n}c = {ordered_arg_better(r.op, self.in_dt, v, f'{n}v[jj]')};",
                 f"{n}v[jj] = {n}c ? {v} : {n}v[jj];",
                 f"{n}[jj] = {n}c ? i{r.arg_dim} : {n}[jj];",
             ]
-        if dt == np.bool_:
-            op = "|" if r.op in ("sum", "max") else "&"
-            return [f"{n}[jj] = {n}[jj] {op} (int32_t){v};"]
-        if r.op in ("sum", "prod"):
-            return [f"{n}[jj] = {n}[jj] {'+' if r.op == 'sum' else '*'} {v};"]
-        cmp = ">" if r.op == "max" else "<"
-        if dt.kind == "f":  # a NaN, once stored, compares false and stays: NaN wins
-            return [f"{n}[jj] = ({v} {cmp} {n}[jj] || {v} != {v}) ? {v} : {n}[jj];"]
-        return [f"{n}[jj] = {v} {cmp} {n}[jj] ? {v} : {n}[jj];"]
-
-    def result(self) -> str:
-        """The statement defining `r<rid>` for column `jj` (in later phases, the epilogue)."""
-        r, n = self.r, self.name
-        if r.op in ("argmax", "argmin"):
-            return f"const int64_t r{r.rid} = {n}[jj];"
-        if self.in_dt == np.bool_:
-            return f"const bool r{r.rid} = {n}[jj] != 0;"
-        return f"const {c_type(r.dtype)} r{r.rid} = ({c_type(r.dtype)}){n}[jj];"
+        return [f"{n}[jj] = {self.combine(f'{n}[jj]', self.term(v))};"]
 
 
 class ColumnWriter(BaseWriter):
@@ -156,7 +124,7 @@ class ColumnWriter(BaseWriter):
     def _column_loop(self, lines: list[str], acc_phase: int) -> list[str]:
         """A simd loop over the block's columns; `r<rid>` of phases < acc_phase are defined."""
         c = f"i{self.col}"
-        results = [a.result() for a in self.accs if a.r.phase < acc_phase]
+        results = [a.result(f"{a.name}[jj]") for a in self.accs if a.r.phase < acc_phase]
         head = [
             "#pragma omp simd",
             f"for (int64_t {c} = c0; {c} < c1; ++{c}) {{",
@@ -247,20 +215,7 @@ class PartialWriter(RowWriter):
         fields = self._fields()
         lines = [f"{ct} {var} = parts[0].{var};" for ct, var, _ in fields]
         lines.append("for (int64_t b = 1; b < n; ++b) {")
-        for ct, var, op in fields:
-            src = f"parts[b].{var}"
-            if op in ("+", "*", "|", "&"):
-                lines.append(f"  {var} = {var} {op} {src};")
-            elif op in ("max", "min"):
-                lines.append(
-                    f"  {var} = {src} {'>' if op == 'max' else '<'} {var} ? {src} : {var};"
-                )
-            elif op.startswith("arg"):
-                idx = var[:-1]
-                cond = f"{src} {op[3:]} {var}"
-                if ct in ("float", "double"):
-                    cond = f"({cond}) || ({src} != {src} && {var} == {var})"
-                lines.append(f"  if ({cond}) {{ {var} = {src}; {idx} = parts[b].{idx}; }}")
+        lines += [f"  {merge(var, f'parts[b].{var}')}" for _, var, merge in fields if merge]
         lines.append("}")
         lines += [q for r in self.k.reductions for q in accumulator(r, "v").post]
         em = self.emitter("e")

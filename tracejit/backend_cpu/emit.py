@@ -1,5 +1,5 @@
 """Building blocks of the C++ kernel writers: the C++ dialect of the shared expression
-emitter (ir/cwriter), reduction identities and the parts every kernel writer shares
+emitter (ir/cwriter) and the parts every kernel writer shares
 (parameters, signature, call).
 
 >>> import numpy as np
@@ -22,7 +22,6 @@ from tracejit.ir.cwriter.dialect import Dialect
 from tracejit.ir.cwriter.emit import Emitter, buffer_ids, param_text
 from tracejit.ir.kernel_simplify import simplify
 
-IDENTITY = {"sum": 0, "prod": 1}
 # float32 functions generated inline (their C is included by codegen) instead of libm/libmvec.
 INLINE_F32 = {"tanh": TANHF_NAME, "exp": EXPF_NAME, "log": LOGF_NAME}
 # their C definitions, which codegen includes for the names a translation unit uses
@@ -74,4 +73,4 @@ class BaseWriter:
         )
 
 
-__all__ = ["CPP", "IDENTITY", "INLINE_F32", "INLINE_F32_C", "BaseWriter", "Emitter", "indent"]
+__all__ = ["CPP", "INLINE_F32", "INLINE_F32_C", "BaseWriter", "Emitter", "indent"]

@@ -18,19 +18,20 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from tracejit.backend_cpu.emit import IDENTITY, BaseWriter
+from tracejit.backend_cpu.emit import CPP, BaseWriter
 from tracejit.ir import kernel as K
 from tracejit.ir.c_common import (
     decompose,
-    extreme_literal,
     indent,
     nan_literal,
 )
 from tracejit.ir.c_render import c_type
+from tracejit.ir.cwriter.reduce import Accumulator, ordered_arg_better, pick
 from tracejit.ir.primitives import TRANSCENDENTAL, get
 
 # Scratch rows live on the stack of the thread running the kernel: bounded so they stay in
@@ -48,6 +49,9 @@ SUM_BLOCK_BYTES = 1024
 BLOCK_TOTAL = {np.dtype(np.float32): "double", np.dtype(np.float64): "long double"}
 
 
+Merge = Callable[[str, str], str]  # (partial, another block's partial) -> a statement
+
+
 @dataclass
 class AccCode:
     """The code of one reduction's accumulator(s) in a row or partial loop."""
@@ -57,7 +61,8 @@ class AccCode:
     post: list[str]
     clauses: list[tuple[str, str]]  # omp simd reduction clauses (op, variable)
     sequential: bool  # argmax/argmin: the loop carries a dependence, no simd reduction
-    fields: list[tuple[str, str, str]] = field(default_factory=list)  # (ctype, var, combine)
+    # (ctype, var, merge): the partial results of a split reduction, merged in block order
+    fields: list[tuple[str, str, Merge | None]] = field(default_factory=list)
     # float sums: an accumulator of the sum's type per block of the innermost loop
     # (block_pre), added into the wider total after the block (block_post); see SUM_BLOCK_BYTES
     block_pre: list[str] = field(default_factory=list)
@@ -66,52 +71,49 @@ class AccCode:
 
 
 def accumulator(r: K.Reduction, v: str) -> AccCode:
-    """Scalar accumulator code for reduction `r` of per-element value `v`."""
-    in_dt = K.expr_dtype(r.expr)
-    ct, name = c_type(r.dtype), f"a{r.rid}"
-    if r.op in ("argmax", "argmin"):
-        cmp = ">" if r.op == "argmax" else "<"
-        cond = f"{v} {cmp} {name}v"
-        if in_dt.kind == "f":
-            cond = f"({cond}) || ({v} != {v} && {name}v == {name}v)"
-        pre = [f"{c_type(in_dt)} {name}v = {extreme_literal(in_dt, low=r.op == 'argmax')};"]
-        pre.append(f"int64_t {name} = 0;")
-        upd = [f"if ({cond}) {{ {name}v = {v}; {name} = i{r.arg_dim}; }}"]
-        fields = [(c_type(in_dt), f"{name}v", "arg" + cmp), ("int64_t", name, "")]
-        return AccCode(pre, upd, [f"const int64_t r{r.rid} = {name};"], [], True, fields)
-    if in_dt == np.bool_:
-        op = "|" if r.op in ("sum", "max") else "&"
-        pre = [f"int32_t {name} = {'0' if op == '|' else '1'};"]
-        upd = [f"{name} = {name} {op} (int32_t){v};"]
-        post = [f"const bool r{r.rid} = {name} != 0;"]
-        return AccCode(pre, upd, post, [(op, name)], False, [("int32_t", name, op)])
+    """Scalar accumulator code for reduction `r` of per-element value `v` (the semantics:
+    ir/cwriter/reduce.py; here, how a simd loop carries them)."""
+    acc = Accumulator(r, CPP)
+    name = acc.name
+    if acc.is_arg:  # in index order: the loop and the blocks
+        upd = [f"if ({ordered_arg_better(r.op, acc.in_dt, v, f'{name}v')}) "]
+        upd[0] += f"{{ {name}v = {v}; {name} = i{r.arg_dim}; }}"
+        pre = [f"{acc.acc_t} {name}v = {acc.identity()};", f"int64_t {name} = 0;"]
+
+        def merge_arg(a: str, b: str) -> str:
+            better = ordered_arg_better(r.op, acc.in_dt, b, a)
+            return f"if ({better}) {{ {a} = {b}; {name} = parts[b].{name}; }}"
+
+        fields = [(acc.acc_t, f"{name}v", merge_arg), ("int64_t", name, None)]
+        return AccCode(pre, upd, [acc.result(name)], [], True, fields)
+
+    def merge(a: str, b: str) -> str:
+        return f"{a} = {acc.combine(a, b)};"
+
     if r.op == "sum" and r.dtype.kind == "f":  # float blocks into a wider total
-        acc = BLOCK_TOTAL[np.dtype(r.dtype)]
-        pre, post = [f"{acc} {name} = 0;"], [f"const {ct} r{r.rid} = ({ct}){name};"]
-        upd = [f"{name}b = {name}b + {v};"]
-        code = AccCode(pre, upd, post, [("+", f"{name}b")], False, [(acc, name, "+")])
+        wide, ct = BLOCK_TOTAL[np.dtype(r.dtype)], c_type(r.dtype)
+        upd = [f"{name}b = {acc.combine(f'{name}b', v)};"]
+        code = AccCode([f"{wide} {name} = 0;"], upd, [acc.result(name)], [("+", f"{name}b")], False)
+        code.fields = [(wide, name, merge)]
         code.block_pre = [f"{ct} {name}b = 0;"]
-        code.block_post = [f"{name} = {name} + {name}b;"]
+        code.block_post = [f"{name} = {acc.combine(name, f'{name}b')};"]
         code.block = SUM_BLOCK_BYTES // np.dtype(r.dtype).itemsize
         return code
-    if r.op in ("sum", "prod"):
-        sym = "+" if r.op == "sum" else "*"
-        pre = [f"{ct} {name} = {IDENTITY[r.op]};"]
-        upd = [f"{name} = {name} {sym} {v};"]
-        post = [f"const {ct} r{r.rid} = {name};"]
-        return AccCode(pre, upd, post, [(sym, name)], False, [(ct, name, sym)])
-    cmp = ">" if r.op == "max" else "<"
-    pre = [f"{ct} {name} = {extreme_literal(in_dt, low=r.op == 'max')};"]
-    upd = [f"{name} = {v} {cmp} {name} ? {v} : {name};"]
+    pre = [f"{acc.acc_t} {name} = {acc.identity()};"]
+    post = [acc.result(name)]
+    if acc.is_bool or r.op in ("sum", "prod"):
+        upd = [f"{name} = {acc.combine(name, acc.term(v))};"]
+        clause = (acc.operator(), name)
+        return AccCode(pre, upd, post, [clause], False, [(acc.acc_t, name, merge)])
+    upd = [f"{name} = {pick(r.op, name, v)};"]  # omp simd max/min: NaN is carried apart
     clauses = [(r.op, name)]
-    fields = [(ct, name, r.op)]
-    post = [f"const {ct} r{r.rid} = {name};"]
-    if in_dt.kind == "f":  # omp simd max/min drop NaN: a flag carries it
+    fields = [(acc.acc_t, name, lambda a, b: f"{a} = {pick(r.op, a, b)};")]
+    if acc.in_dt.kind == "f":
         pre.append(f"int32_t {name}n = 0;")
         upd.append(f"{name}n = {name}n | ({v} != {v});")
         clauses.append(("|", f"{name}n"))
-        fields.append(("int32_t", f"{name}n", "|"))
-        post = [f"const {ct} r{r.rid} = {name}n ? {nan_literal(in_dt)} : {name};"]
+        fields.append(("int32_t", f"{name}n", lambda a, b: f"{a} = {a} | {b};"))
+        post = [f"const {acc.acc_t} r{r.rid} = {name}n ? {nan_literal(acc.in_dt)} : {name};"]
     return AccCode(pre, upd, post, clauses, False, fields)
 
 

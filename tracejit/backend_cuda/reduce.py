@@ -30,9 +30,10 @@ import numpy as np
 
 from tracejit.backend_cuda.codegen import CUDA, Launch, index_type, kernel_params
 from tracejit.ir import kernel as K
-from tracejit.ir.c_common import decompose, extreme_literal, indent, sum_accumulator_type
-from tracejit.ir.c_render import c_type, literal
+from tracejit.ir.c_common import decompose, indent
+from tracejit.ir.c_render import c_type
 from tracejit.ir.cwriter.emit import Emitter
+from tracejit.ir.cwriter.reduce import Accumulator
 from tracejit.ir.kernel_simplify import simplify
 
 # Threads per block of a reduction kernel in row layout (unless one row needs more threads).
@@ -76,55 +77,24 @@ def _layout(k: K.Kernel) -> tuple[str, int, int]:
     return "row", max(1, ROW_BLOCK // y), y
 
 
-class _Reduction:
-    """The C text of one reduction: accumulator, update, cross-thread combine, result."""
+class _Reduction(Accumulator):
+    """One reduction's accumulator in a thread (ir/cwriter/reduce.py), its update and its
+    cross-thread merge: argmax/argmin start with no candidate (index -1) and meet through
+    `tj_arg_better`, candidates arriving from other lanes in any index order."""
 
     def __init__(self, r: K.Reduction):
-        self.r = r
-        self.in_dt = K.expr_dtype(r.expr)
-        self.name = f"a{r.rid}"
-        self.is_arg = r.op in ("argmax", "argmin")
-        if self.is_arg:  # warp shuffles move 32/64-bit words: bool compares as int32
-            self.acc_t = "int32_t" if self.in_dt == np.bool_ else c_type(self.in_dt)
-        elif self.in_dt == np.bool_:
-            self.acc_t = "int32_t"
-        elif r.op == "sum":
-            self.acc_t = sum_accumulator_type(r.dtype)  # float32: double
-        else:
-            self.acc_t = c_type(r.dtype)
+        super().__init__(r, CUDA)
 
     def init(self) -> list[str]:
-        a, r = self.name, self.r
-        if self.is_arg:
-            return [f"{self.acc_t} {a}v = 0;", f"int64_t {a}i = -1;"]
-        if self.in_dt == np.bool_:
-            return [f"int32_t {a} = {0 if r.op in ('sum', 'max') else 1};"]
-        if r.op in ("sum", "prod"):
-            return [f"{self.acc_t} {a} = {literal(0 if r.op == 'sum' else 1, r.dtype)};"]
-        return [f"{self.acc_t} {a} = {extreme_literal(self.in_dt, r.op == 'max', CUDA)};"]
-
-    def combine(self, a: str, b: str) -> str:
-        """Expression combining accumulators `a` and `b` (non-arg reductions)."""
-        op = self.r.op
-        if self.in_dt == np.bool_:
-            return f"({a} {'|' if op in ('sum', 'max') else '&'} {b})"
-        if op == "sum":
-            return f"({a} + {b})"
-        if op == "prod":
-            return f"({a} * {b})"
-        if self.in_dt.kind == "f":
-            return f"tj_{op}_nan<{self.acc_t}>({a}, {b})"
-        return f"(({b}) {'>' if op == 'max' else '<'} ({a}) ? ({b}) : ({a}))"
-
-    def update(self, v: str, index: str) -> list[str]:
         a = self.name
         if self.is_arg:
-            is_max = "true" if self.r.op == "argmax" else "false"
-            cand = f"tj_arg_better<{self.acc_t}>({v}, (int64_t)({index}), {a}v, {a}i, {is_max})"
-            return [f"if ({cand}) {{ {a}v = {v}; {a}i = (int64_t)({index}); }}"]
-        if self.in_dt == np.bool_:
-            v = f"(int32_t){v}"
-        return [f"{a} = {self.combine(a, v)};"]
+            return [f"{self.acc_t} {a}v = 0;", f"int64_t {a}i = -1;"]
+        return [f"{self.acc_t} {a} = {self.identity()};"]
+
+    def update(self, v: str, index: str) -> list[str]:
+        if self.is_arg:
+            return self.merge_from(v, f"(int64_t)({index})")
+        return [f"{self.name} = {self.combine(self.name, self.term(v))};"]
 
     def merge_from(self, src_v: str, src_i: str = "") -> list[str]:
         """Fold another thread's accumulator (`src_v`, and `src_i` for arg reductions) in."""
@@ -141,14 +111,9 @@ class _Reduction:
             return [(self.acc_t, f"{self.name}v"), ("int64_t", f"{self.name}i")]
         return [(self.acc_t, self.name)]
 
-    def result(self) -> str:
-        a, rid = self.name, self.r.rid
-        if self.is_arg:
-            return f"const int64_t r{rid} = {a}i < 0 ? 0 : {a}i;"
-        if self.in_dt == np.bool_:
-            return f"const bool r{rid} = {a} != 0;"
-        ct = c_type(self.r.dtype)
-        return f"const {ct} r{rid} = ({ct}){a};"
+    def final(self) -> str:
+        a = self.name
+        return self.result(f"{a}i < 0 ? 0 : {a}i" if self.is_arg else a)
 
 
 def _shuffle_combine(red: _Reduction, width: int) -> list[str]:
@@ -265,7 +230,7 @@ class _Writer:
         if body:
             lines += ["if (active) {", *indent(self._inner_loop(body, bool(self.cache))), "}"]
         for red in reds:
-            lines += self._combine_group(red) + [red.result()]
+            lines += self._combine_group(red) + [red.final()]
         return lines
 
     def _epilogue(self) -> list[str]:

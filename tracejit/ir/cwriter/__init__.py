@@ -1,8 +1,11 @@
 """The C-family kernel writer shared by the C++ (CPU) and CUDA backends.
 
+- `dialect`: how a backend spells C (builtins, special values, libm names, parameters).
+- `emit`: the one expression emitter (a loop body's statements, in a dialect).
+- `reduce`: reduction semantics (accumulator types, identities, NaN-propagating max/min,
+  first-index argmax/argmin).
 - `library`: the C helpers every generated unit may call (index clamping, NumPy's wrapping
-  add, NaN-propagating max/min, first-index argmax/argmin, Threefry), written once with the
-  backend's `TJ_FN` qualifier.
+  add, argmax across threads, Threefry), written once with the backend's `TJ_FN`.
 
 The backends keep only what differs: their loop and thread structure, and how they launch.
 """

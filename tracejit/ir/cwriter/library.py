@@ -8,7 +8,6 @@ PRNG, reductions); each backend writes only the loops around them:
   negative, then clip to [0, max(n - 1, 0)].
 - `tj_wrap_add(a, b)`: NumPy's `a + b` of one dtype: integers wrap (added in the unsigned
   type: signed overflow is undefined in C and NVRTC has no -fwrapv), bools `||`.
-- `tj_max_nan` / `tj_min_nan`: max/min where a NaN wins, as np.max / np.min.
 - `tj_arg_better(bv, bi, av, ai, is_max)`: is candidate (bv, bi) better than (av, ai) in an
   argmax/argmin? The first NaN wins, then the extreme value, then the smaller index (NumPy
   returns the first occurrence); an index < 0 is "no candidate yet".
@@ -36,9 +35,6 @@ TJ_FN int32_t tj_wrap_add(int32_t a, int32_t b) { return (int32_t)((uint32_t)a +
 TJ_FN int64_t tj_wrap_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
 TJ_FN float tj_wrap_add(float a, float b) { return a + b; }
 TJ_FN double tj_wrap_add(double a, double b) { return a + b; }
-// max/min that propagate NaN, as np.max / np.min do.
-template <class T> TJ_FN T tj_max_nan(T a, T b) { return (b > a || b != b) ? b : a; }
-template <class T> TJ_FN T tj_min_nan(T a, T b) { return (b < a || b != b) ? b : a; }
 // argmax/argmin: is candidate (bv, bi) better than (av, ai)? The first NaN wins, then the
 // extreme value, then the smaller index (NumPy returns the first occurrence).
 template <class T> TJ_FN bool tj_arg_better(T bv, int64_t bi, T av, int64_t ai, bool is_max) {

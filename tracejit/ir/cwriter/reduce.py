@@ -1,0 +1,110 @@
+"""Reduction semantics, written once for every kernel writer (C++ rows, columns and split
+full reductions; CUDA thread groups). The writers decide only where the accumulators live
+(registers, a column array, a per-block struct, shared memory) and how partial results meet.
+
+NumPy's rules: sum/prod/max/min of bools are any/all (an `int32_t` accumulator, which warp
+shuffles can move); float32 sums accumulate in double (`c_common.sum_accumulator_type`);
+max/min propagate NaN; argmax/argmin return the first index of the extreme, a NaN counting
+as the extreme. Candidates of an argmax meet in one of two ways: `ordered_arg_better` when
+they arrive in increasing index order (a sequential loop, blocks combined in order: a tie
+keeps the earlier one), the library's `tj_arg_better` (ir/cwriter/library.py) when they do
+not (threads of a warp).
+
+>>> import numpy as np
+>>> from tracejit.ir import kernel as K
+>>> from tracejit.ir.cwriter.dialect import GCC
+>>> f32 = np.dtype(np.float32)
+>>> acc = Accumulator(K.Reduction(0, "max", K.Load(0, 0, (1,), f32), f32, 0), GCC)
+>>> acc.identity(), acc.combine("a0", "v")
+('-__builtin_inff()', '(((v) > (a0) || (v) != (v)) ? (v) : (a0))')
+>>> ordered_arg_better("argmax", f32, "v", "a0v")
+'(v > a0v) || (v != v && a0v == a0v)'
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tracejit.ir import kernel as K
+from tracejit.ir.c_common import extreme_literal, sum_accumulator_type
+from tracejit.ir.c_render import c_type, literal
+from tracejit.ir.cwriter.dialect import Dialect
+
+ARG_OPS = ("argmax", "argmin")
+
+
+def pick(op: str, a: str, b: str) -> str:
+    """`max`/`min` of `a` and `b` ignoring NaN (integers; floats whose NaN is carried
+    elsewhere): `b` when it is strictly more extreme, so ties keep `a`."""
+    return f"(({b}) {'>' if op in ('max', 'argmax') else '<'} ({a}) ? ({b}) : ({a}))"
+
+
+def ordered_arg_better(op: str, dt: np.dtype, v: str, best: str) -> str:
+    """Whether candidate value `v` beats `best` in an argmax/argmin whose candidates come in
+    increasing index order: strictly more extreme, or the first NaN."""
+    cond = f"{v} {'>' if op == 'argmax' else '<'} {best}"
+    if np.dtype(dt).kind == "f":
+        return f"({cond}) || ({v} != {v} && {best} == {best})"
+    return cond
+
+
+class Accumulator:
+    """One reduction's accumulator: its C type, identity, combine and result."""
+
+    def __init__(self, r: K.Reduction, dialect: Dialect):
+        self.r = r
+        self.dialect = dialect
+        self.in_dt = K.expr_dtype(r.expr)
+        self.name = f"a{r.rid}"
+        self.is_arg = r.op in ARG_OPS
+        self.is_bool = self.in_dt == np.bool_
+        if self.is_bool:
+            self.acc_t = "int32_t"
+        elif self.is_arg:
+            self.acc_t = c_type(self.in_dt)
+        elif r.op == "sum":
+            self.acc_t = sum_accumulator_type(r.dtype)  # float32: double
+        else:
+            self.acc_t = c_type(r.dtype)
+
+    def identity(self) -> str:
+        """The accumulator's start; for argmax/argmin, the value's (the least extreme)."""
+        op = self.r.op
+        if self.is_bool:
+            return "0" if op in ("sum", "max", "argmax") else "1"
+        if op in ("sum", "prod"):
+            return literal(0 if op == "sum" else 1, self.r.dtype, self.dialect)
+        return extreme_literal(self.in_dt, op in ("max", "argmax"), self.dialect)
+
+    def term(self, v: str) -> str:
+        """Element value `v` as an accumulator term."""
+        return f"(int32_t){v}" if self.is_bool else v
+
+    def operator(self) -> str | None:
+        """The C operator combining two accumulators, for sums, products and bools."""
+        if self.is_bool:
+            return "|" if self.r.op in ("sum", "max") else "&"
+        return {"sum": "+", "prod": "*"}.get(self.r.op)
+
+    def combine(self, a: str, b: str) -> str:
+        """Accumulators (or terms) `a` and `b` combined (not argmax/argmin)."""
+        op, sym = self.r.op, self.operator()
+        if sym is not None:
+            return f"({a} {sym} {b})"
+        if self.in_dt.kind == "f":  # NaN wins: once stored it compares false and stays
+            cmp = ">" if op == "max" else "<"
+            return f"((({b}) {cmp} ({a}) || ({b}) != ({b})) ? ({b}) : ({a}))"
+        return pick(op, a, b)
+
+    def result(self, a: str) -> str:
+        """The statement defining `r<rid>` from accumulator `a` (the index, for arg ops)."""
+        rid = self.r.rid
+        if self.is_arg:
+            return f"const int64_t r{rid} = {a};"
+        if self.is_bool:
+            return f"const bool r{rid} = {a} != 0;"
+        ct = c_type(self.r.dtype)
+        return f"const {ct} r{rid} = ({ct}){a};"
+
+
+__all__ = ["ARG_OPS", "Accumulator", "ordered_arg_better", "pick"]

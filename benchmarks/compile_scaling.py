@@ -9,8 +9,11 @@ compile_programs.py) is jitted and called once. "cold" uses an empty disk cache,
 second fresh process over the cache the cold one filled. Phases come from `tracejit.timing`
 (trace includes autodiff; c++ is the compiler run); all are wall-clock seconds except "cpu",
 the CPU seconds the cold call used (user + system, compiler processes included), which a
-busy shared machine distorts much less than wall time. JAX (`jax.jit(jax.grad(loss))`, first call
-including XLA compilation) runs beside it when importable. The fitted growth exponent is the
+busy shared machine distorts much less than wall time; "import" is the warm process's
+`import tracejit` (CPU seconds, the package's own modules beyond NumPy), which a fresh
+process pays before its first call. Bytecode caching is on in the children (as for an
+installed package; PYTHONDONTWRITEBYTECODE is dropped). JAX (`jax.jit(jax.grad(loss))`,
+first call including XLA compilation) runs beside it when importable. The fitted growth exponent is the
 least-squares slope of log(time) against log(steps) over the sizes of one program.
 """
 
@@ -52,8 +55,11 @@ def _child(system: str, program: str, size: int) -> dict:
         return {"total": time.perf_counter() - t0, "phases": {}, "cpu": _cpu_seconds() - cpu0}
     import numpy as np
 
+    cpu_before_import = time.process_time()
     import tracejit as tj
     from tracejit import timing
+
+    import_cpu = time.process_time() - cpu_before_import
 
     loss, args = compile_programs.make(program, size, np)
     step = tj.jit(tj.grad(loss))
@@ -62,7 +68,7 @@ def _child(system: str, program: str, size: int) -> dict:
         t0 = time.perf_counter()
         step(*args)
         total = time.perf_counter() - t0
-    return {"total": total, "phases": times, "cpu": _cpu_seconds() - cpu0}
+    return {"total": total, "phases": times, "cpu": _cpu_seconds() - cpu0, "import": import_cpu}
 
 
 def _cpu_seconds() -> float:
@@ -76,6 +82,7 @@ def _cpu_seconds() -> float:
 
 def _run_child(system: str, program: str, size: int, cache_dir: str) -> dict | None:
     env = dict(os.environ, TRACEJIT_CACHE_DIR=cache_dir)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # lazy imports would recompile their modules
     cmd = [sys.executable, __file__, "--child", system, program, str(size)]
     try:
         done = subprocess.run(
@@ -137,7 +144,8 @@ def print_row(row: dict) -> None:
     cpu = _fmt(cold.get("cpu", math.nan))
     print(
         f"{row['program']:>6} {row['size']:>5} {_fmt(cold['total']):>8} {cpu:>7} "
-        f"{_fmt(row['warm']['total']):>7} {jax:>12} | {phases}{err}",
+        f"{_fmt(row['warm']['total']):>7} {_fmt(row['warm'].get('import', math.nan)):>6} "
+        f"{jax:>12} | {phases}{err}",
         flush=True,
     )
 
@@ -177,8 +185,8 @@ def main() -> None:
     with_jax = not opts.no_jax and _jax_available()
     print("times in seconds; first call in a fresh process (cold: empty disk cache)")
     print(
-        f"{'prog':>6} {'steps':>5} {'cold':>8} {'cpu':>7} {'warm':>7} {'jax wall/cpu':>12} | "
-        + " ".join(f"{p:>7}" for p in PHASES)
+        f"{'prog':>6} {'steps':>5} {'cold':>8} {'cpu':>7} {'warm':>7} {'import':>6} "
+        f"{'jax wall/cpu':>12} | " + " ".join(f"{p:>7}" for p in PHASES)
     )
     rows = []
     for program in opts.only.split(","):

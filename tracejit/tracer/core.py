@@ -100,6 +100,10 @@ class Trace:
         self.graph.outputs = [self.to_value(o) for o in outputs]
         self.graph.inputs = self.graph.inputs + [v for _, v in self.captured]
         self.active = False
+        # Tracers that outlive the trace keep it alive, often in a reference cycle that only
+        # the cyclic collector frees: drop the interning table now (a node per key; for an
+        # unrolled 400-step RNN, 30K tuples the collector would otherwise have to find).
+        self.builder = None
         return self.graph
 
     def depends_on(self, value: Value) -> list[str]:

@@ -233,3 +233,25 @@ def test_gpu_array_on_a_host_device_is_an_explicit_error(device):
     f = tj.jit(lambda x: x * 2.0, device=device)
     with pytest.raises(DeviceError, match="device_get"):
         f(_FakeGpuArray())
+
+
+@pytest.mark.parametrize(
+    "fun, shape, layout",
+    [
+        (lambda a: tnp.sum(tnp.flip(a, 1), axis=0), (64, 256), "column"),  # kept axis reversed
+        (lambda a: tnp.sum(a[:, ::-1] * a.T, axis=1), (64, 64), "row"),  # one of each: a tie
+        (lambda a: tnp.sum(a, axis=0), (64, 256), "column"),
+    ],
+)
+def test_reduction_layout_is_the_same_on_both_backends(fun, shape, layout):
+    # one heuristic (ir/cwriter/layout.py): a reversed view (stride -1) reads memory in order
+    from tracejit.backend_cpu import schedule_graph
+    from tracejit.backend_cpu.columns import is_column
+    from tracejit.backend_cuda.reduce import _layout
+    from tracejit.ir import kernel as K
+    from tracejit.ir.kernel_simplify import simplify
+
+    schedule = schedule_graph(tj.jit(fun).lower(lazy(shape)).graph)
+    (k,) = [s for s in schedule.steps if isinstance(s, K.Kernel) and s.reductions]
+    assert _layout(simplify(k))[0] == layout
+    assert is_column(k) == (layout == "column")

@@ -165,11 +165,13 @@ def test_gpu_rowwise_kernels_match_the_reference(shape):
 def test_gpu_column_and_full_reductions_match_numpy(shape):
     x = np.random.default_rng(2).normal(size=shape)
     axis = 0
-    got = tj.jit(lambda a: (a.sum(axis=axis), a.max(axis=axis), tnp.argmin(a, axis=axis)),
-                 device="cuda")(x)  # fmt: skip
+    got = tj.jit(lambda a: (a.sum(axis=axis), a.max(axis=axis), tnp.argmin(a, axis=axis),
+                            tnp.flip(a, -1).max(axis=axis)), device="cuda")(x)  # fmt: skip
     np.testing.assert_allclose(tj.device_get(got[0]), x.sum(axis=0), rtol=1e-10, atol=1e-10)
     np.testing.assert_array_equal(tj.device_get(got[1]), x.max(axis=0))
     np.testing.assert_array_equal(tj.device_get(got[2]), x.argmin(axis=0))
+    # a reversed kept axis (stride -1) reads in column layout (ir/cwriter/layout.py)
+    np.testing.assert_array_equal(tj.device_get(got[3]), np.flip(x, -1).max(axis=0))
 
 
 @needs_gpu

@@ -28,6 +28,7 @@ from tracejit.backend_cpu.emit import CPP, BaseWriter
 from tracejit.backend_cpu.rows import RowWriter, accumulator
 from tracejit.ir import kernel as K
 from tracejit.ir.c_common import decompose, indent
+from tracejit.ir.cwriter.layout import load_bias
 from tracejit.ir.cwriter.reduce import Accumulator, ordered_arg_better
 from tracejit.ir.kernel_simplify import simplify
 
@@ -36,28 +37,13 @@ from tracejit.ir.kernel_simplify import simplify
 COLUMN_BLOCK = 256
 
 
-def _load_bias(k: K.Kernel) -> tuple[int, int]:
-    """(loads contiguous along the reduced axes, loads contiguous along the last kept axis)."""
-    nouter = len(k.outer)
-    row = col = 0
-    for ld in k.loads():
-        inner = ld.strides[nouter:]
-        if not any(inner):
-            continue
-        if abs(inner[-1]) == 1:
-            row += 1
-        elif nouter and abs(ld.strides[nouter - 1]) == 1:
-            col += 1
-    return row, col
-
-
 def is_column(kernel: K.Kernel) -> bool:
     """Whether `kernel` (a reduction) reads memory contiguously along its last kept axis
     rather than along its reduced axes: it then runs as a column reduction."""
     k = simplify(kernel)
     if not k.reductions or not k.outer or not k.inner or k.outer[-1] < 2:
         return False
-    row, col = _load_bias(k)
+    row, col = load_bias(k)
     return col > row
 
 

@@ -33,6 +33,7 @@ from tracejit.ir import kernel as K
 from tracejit.ir.c_common import decompose, indent
 from tracejit.ir.c_render import c_type
 from tracejit.ir.cwriter.emit import Emitter
+from tracejit.ir.cwriter.layout import load_bias
 from tracejit.ir.cwriter.reduce import Accumulator
 from tracejit.ir.kernel_simplify import simplify
 
@@ -60,16 +61,7 @@ def _layout(k: K.Kernel) -> tuple[str, int, int]:
     """(layout, X rows per block, Y threads per row)."""
     outer = int(np.prod(k.outer, dtype=np.int64)) if k.outer else 1
     inner = int(np.prod(k.inner, dtype=np.int64)) if k.inner else 1
-    nouter = len(k.outer)
-    row = col = 0
-    for ld in k.loads():
-        inner_strides = ld.strides[nouter:]
-        if not any(inner_strides):
-            continue
-        if inner_strides[-1] == 1:
-            row += 1
-        elif nouter and ld.strides[nouter - 1] == 1:
-            col += 1
+    row, col = load_bias(k)  # ir/cwriter/layout.py
     if col > row and outer >= 32:
         y = min(_pow2_at_least(-(-inner // (2 * ITEMS_PER_THREAD))), MAX_COLUMN_THREADS)
         return "column", COLUMN_BLOCK // y, y

@@ -7,13 +7,13 @@ import shutil
 
 import numpy as np
 import pytest
+from _prims import elementwise_names
 
 import tracejit as tj
 import tracejit.numpy as tnp
 from tracejit import lax
 from tracejit.backend_cuda import cuda_source
 from tracejit.devices import cuda_available
-from tracejit.ir.primitives import BINARY, UNARY
 from tracejit.ir.regions import nested_graphs
 from tracejit.tracer.core import bind
 
@@ -21,11 +21,6 @@ DTYPES = [np.bool_, np.int32, np.int64, np.float32, np.float64]
 NVCC = shutil.which("nvcc")
 GPU = cuda_available()
 needs_gpu = pytest.mark.skipif(not GPU, reason="needs CuPy and a CUDA GPU (none found)")
-
-
-def _names(table: dict, dtype) -> list[str]:
-    kind = np.dtype(dtype).kind
-    return sorted(name for name, (kinds, *_) in table.items() if kind in kinds)
 
 
 def program(fun, *args):
@@ -42,12 +37,12 @@ def lazy(shape, dtype=np.float32):
 
 
 def _unary(dtype):
-    names = _names(UNARY, dtype)
+    names = elementwise_names(1, np.dtype(dtype).kind)
     return lambda x: [bind(n, x) for n in names]
 
 
 def _binary(dtype):
-    names = _names(BINARY, dtype)
+    names = elementwise_names(2, np.dtype(dtype).kind)
     return lambda x, y: [bind(n, x, y) for n in names]
 
 

@@ -15,6 +15,7 @@ import threading
 
 import numpy as np
 import pytest
+from _prims import elementwise_names
 from _strategies import arrays_of
 from hypothesis import given
 from hypothesis import strategies as st
@@ -22,7 +23,6 @@ from hypothesis import strategies as st
 import tracejit as tj
 from tracejit.backend_cpu.compiler import find_compiler
 from tracejit.errors import TracejitError
-from tracejit.ir.primitives import BINARY, UNARY
 from tracejit.tracer.core import bind
 
 try:
@@ -33,11 +33,6 @@ except TracejitError as exc:  # pragma: no cover - depends on the machine
 DTYPES = [np.bool_, np.int32, np.int64, np.float32, np.float64]
 SHAPES = [(), (7,), (3, 5), (0, 4)]
 KIND = {"b": "b", "i": "i", "f": "f"}
-
-
-def _prims_for(table: dict, dtype) -> list[str]:
-    kind = np.dtype(dtype).kind
-    return sorted(name for name, (kinds, *_) in table.items() if kind in kinds)
 
 
 def values(dtype, shape):
@@ -89,13 +84,13 @@ def check(fun_pair, *args):
 
 @functools.cache
 def unary_all(dtype):
-    names = _prims_for(UNARY, dtype)
+    names = elementwise_names(1, np.dtype(dtype).kind)
     return names, both(lambda x: [bind(n, x) for n in names])
 
 
 @functools.cache
 def binary_all(dtype):
-    names = _prims_for(BINARY, dtype)
+    names = elementwise_names(2, np.dtype(dtype).kind)
     return names, both(lambda x, y: [bind(n, x, y) for n in names])
 
 

@@ -12,13 +12,14 @@ import itertools
 
 import numpy as np
 import pytest
+from _prims import elementwise_names, kinds_of
 
 import tracejit as tj  # registers every primitive, tracejit.random's included
 import tracejit.numpy as tnp
 from tracejit.batching import batch_graph, rule_for
 from tracejit.ir.graph import Graph, Node, Value
 from tracejit.ir.interpret import apply_primitive, evaluate
-from tracejit.ir.primitives import BINARY, PRIMITIVES, UNARY
+from tracejit.ir.primitives import PRIMITIVES
 
 SIZE = 3
 F64, I64 = np.dtype(np.float64), np.dtype(np.int64)
@@ -40,8 +41,11 @@ def _elementwise_case(name, kinds, arity):
     return lambda rng: ([_operand(rng, kinds, name=name) for _ in range(arity)], {})
 
 
-CASES = {name: _elementwise_case(name, spec[0], 1) for name, spec in UNARY.items()}
-CASES.update({name: _elementwise_case(name, spec[0], 2) for name, spec in BINARY.items()})
+CASES = {
+    name: _elementwise_case(name, kinds_of(name), arity)
+    for arity in (1, 2)
+    for name in elementwise_names(arity)
+}
 
 
 def _case(name):

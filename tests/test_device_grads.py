@@ -30,6 +30,7 @@ from typing import NamedTuple
 
 import numpy as np
 import pytest
+from _prims import differentiable_names
 from test_autodiff import (
     BINARY,
     NN_FUNCTIONS,
@@ -37,6 +38,7 @@ from test_autodiff import (
     UNARY,
     _chooser_operands,
     away_from_zero,
+    gradient_case,
     uniform,
 )
 
@@ -149,8 +151,9 @@ def _off_jumps(rng, shape):
 def unary_cases() -> list[Case]:
     rng = _rng(1)
     cases = [
-        Case(n, lambda x, n=n: bind(n, x), [UNARY[n][0](rng, ELEM)], UNARY[n][1])
-        for n in sorted(UNARY)
+        Case(n, lambda x, n=n: bind(n, x), [case(rng, ELEM)], smooth)
+        for n in differentiable_names(1)
+        for case, smooth in [gradient_case(UNARY, n)]
     ]
     for n in ("sign", "floor", "ceil", "round", "trunc", "stop_gradient"):  # zero gradient
         fn = lambda x, n=n: bind(n, x) * x
@@ -162,8 +165,9 @@ def unary_cases() -> list[Case]:
 def binary_cases() -> list[Case]:
     rng = _rng(2)
     cases = [
-        Case(n, lambda x, y, n=n: bind(n, x, y), list(BINARY[n][0](rng, ELEM)), BINARY[n][1])
-        for n in sorted(BINARY)
+        Case(n, lambda x, y, n=n: bind(n, x, y), list(case(rng, ELEM)), smooth)
+        for n in differentiable_names(2)
+        for case, smooth in [gradient_case(BINARY, n)]
     ]
     cond = rng.random(ELEM) < 0.5
     cases.append(

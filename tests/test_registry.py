@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from _finite_diff import numeric_grad
+from _prims import elementwise_names
 
 import tracejit as tj
 import tracejit.numpy as tnp
@@ -25,7 +26,6 @@ from tracejit.ir.autodiff import VJP_RULES
 from tracejit.ir.c_render import C_RULES, render
 from tracejit.ir.gather_plan import NATIVE_PRIMS
 from tracejit.ir.primitives import (
-    BINARY,
     ELEMENTWISE,
     FLOAT,
     FUSION_CLASSES,
@@ -34,12 +34,16 @@ from tracejit.ir.primitives import (
     PRIMITIVES,
     RULE_TABLES,
     TRANSCENDENTAL,
-    UNARY,
+    ElementwiseRule,
     elementwise_rule,
     register,
     unregister,
 )
 from tracejit.tracer.core import bind
+
+# Elementwise primitives whose operands are not one dtype of kinds (tested by name elsewhere:
+# test_autodiff, test_backend_cpu, test_checkpoint).
+OWN_OPERANDS = {"select", "convert", "remat_barrier"}
 
 
 def _registered():
@@ -60,6 +64,9 @@ def test_every_primitive_has_every_rule():
             lacks.append(f"fusion class (has {prim.fusion!r})")
         if prim.fusion == INLINE and prim not in C_RULES:
             lacks.append("C rendering")
+        drawn = isinstance(prim.rule, ElementwiseRule) or name in OWN_OPERANDS
+        if prim.kind == ELEMENTWISE and not drawn:
+            lacks.append("ElementwiseRule (which the property tests draw operands from)")
         if prim.fusion == KERNEL and not (name in NATIVE_PRIMS and name in CUDA_KERNELS):
             lacks.append("kernel in both backends")
         if lacks:
@@ -70,20 +77,16 @@ def test_every_primitive_has_every_rule():
     assert kernels == set(NATIVE_PRIMS) == set(CUDA_KERNELS)
 
 
-def _operands(name: str) -> tuple[list[str], np.dtype]:
-    kinds = {**UNARY, **BINARY}[name][0]
-    dtype = np.dtype(np.float64 if "f" in kinds else np.int64 if "i" in kinds else np.bool_)
-    return (["a"] if name in UNARY else ["a", "b"]), dtype
-
-
-@pytest.mark.parametrize("name", sorted({**UNARY, **BINARY}))
+@pytest.mark.parametrize("name", elementwise_names(1) + elementwise_names(2))
 def test_cost_says_whether_the_c_rendering_calls_libm(name):
     """TRANSCENDENTAL (what fusion and the row writer read) exactly where a libm call is."""
-    args, dtype = _operands(name)
-    out_dtype = PRIMITIVES[name].abstract_eval([((), dtype, False)] * len(args), {})[0][1]
+    prim = PRIMITIVES[name]
+    kinds, arity = prim.rule.kinds, prim.rule.arity
+    dtype = np.dtype(np.float64 if "f" in kinds else np.int64 if "i" in kinds else np.bool_)
+    out_dtype = prim.abstract_eval([((), dtype, False)] * arity, {})[0][1]
     uses: set[str] = set()
-    render(PRIMITIVES[name], args, dtype, out_dtype, {}, uses)
-    assert (PRIMITIVES[name].cost >= TRANSCENDENTAL) == bool(uses), (name, uses)
+    render(prim, ["a", "b"][:arity], dtype, out_dtype, {}, uses)
+    assert (prim.cost >= TRANSCENDENTAL) == bool(uses), (name, uses)
 
 
 # ---------------------------------------------------------------- a new elementwise primitive
@@ -93,7 +96,7 @@ def _cube_vjp(e, ct, x, *, out):
     return [e.mul(ct, e.mul(e.full(3.0, x), e.mul(x, x)))]
 
 
-def _cube_c(args, dtype, out_dtype, attrs, uses, libm_prefix):
+def _cube_c(args, dtype, out_dtype, attrs, uses, dialect):
     return f"({args[0]} * {args[0]} * {args[0]})"
 
 

@@ -242,26 +242,35 @@ def _check_kind(name: str, dtype, kinds: str) -> None:
         raise UnsupportedError(f"{name} needs {want} operands, got {np.dtype(dtype)}")
 
 
-def elementwise_rule(name: str, kinds: str, out_dtype=None):
-    """The shape/dtype rule of an elementwise primitive on operands of `kinds` ("f", "fi", ...):
-    operands of one shape and one dtype, the result of that shape and of `out_dtype` (None:
-    the operands' dtype)."""
+@dataclass(frozen=True)
+class ElementwiseRule:
+    """The shape/dtype rule of an elementwise primitive: `arity` operands of one shape and one
+    dtype of `kinds` ("f", "fi", ...), the result of that shape and of `out_dtype` (None: the
+    operands' dtype). Its fields tell the tests which operands to draw for the primitive."""
 
-    def rule(avals, **_):
+    name: str
+    kinds: str
+    out_dtype: Any = None
+    arity: int = 1
+
+    def __call__(self, avals, **_):
+        name = self.name
+        if len(avals) != self.arity:
+            raise TypeError(f"{name} takes {self.arity} operand(s), got {len(avals)}")
         shape = _same_shape(name, avals)
         dt = avals[0][1]
         for a in avals[1:]:
             if a[1] != dt:
                 raise TypeError(f"{name}: operand dtypes differ: {[str(x[1]) for x in avals]}")
-        _check_kind(name, dt, kinds)
+        _check_kind(name, dt, self.kinds)
         weak = all(a[2] for a in avals)
-        return (
-            shape,
-            np.dtype(out_dtype) if out_dtype is not None else dt,
-            weak and out_dtype is None,
-        )
+        out = self.out_dtype
+        return (shape, np.dtype(out) if out is not None else dt, weak and out is None)
 
-    return rule
+
+def elementwise_rule(name: str, kinds: str, out_dtype=None, arity: int = 1) -> ElementwiseRule:
+    """The rule of an elementwise primitive of `arity` operands of `kinds` (`ElementwiseRule`)."""
+    return ElementwiseRule(name, kinds, out_dtype, arity)
 
 
 FLOAT, NUM, INT_BOOL, ANY = "f", "fi", "ib", "fib"
@@ -350,8 +359,10 @@ BINARY = {
     "ge": (ANY, np.greater_equal, np.bool_, 1),
 }
 
-for _name, (_kinds, _impl, _out, _cost) in {**UNARY, **BINARY}.items():
-    register(_name, ELEMENTWISE, elementwise_rule(_name, _kinds, _out), _impl, cost=_cost)
+for _arity, _table in ((1, UNARY), (2, BINARY)):
+    for _name, (_kinds, _impl, _out, _cost) in _table.items():
+        _rule = elementwise_rule(_name, _kinds, _out, _arity)
+        register(_name, ELEMENTWISE, _rule, _impl, cost=_cost)
 
 
 def _select_rule(avals):

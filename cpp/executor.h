@@ -18,15 +18,9 @@
 #include <string>
 #include <vector>
 
-namespace tracejit {
+#include "abi.h"  // TjContext, shared with generated code
 
-// Must match `struct TjContext` in the generated code (backend_cpu/codegen.py).
-struct TjContext {
-  void* sgemm;
-  void* dgemm;
-  int (*fallback)(void* self, int64_t step, void* const* ptrs);
-  void* self;
-};
+namespace tracejit {
 
 using RunFn = int (*)(void* const*, void* const*, void* const*, char*, const TjContext*);
 

@@ -26,16 +26,11 @@
 #include <thread>
 #include <vector>
 
+#include "abi.h"  // TjPool: what generated code receives through `tj_set_pool`
+
 namespace tracejit {
 
 using BlockFn = void (*)(void* arg, int64_t block);
-
-// What generated code receives through `tj_set_pool` (must match `TjPool` in
-// backend_cpu/codegen.py).
-struct TjPool {
-  void (*run)(int64_t nblocks, BlockFn fn, void* arg);
-  int64_t threads;  // including the caller
-};
 
 class Pool {
  public:

@@ -24,6 +24,8 @@ True
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from tracejit import timing
@@ -33,6 +35,7 @@ from tracejit.backend_cpu.emit import INLINE_F32_C, BaseWriter
 from tracejit.backend_cpu.gather import GATHER_C, is_native, native_call
 from tracejit.backend_cpu.rows import LoopWriter, RowWriter
 from tracejit.backend_cpu.steps import StepTable
+from tracejit.errors import CompileError
 from tracejit.ir import kernel as K
 from tracejit.ir.c_render import PRELUDE, c_type
 
@@ -52,12 +55,6 @@ HEADER = r"""
 """
 
 RUNTIME = r"""
-struct TjContext {
-  void* sgemm;
-  void* dgemm;
-  int (*fallback)(void* self, int64_t step, void* const* ptrs);
-  void* self;
-};
 typedef void (*tj_sgemm_t)(int, int, int, int, int, int, float, const float*, int, const float*,
                            int, float, float*, int);
 typedef void (*tj_dgemm_t)(int, int, int, int, int, int, double, const double*, int,
@@ -67,10 +64,6 @@ typedef void (*tj_dgemm_t)(int, int, int, int, int, int, double, const double*, 
 // the library through tj_set_pool: the caller takes blocks too and never waits for a worker
 // that has not started one, and idle workers sleep (no spinning against other processes).
 // Without a pool every block runs on the calling thread, in the same blocks (same results).
-struct TjPool {
-  void (*run)(int64_t nblocks, void (*fn)(void*, int64_t), void* arg);
-  int64_t threads;
-};
 static const TjPool* tj_pool = nullptr;
 extern "C" __attribute__((visibility("default"))) void tj_set_pool(const void* pool) {
   tj_pool = (const TjPool*)pool;
@@ -198,6 +191,20 @@ static void tj_matmul(const TjContext* ctx, int blas, bool ta, bool tb, int64_t 
 """
 
 
+def _abi_header() -> str:
+    """The text of cpp/abi.h (TjContext, TjPool), which the runtime's executor includes: in an
+    installed wheel it lies in the package (CMakeLists.txt installs it), in a source tree in
+    cpp/."""
+    package = Path(__file__).resolve().parents[1]
+    for path in (package / "abi.h", package.parent / "cpp" / "abi.h"):
+        if path.is_file():
+            return path.read_text(encoding="utf-8")
+    raise CompileError(f"cpp/abi.h is missing (looked in {package} and {package.parent / 'cpp'})")
+
+
+ABI = _abi_header()
+
+
 def writer_for(kernel: K.Kernel, buffers: dict[int, K.Buffer], uses: set[str]) -> BaseWriter:
     """The code writer for one kernel: elementwise loop, row, column or split full reduction."""
     if not kernel.reductions:
@@ -292,6 +299,7 @@ def _generate(schedule: K.Schedule, name: str, loops) -> str:
         vector_math.declarations(uses),
         PRELUDE,
         *(text for name, text in INLINE_F32_C.items() if name in uses),
+        ABI,
         RUNTIME,
         GATHER_C if native else "",
         *regions,

@@ -105,3 +105,27 @@ def test_shared_subexpressions_print_once():
         e = K.Op("add", (e, e), e.dtype, e.dtype)
     text = K.format_expr(e)
     assert text.count("b0[i0]") == 2 and text.count(" = add(") == 63
+
+
+def test_a_sum_with_a_term_per_step_is_split_into_kernels_of_bounded_width():
+    # The gradient of a weight shared by every step is such a sum. As one kernel it read one
+    # buffer per step (800 at 800 steps), and g++'s time on it grew faster than its size.
+    from tracejit.backend_cpu import schedule_graph
+    from tracejit.ir import kernel as K
+    from tracejit.ir.fusion_merge import MAX_READS
+    from tracejit.ir.memory import step_io
+
+    def f(x, ws):
+        total = x @ ws[0]
+        for w in ws[1:]:
+            total = total + x @ w
+        return total
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 4))
+    ws = [rng.standard_normal((4, 5)) for _ in range(5 * MAX_READS)]
+    schedule = schedule_graph(tj.jit(f).lower(x, ws).graph)
+    widths = [len(step_io(s)[0]) for s in schedule.steps if isinstance(s, K.Kernel)]
+    assert len(widths) >= 5 and max(widths) <= 2 * MAX_READS, widths
+    got = tj.jit(f)(x, ws)
+    np.testing.assert_allclose(got, tj.jit(f, device="numpy")(x, ws), rtol=1e-12, atol=1e-12)

@@ -4,7 +4,9 @@ The rules, in the order they apply:
 
 1. A value is *materialized* (gets a buffer) when it is a graph input or output, the result of
    a reduction, matmul, concatenate/pad, general reshape or NumPy fallback, an operand of a
-   matmul/fallback/view, or an expensive elementwise value read by two consumers. Every other
+   matmul/fallback/view, an expensive elementwise value read by two consumers, or an
+   elementwise value whose inlined expression would load more than `MAX_READS` buffers (a
+   sum with a term per step of an unrolled loop becomes a chain of kernels). Every other
    elementwise or layout value is *inlined*: recomputed inside the expression of each kernel
    that reads it, with broadcasts, transposes, slices, reversals and size-1 reshapes folded
    into the affine index of the loads.
@@ -29,7 +31,15 @@ import numpy as np
 from tracejit import progress, timing
 from tracejit.ir import kernel as K
 from tracejit.ir.c_render import C_RULES
-from tracejit.ir.fusion_merge import Group, Invalid, Other, Steps, drop_internal, merge
+from tracejit.ir.fusion_merge import (
+    MAX_READS,
+    Group,
+    Invalid,
+    Other,
+    Steps,
+    drop_internal,
+    merge,
+)
 from tracejit.ir.graph import Graph, Node, Value
 from tracejit.ir.memory import step_io
 from tracejit.ir.primitives import (
@@ -130,16 +140,20 @@ class _Fuser:
 
     def _materialize_shared(self) -> None:
         cost: dict[Value, int] = {}
+        loads: dict[Value, int] = {}  # an upper bound of the buffers its expression loads
+        m = self.materialized
         for node in self.graph.nodes:
             if self.kind[node] != "inline":
                 continue
-            total = node.prim.cost + sum(
-                cost.get(u, 0) for u in node.inputs if u not in self.materialized
-            )
+            inlined = [u for u in node.inputs if u not in m]
+            total = node.prim.cost + sum(cost.get(u, 0) for u in inlined)
+            width = len(node.inputs) - len(inlined) + sum(loads.get(u, 1) for u in inlined)
             v = node.outputs[0]
             cost[v] = total
-            if total >= TRANSCENDENTAL and len(self.users.get(v, ())) >= 2:
-                self.materialized.add(v)
+            loads[v] = width
+            shared = total >= TRANSCENDENTAL and len(self.users.get(v, ())) >= 2
+            if shared or width > MAX_READS:
+                m.add(v)
 
     # ------------------------------------------------------------ expressions
 

@@ -31,6 +31,12 @@ from tracejit.ir.graph import Node, Value
 # a gradient): each merge rebuilds the group, so unbounded growth costs quadratic time, and
 # the C++ compiler's time and the kernel's register and scratch pressure grow with its width.
 MAX_GROUP = 32
+# At most this many distinct buffers read per kernel (a bound fusion.py also puts on inlined
+# expressions). The gradient of a weight shared by every step of an unrolled loop is a sum
+# with one term per step: as one kernel it read 800 buffers at 800 steps, and the C++
+# compiler's time on such a function grows faster than its size (alias walking, SLP,
+# dead-store elimination: 1.4 s for the 400-step RNN's unit, 5.5 s at 800).
+MAX_READS = 64
 
 
 class Invalid(Exception):
@@ -342,6 +348,8 @@ def merge(steps: Steps) -> None:
             key = merge_key(a, b)
             if key is None or _size(a) + _size(b) > MAX_GROUP:
                 continue
+            if len(steps.read_sets[a] | steps.read_sets[b]) > MAX_READS:
+                continue
             merged = steps.try_merge(a, b, key)
             if merged is not None:
                 push(merged)
@@ -366,4 +374,4 @@ def drop_internal(steps: Steps, outputs: set[Value]) -> None:
         g.stores = keep
 
 
-__all__ = ["Group", "Invalid", "Other", "Steps", "drop_internal", "merge"]
+__all__ = ["MAX_READS", "Group", "Invalid", "Other", "Steps", "drop_internal", "merge"]

@@ -53,14 +53,8 @@ pytest_args=(-q -rs -p no:cacheprovider)
 
 if [ "$have_pytest" = 1 ]; then
   step "GPU tests: the CUDA backend and every device-fixture test on cuda"
-  timeout 240 python -m pytest "${pytest_args[@]}" tests/test_backend_cuda.py tests/test_backend_cuda_gpu.py \
-    tests/test_cuda_graphs.py \
-    tests/test_tnp_reductions.py::test_reductions_compile_for_the_test_device \
-    tests/test_tnp_creation_linalg.py::test_creation_and_products_compile_for_the_test_device \
-    tests/test_passes_numerics.py::test_naive_log_softmax_of_large_logits_is_finite \
-    tests/test_debug.py::test_debug_nans_on_the_test_device \
-    tests/test_tnp_shape.py::test_compiled_layout_matches_numpy \
-    tests/test_device_grads.py \
+  # tests/gpu, and in tests/backend the CUDA backend's file and every `device` test ([cuda])
+  timeout 240 python -m pytest "${pytest_args[@]}" tests/gpu tests/backend -k cuda \
     >"$out/gpu_tests.txt" 2>&1
   echo "exit $?"; tail -n 40 "$out/gpu_tests.txt"
 fi

@@ -6,7 +6,7 @@ The default list is tools/api-targets.md, a copy of the team's shared/api-target
 it when that file changes).
 
 Prints one line per module: offered / listed, and with --missing the names still absent.
-A name counts when the module has an attribute of that name (tests/test_tnp_surface.py checks
+A name counts when the module has an attribute of that name (tests/backend/test_tnp_surface.py checks
 that each offered tracejit.numpy name is also tested).
 """
 

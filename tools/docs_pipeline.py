@@ -5,7 +5,7 @@
                                              # and its picture (needs Graphviz's `dot`)
 
 The page marks each generated block with an HTML comment naming its stage, right above the
-fence (`<!-- pipeline:traced -->`). tests/test_docs.py checks that every marked block still
+fence (`<!-- pipeline:traced -->`). tests/backend/test_docs.py checks that every marked block still
 equals what tracejit prints, so the page cannot drift from the compiler.
 """
 

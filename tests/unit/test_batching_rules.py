@@ -167,7 +167,7 @@ CASES["debug_print"] = lambda rng: (
     {"fmt": "{}", "tree": tj.tree_structure(((0,), {}))},
 )
 
-# The collectives, in this one process (tests/test_distributed.py runs them on two).
+# The collectives, in this one process (tests/backend/test_distributed.py runs them on two).
 for _name in ("psum", "pmax", "pmin", "all_gather"):
     CASES[_name] = lambda rng: ([rng.random((2, 3))], {"axis_name": "i", "count": 1})
 CASES["psum_scatter"] = lambda rng: ([rng.random((1, 3))], {"axis_name": "i", "count": 1})

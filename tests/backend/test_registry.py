@@ -5,7 +5,7 @@ elementwise primitive is one entry that traces, differentiates, batches and comp
 a batching rule, or a way to run compiled (a C rendering, its own kernel in both backends, or
 a declared host-only / library / loop class) fails here by name. `cube` below is registered in
 one `register(...)` call and checked end to end on the test device (`cpu` here; `cuda` under
-the emulator, tests/test_cuda_emulated.py).
+the emulator: tests/conftest.py).
 """
 
 from __future__ import annotations

@@ -21,7 +21,6 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 from _cuda_programs import (
-    GPU,
     NATIVE_ARGS,
     NVCC,
     _native_fallbacks,
@@ -208,8 +207,7 @@ def test_nvrtc_errors_carry_the_log():
 # ---------------------------------------------------------------- without a GPU
 
 
-@pytest.mark.skipif(GPU, reason="a GPU is present: the missing-GPU errors cannot happen")
-def test_cuda_without_gpu_raises_device_error_naming_what_is_missing():
+def test_cuda_without_gpu_raises_device_error_naming_what_is_missing(without_cupy):
     with pytest.raises(DeviceError, match="CuPy|GPU"):
         tj.jit(lambda x: x + 1.0, device="cuda")(np.ones(3))
     with pytest.raises(DeviceError, match="CuPy|GPU"):

@@ -155,7 +155,7 @@ NOT_ARRAY_COMPUTATIONS = {
     "NumPy's file and buffer I/O": {"save", "savez", "load", "fromfile", "frombuffer",
                                     "fromstring", "fromiter", "frompyfunc", "from_dlpack"},
     "NumPy's einsum_path (a contraction plan for NumPy's einsum)": {"einsum_path"},
-    "NumPy's type objects (tests/test_tnp_dtypes.py)": {
+    "NumPy's type objects (tests/backend/test_tnp_dtypes.py)": {
         "ComplexWarning", "ufunc", "character", "complex64", "complex128", "complex_",
         "complexfloating", "csingle", "cdouble", "flexible", "generic", "inexact", "floating",
         "integer", "number", "object_", "signedinteger", "unsignedinteger", "int8", "int16",
@@ -164,11 +164,11 @@ NOT_ARRAY_COMPUTATIONS = {
         "iinfo", "bool", "issubdtype", "promote_types", "result_type", "can_cast", "isdtype"},
 }  # fmt: skip
 
-_ROOT = Path(__file__).resolve().parent
+_TESTS = Path(__file__).resolve().parents[1]
 
 
 def _api_targets() -> list[str]:
-    sys.path.insert(0, str(_ROOT.parent / "tools"))
+    sys.path.insert(0, str(_TESTS.parent / "tools"))
     from api_coverage import DEFAULT, targets
 
     return targets(DEFAULT.read_text())["tracejit.numpy"]
@@ -176,7 +176,9 @@ def _api_targets() -> list[str]:
 
 def _tested_elsewhere(names) -> set[str]:
     """Names other tnp test files call as `tnp.<name>`/`m.<name>` or check by string name."""
-    src = "".join(p.read_text() for p in _ROOT.glob("test_*.py") if p.name != Path(__file__).name)
+    src = "".join(
+        p.read_text() for p in _TESTS.glob("*/test_*.py") if p.name != Path(__file__).name
+    )
     return {n for n in names if re.search(rf"\b(?:tnp|m)\.{re.escape(n)}\b|[\"']{n}[\"']", src)}
 
 

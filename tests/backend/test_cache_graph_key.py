@@ -18,7 +18,7 @@ import tracejit as tj
 from tracejit import backends, cache
 from tracejit.cache import keys
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 needs_cxx = pytest.mark.skipif(
     (shutil.which("g++") or shutil.which("c++")) is None, reason="no C++ compiler on PATH"
 )

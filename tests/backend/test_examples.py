@@ -1,6 +1,6 @@
 """The examples gallery runs: each program, with small sizes where it has them, reaches its
 own success check (each exits with an error when its result is wrong: accuracy too low, the
-target missed, the loss not going down). train_mlp.py runs in tests/test_readme.py."""
+target missed, the loss not going down). train_mlp.py runs in tests/backend/test_readme.py."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 CASES = {
     "quickstart.py": ([], "quickstart OK"),

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 import tracejit as tj
-from tracejit.devices import cuda_available
 
 
 def test_device_put_get_roundtrip_on_cpu():
@@ -20,8 +19,7 @@ def test_unknown_device_is_named():
         tj.device_put(np.ones(2), "tpu")
 
 
-@pytest.mark.skipif(cuda_available(), reason="this machine has a usable GPU")
-def test_cuda_without_gpu_says_what_is_missing():
+def test_cuda_without_gpu_says_what_is_missing(without_cupy):
     with pytest.raises(
         tj.errors.DeviceError, match="(CuPy is not importable|no usable CUDA GPU|no CUDA GPU)"
     ):

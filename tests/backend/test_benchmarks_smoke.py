@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-_PATH = Path(__file__).resolve().parent.parent / "benchmarks" / "workloads.py"
+_PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "workloads.py"
 _spec = importlib.util.spec_from_file_location("bench_workloads", _PATH)
 W = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = W  # dataclasses look their module up while the file executes

@@ -1,8 +1,8 @@
 """CUDA graphs (backend_cuda/graphs.py): replayed calls agree with plain launches.
 
-Run on a GPU by benchmarks/gpu_check.sh and on the CPU under the CUDA emulator
-(tests/test_cuda_emulated.py), where a graph replays the recorded launches with the pointers
-they were captured with, as CUDA does.
+Run on a GPU by benchmarks/gpu_check.sh and on the CPU under the CUDA emulator (the root
+conftest.py), where a graph replays the recorded launches with the pointers they were
+captured with, as CUDA does.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from tracejit.backend_cpu import compiler
 
 CXX = shutil.which("g++") or shutil.which("c++")
 pytestmark = pytest.mark.skipif(CXX is None, reason="no C++ compiler (g++, c++) on PATH")
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 X = np.arange(4.0)
 
 

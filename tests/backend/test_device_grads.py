@@ -1,6 +1,6 @@
 """Compiled reverse mode on the test device: every VJP rule, jitted, against eager and FD.
 
-`tests/test_autodiff.py` checks every VJP rule eagerly (the NumPy reference interpreter). Here
+`tests/backend/test_autodiff.py` checks every VJP rule eagerly (the NumPy reference interpreter). Here
 the same rules run compiled on the test device (`TRACEJIT_TEST_DEVICE`: "cpu", or "cuda" on a
 GPU or under the emulator): for a group of cases, one jitted program returns every case's
 primal output and VJP, and each case is checked twice:

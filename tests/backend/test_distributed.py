@@ -22,7 +22,7 @@ import pytest
 import tracejit as tj
 from tracejit import lax
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WORKER = ROOT / "tests" / "_distributed_worker.py"
 
 

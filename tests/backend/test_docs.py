@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from _markdown import blocks, run_python_blocks
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.glob("*.md"))
 

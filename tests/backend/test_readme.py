@@ -20,7 +20,7 @@ from _markdown import blocks, run_python_blocks
 
 import tracejit as tj
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 SHELL = ("bash", "sh", "shell", "console")
 
@@ -102,5 +102,5 @@ def test_readme_shell_command(command):
         assert (ROOT / words[1]).exists(), f"{command!r}: {words[1]} is missing"
     else:
         assert words[:3] == ["python3", "-m", "venv"] or words[:1] == ["."], (
-            f"the README's command {command!r} is not checked by tests/test_readme.py"
+            f"the README's command {command!r} is not checked by tests/backend/test_readme.py"
         )

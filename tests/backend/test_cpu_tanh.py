@@ -27,7 +27,7 @@ except TracejitError as exc:  # pragma: no cover - depends on the machine
 
 F32 = np.float32
 MAX_ULP = 4.0  # the target; tools/fit_tanh.py --check-compiled measured < 3 on [0, 10]
-TOOL = pathlib.Path(__file__).resolve().parents[1] / "tools" / "fit_tanh.py"
+TOOL = pathlib.Path(__file__).resolve().parents[2] / "tools" / "fit_tanh.py"
 
 
 @pytest.fixture(scope="module")

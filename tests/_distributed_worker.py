@@ -1,4 +1,5 @@
-"""Run under `mpiexec -n 2` by tests/test_distributed.py: `python _distributed_worker.py CASE`.
+"""Run under `mpiexec -n 2` by tests/backend/test_distributed.py:
+`python _distributed_worker.py CASE`.
 
 Each process checks its own results against NumPy on every process's inputs (which every
 process can rebuild from the seeds) and prints `rank R ok`; an assertion error fails the run.

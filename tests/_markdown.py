@@ -1,4 +1,4 @@
-"""Run the code blocks of a Markdown page: shared by tests/test_readme.py and test_docs.py.
+"""Run the code blocks of a Markdown page: shared by tests/backend/test_readme.py and test_docs.py.
 
 A ```python block runs; blocks of one page run in order in one namespace, so a page can build
 on its earlier blocks. A ``` or ```text block right after a python block is that block's

@@ -1,4 +1,4 @@
-"""The table of tracejit.numpy names checked by tests/test_tnp_surface.py.
+"""The table of tracejit.numpy names checked by tests/backend/test_tnp_surface.py.
 
 Each case is (name, fn, args, grad): `fn(m, *args)` computes with module `m` (NumPy, the
 oracle, or tracejit.numpy); `grad` says whether the case is differentiable in its float

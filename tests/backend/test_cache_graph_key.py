@@ -140,7 +140,7 @@ def test_devices_early_keys():
 
 @needs_cxx
 def test_a_stored_executable_loads_without_fusion(device, tmp_path, monkeypatch):
-    # Runs on the test device: "cpu" here, "cuda" under the emulator (test_cuda_emulated.py).
+    # Runs on the test device: "cpu" here, "cuda" under the emulator (tests/conftest.py).
     monkeypatch.setattr(tj.config, "cache_dir", str(tmp_path))
 
     def f(x, y):

@@ -96,7 +96,7 @@ def test_readme_shell_command(command):
     ):
         done = _run(words)
         assert done.returncode == 0, f"{command!r} failed:\n{done.stdout}\n{done.stderr}"
-    elif words[:1] == ["mpiexec"]:  # tests/test_distributed.py runs it (when MPI is here)
+    elif words[:1] == ["mpiexec"]:  # tests/backend/test_distributed.py runs it (when MPI is here)
         assert words[3] == "python" and (ROOT / words[4]).exists(), command
     elif words[:1] in (["python"], ["bash"]):
         assert (ROOT / words[1]).exists(), f"{command!r}: {words[1]} is missing"

@@ -22,7 +22,7 @@ API (what backends code against):
     the same on a hit, None on a miss (nothing is built).
 ``invalidate(key, reason=None)``, ``cache_info()``, ``clear_cache()``.
 
-Robustness (tests/test_cache_faults.py): every file of an entry is listed in its meta.json
+Robustness (tests/backend/test_cache_faults.py): every file of an entry is listed in its meta.json
 with size and sha256 and re-checked on each hit, so an entry with any damaged file (any
 bytes, meta.json included) is reported once (`CacheCorruptionWarning`), removed and rebuilt.
 Concurrent processes, ``kill -9`` mid-compile and ``cache clear`` during builds are safe by

@@ -14,7 +14,7 @@ Adding an elementwise primitive is one entry:
                     rules={VJP_RULES: cube_vjp, C_RULES: lambda args, *_: f"({args[0]}...)"})
 
 Its batching rule comes with its kind (one rule batches every elementwise primitive).
-tests/test_registry.py adds `cube` this way and checks it traced, differentiated, batched and
+tests/backend/test_registry.py adds `cube` this way and checks it traced, differentiated, batched and
 compiled (on `cpu`, and on `cuda` under the CUDA emulator); it also walks `PRIMITIVES` and
 fails on any primitive missing a rule.
 

@@ -17,20 +17,24 @@ from _prims import elementwise_names
 
 import tracejit as tj
 import tracejit.numpy as tnp
-from tracejit.backend_cuda.gather import _WRITERS as CUDA_KERNELS
+from tracejit.backend_cpu import schedule_graph
+from tracejit.backend_cpu.codegen import generate
+from tracejit.backend_cpu.gather import CPU_KERNELS
+from tracejit.backend_cuda import cuda_source
+from tracejit.backend_cuda.gather import CUDA_KERNELS
 from tracejit.batching import BATCH_RULES
 from tracejit.errors import UnsupportedError
 from tracejit.ir import fusion
 from tracejit.ir import kernel as K
 from tracejit.ir.autodiff import VJP_RULES
-from tracejit.ir.c_render import C_RULES, render
-from tracejit.ir.gather_plan import NATIVE_PRIMS
+from tracejit.ir.c_render import C_RULES, c_type, render
 from tracejit.ir.primitives import (
     ELEMENTWISE,
     FLOAT,
     FUSION_CLASSES,
     INLINE,
     KERNEL,
+    OPAQUE,
     PRIMITIVES,
     RULE_TABLES,
     TRANSCENDENTAL,
@@ -67,14 +71,14 @@ def test_every_primitive_has_every_rule():
         drawn = isinstance(prim.rule, ElementwiseRule) or name in OWN_OPERANDS
         if prim.kind == ELEMENTWISE and not drawn:
             lacks.append("ElementwiseRule (which the property tests draw operands from)")
-        if prim.fusion == KERNEL and not (name in NATIVE_PRIMS and name in CUDA_KERNELS):
+        if prim.fusion == KERNEL and not (prim in CPU_KERNELS and prim in CUDA_KERNELS):
             lacks.append("kernel in both backends")
         if lacks:
             missing[name] = lacks
     assert not missing, f"primitives missing rules: {missing}"
-    # a kernel of a backend is the kernel of a registered KERNEL primitive
-    kernels = {n for n, p in _registered().items() if p.fusion == KERNEL}
-    assert kernels == set(NATIVE_PRIMS) == set(CUDA_KERNELS)
+    # a backend's kernel is the kernel of a primitive of fusion class KERNEL
+    for table in (CPU_KERNELS, CUDA_KERNELS):
+        assert all(p.fusion == KERNEL for p in _registered().values() if p in table)
 
 
 @pytest.mark.parametrize("name", elementwise_names(1) + elementwise_names(2))
@@ -164,3 +168,63 @@ def test_new_elementwise_primitive_unregisters_cleanly(cube):
         assert PRIMITIVES["test_cube"] is again and again not in C_RULES
     finally:
         unregister(again)
+
+
+# ---------------------------------------------------------------- a new primitive with a kernel
+
+
+def _twice_cpu(step, buffers, name):
+    (x,), (out,) = step.inputs, step.outputs
+    t = c_type(buffers[x].dtype)
+    helper = (
+        f"static void {name}_twice(const {t}* x, {t}* out, int64_t n) {{\n"
+        "  for (int64_t i = 0; i < n; ++i) out[i] = x[i] + x[i];\n}"
+    )
+    return f"{name}_twice(b{x}, b{out}, {buffers[x].size}LL);", helper
+
+
+def _twice_cuda(step, buffers):
+    t = c_type(buffers[step.inputs[0]].dtype)
+    units = buffers[step.inputs[0]].size
+    return [f"const {t}* x", f"{t}* out"], units, ["out[u] = x[u] + x[u];"]
+
+
+@pytest.fixture
+def twice():
+    """The one entry that adds `test_twice` (x + x) with its own kernel in each backend."""
+    prim = register(
+        "test_twice",
+        OPAQUE,
+        lambda avals: avals[0],
+        lambda x: x + x,
+        fusion=KERNEL,
+        rules={
+            VJP_RULES: lambda e, ct, x, *, out: [e.add(ct, ct)],
+            BATCH_RULES: lambda b, size, xs, dims: ([b.test_twice(xs[0])], [dims[0]]),
+            CPU_KERNELS: _twice_cpu,
+            CUDA_KERNELS: _twice_cuda,
+        },
+    )
+    yield prim
+    unregister(prim)
+
+
+def test_new_primitive_with_its_own_kernel_is_one_entry(twice, device):
+    x = np.linspace(-2.0, 3.0, 10, dtype=np.float32).reshape(2, 5)
+
+    def f(x):
+        return bind(twice, x * 3.0) - x
+
+    want = (x * np.float32(3.0) + x * np.float32(3.0)) - x
+    jitted = tj.jit(f, device=device)
+    graph = jitted.lower(x).graph
+    steps = fusion.fuse(graph).steps
+    assert [s.prim for s in steps if isinstance(s, K.Fallback)] == ["test_twice"]
+    # each backend runs the primitive's kernel, not a NumPy callback
+    assert "_twice(b" in generate(schedule_graph(graph))
+    assert "out[u] = x[u] + x[u];" in cuda_source(graph).source
+    np.testing.assert_array_equal(tj.device_get(jitted(x)), want)
+    np.testing.assert_array_equal(tj.vmap(f)(x), want)
+    x64 = x.astype(np.float64)
+    g = tj.jit(tj.grad(lambda x: tnp.sum(f(x) * x)), device=device)(x64)
+    np.testing.assert_allclose(tj.device_get(g), 10.0 * x64, rtol=1e-12)  # d/dx 5x^2

@@ -32,7 +32,7 @@ from tracejit import timing
 from tracejit.backend_cpu import vector_math
 from tracejit.backend_cpu.columns import ColumnWriter, PartialWriter, is_column, is_partial
 from tracejit.backend_cpu.emit import INLINE_F32_C, BaseWriter
-from tracejit.backend_cpu.gather import GATHER_C, is_native, native_call
+from tracejit.backend_cpu.gather import CPU_KERNELS, GATHER_C, is_native
 from tracejit.backend_cpu.rows import LoopWriter, RowWriter
 from tracejit.backend_cpu.steps import StepTable
 from tracejit.errors import CompileError
@@ -216,17 +216,19 @@ def writer_for(kernel: K.Kernel, buffers: dict[int, K.Buffer], uses: set[str]) -
     return RowWriter(kernel, buffers, uses)
 
 
-def _statement(i: int, step: K.Step, buffers) -> str:
-    """The C++ statement running a non-kernel step (over buffers `b<id>` and `ctx`)."""
+def _statement(i: int, step: K.Step, buffers, name: str) -> tuple[str, str]:
+    """(the C++ statement running a non-kernel step over buffers `b<id>` and `ctx`, the
+    helper functions it calls: names starting with `name`)."""
     if isinstance(step, K.Matmul):
         dt = buffers[step.out].dtype
         blas = {np.dtype(np.float32): 1, np.dtype(np.float64): 2}.get(dt, 0)
         flags = f"{blas}, {str(step.trans_a).lower()}, {str(step.trans_b).lower()}"
         sizes = f"{step.batch}LL, {step.m}LL, {step.n}LL, {step.k}LL"
-        return f"tj_matmul<{c_type(dt)}>(ctx, {flags}, {sizes}, b{step.a}, b{step.b}, b{step.out});"
+        call = f"tj_matmul<{c_type(dt)}>(ctx, {flags}, {sizes}, b{step.a}, b{step.b}, b{step.out});"
+        return call, ""
     if is_native(step, buffers):
-        return native_call(step, buffers)
-    return callback_statement(i, step)
+        return CPU_KERNELS[step.prim](step, buffers, name)
+    return callback_statement(i, step), ""
 
 
 def callback_statement(callback: int, step: K.Fallback) -> str:
@@ -264,7 +266,8 @@ def run_function(
             w = writer_for(table.hoist(step), table.buffers, uses)
             table.add(w.call(), w.k.name, w.function())
         elif not isinstance(step, K.View):  # a view is only a pointer alias
-            table.add(_statement(i, step, buffers), f"{fn}_s{i}")
+            statement, helper = _statement(i, step, buffers, f"{fn}_s{i}")
+            table.add(statement, f"{fn}_s{i}", helper)
     return table.functions, table.run_function(f"{linkage}int {fn}{SIGNATURE}")
 
 

@@ -34,8 +34,9 @@ from __future__ import annotations
 from tracejit.ir import kernel as K
 from tracejit.ir.c_render import c_type
 from tracejit.ir.cwriter.library import LIBRARY
-from tracejit.ir.gather_plan import NATIVE_PRIMS, is_native
+from tracejit.ir.gather_plan import is_native
 from tracejit.ir.gather_plan import split_axis as _split
+from tracejit.ir.primitives import RuleTable
 
 GATHER_C = (
     LIBRARY
@@ -202,4 +203,17 @@ def native_call(step: K.Fallback, buffers: dict[int, K.Buffer]) -> str:
     return f"tj_take_add<{types}>({args}, {sizes}, {str(along).lower()});"
 
 
-__all__ = ["GATHER_C", "NATIVE_PRIMS", "is_native", "native_call"]
+# The kernel of each primitive of fusion class KERNEL, keyed by the primitive:
+# rule(step, buffers, name) -> (statement, helper): the C++ statement running the step, after
+# `helper` (functions it calls, their names starting with `name`, unique in the unit; "" for
+# the templates of GATHER_C, which the unit includes whenever a native step is present).
+CPU_KERNELS = RuleTable("C++ kernel")
+
+
+@CPU_KERNELS.register("take", "take_along_axis", "take_add", "take_along_add")
+@CPU_KERNELS.register("cumsum", "threefry2x32")
+def _templated(step: K.Fallback, buffers: dict[int, K.Buffer], name: str) -> tuple[str, str]:
+    return native_call(step, buffers), ""
+
+
+__all__ = ["CPU_KERNELS", "GATHER_C", "is_native", "native_call"]

@@ -32,6 +32,7 @@ from tracejit.ir import kernel as K
 from tracejit.ir.c_common import indent
 from tracejit.ir.c_render import c_type
 from tracejit.ir.gather_plan import gather_sizes
+from tracejit.ir.primitives import RuleTable
 
 
 def _div(v: int) -> int:
@@ -127,21 +128,20 @@ def _threefry(step: K.Fallback, buffers: dict[int, K.Buffer]) -> tuple[list[str]
     return params, half, body
 
 
-_WRITERS = {
-    "take": _gather,
-    "take_along_axis": _gather,
-    "take_add": _scatter,
-    "take_along_add": _scatter,
-    "cumsum": _cumsum,
-    "threefry2x32": _threefry,
-}
+# The kernel of each primitive of fusion class KERNEL, keyed by the primitive:
+# rule(step, buffers) -> (parameters, units, body of one unit `u`).
+CUDA_KERNELS = RuleTable("CUDA kernel")
+CUDA_KERNELS.register("take", "take_along_axis")(_gather)
+CUDA_KERNELS.register("take_add", "take_along_add")(_scatter)
+CUDA_KERNELS.register("cumsum")(_cumsum)
+CUDA_KERNELS.register("threefry2x32")(_threefry)
 
 
 def gather_kernel(step: K.Fallback, buffers: dict[int, K.Buffer]) -> tuple[str, Launch]:
     """The CUDA kernel running `step` (when `gather_plan.is_native`) and its launch."""
-    params, units, body = _WRITERS[step.prim](step, buffers)
+    params, units, body = CUDA_KERNELS[step.prim](step, buffers)
     text = _kernel(step.name, params, units, body)  # the step's name: unique in the schedule
     return text, Launch(step.name, list(step.inputs) + list(step.outputs), BLOCK, units, True)
 
 
-__all__ = ["gather_kernel"]
+__all__ = ["CUDA_KERNELS", "gather_kernel"]

@@ -1,8 +1,10 @@
 """Which `Fallback` steps a backend compiles natively, and their (pre, n, post, m) sizes.
 
-Backend-neutral: the CPU (backend_cpu/gather.py) and CUDA (backend_cuda/gather.py) backends
-both compile take, take_along_axis, take_add, take_along_add, cumsum and threefry2x32 and ask
-`is_native` which steps qualify. A gather from an empty axis with a non-empty index raises
+Backend-neutral: a primitive of fusion class KERNEL (ir/primitives.py: take,
+take_along_axis, take_add, take_along_add, cumsum, threefry2x32) has a kernel rule in each
+backend's table, `backend_cpu.gather.CPU_KERNELS` and `backend_cuda.gather.CUDA_KERNELS`
+(keyed by the primitive; tests/test_registry.py checks both), and both ask `is_native` which
+steps qualify. A gather from an empty axis with a non-empty index raises
 IndexError in NumPy; compiled code cannot raise on data, so such steps (shapes are static)
 stay NumPy callbacks.
 
@@ -21,8 +23,7 @@ from __future__ import annotations
 import math
 
 from tracejit.ir import kernel as K
-
-NATIVE_PRIMS = ("take", "take_add", "take_along_axis", "take_along_add", "cumsum", "threefry2x32")
+from tracejit.ir.primitives import KERNEL, PRIMITIVES
 
 
 def split_axis(shape: tuple[int, ...], axis: int) -> tuple[int, int, int]:
@@ -32,7 +33,8 @@ def split_axis(shape: tuple[int, ...], axis: int) -> tuple[int, int, int]:
 
 def is_native(step: K.Fallback, buffers: dict[int, K.Buffer]) -> bool:
     """Whether a backend compiles `step` instead of calling NumPy back."""
-    if step.prim not in NATIVE_PRIMS:
+    prim = PRIMITIVES.get(step.prim)
+    if prim is None or prim.fusion != KERNEL:
         return False
     if step.prim.startswith("take"):
         x, idx = buffers[step.inputs[0]], buffers[step.inputs[1]]
@@ -53,4 +55,4 @@ def gather_sizes(step: K.Fallback, buffers: dict[int, K.Buffer]) -> tuple[int, i
     return pre, n, post, m
 
 
-__all__ = ["NATIVE_PRIMS", "gather_sizes", "is_native", "split_axis"]
+__all__ = ["gather_sizes", "is_native", "split_axis"]

@@ -18,6 +18,19 @@ tests/backend/test_registry.py adds `cube` this way and checks it traced, differ
 compiled (on `cpu`, and on `cuda` under the CUDA emulator); it also walks `PRIMITIVES` and
 fails on any primitive missing a rule.
 
+Adding a primitive with its own kernel is one module, one entry: fusion class KERNEL (fusion
+keeps it a step of its own), and a rule in each backend's kernel table, keyed like the rest:
+
+    register("name", OPAQUE, shape_rule, numpy_impl, fusion=KERNEL, rules={
+        VJP_RULES: vjp,                # autodiff.py
+        BATCH_RULES: batch,            # batching/rules.py (elementwise ones have a default)
+        CPU_KERNELS: cpu_kernel,       # backend_cpu/gather.py: (statement, helper functions)
+        CUDA_KERNELS: cuda_kernel,     # backend_cuda/gather.py: (params, units, unit body)
+    })
+
+The module sits above the backends (it imports their tables) and is imported by the package
+(tracejit/__init__.py); `test_twice` in tests/test_registry.py is such an entry, run on both.
+
 Abstract values are `(shape, dtype, weak)` triples. Elementwise primitives take operands of
 one shape and one dtype: broadcasting and promotion happen in `tracejit.numpy`, so every
 later stage (autodiff, fusion, codegen) sees explicit `broadcast_in_dim` and `convert` nodes.

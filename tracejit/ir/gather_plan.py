@@ -3,10 +3,10 @@
 Backend-neutral: a primitive of fusion class KERNEL (ir/primitives.py: take,
 take_along_axis, take_add, take_along_add, cumsum, threefry2x32) has a kernel rule in each
 backend's table, `backend_cpu.gather.CPU_KERNELS` and `backend_cuda.gather.CUDA_KERNELS`
-(keyed by the primitive; tests/test_registry.py checks both), and both ask `is_native` which
-steps qualify. A gather from an empty axis with a non-empty index raises
-IndexError in NumPy; compiled code cannot raise on data, so such steps (shapes are static)
-stay NumPy callbacks.
+(keyed by the primitive; tests/unit/test_registry.py checks both), and both ask `is_native`
+which steps qualify. A gather from an empty axis with a non-empty index raises IndexError in
+NumPy; compiled code cannot raise on data, so such steps (shapes are static) stay NumPy
+callbacks.
 
 >>> import numpy as np
 >>> from tracejit.ir import kernel as K

@@ -14,9 +14,10 @@ Adding an elementwise primitive is one entry:
                     rules={VJP_RULES: cube_vjp, C_RULES: lambda args, *_: f"({args[0]}...)"})
 
 Its batching rule comes with its kind (one rule batches every elementwise primitive).
-tests/backend/test_registry.py adds `cube` this way and checks it traced, differentiated, batched and
-compiled (on `cpu`, and on `cuda` under the CUDA emulator); it also walks `PRIMITIVES` and
-fails on any primitive missing a rule.
+tests/backend/test_new_primitives.py adds `cube` this way and checks it traced,
+differentiated, batched and compiled on every device under test (`cpu`, and `cuda` on a GPU
+or the CUDA emulator); tests/unit/test_registry.py walks `PRIMITIVES` and fails on any
+primitive missing a rule.
 
 Adding a primitive with its own kernel is one module, one entry: fusion class KERNEL (fusion
 keeps it a step of its own), and a rule in each backend's kernel table, keyed like the rest:
@@ -29,7 +30,8 @@ keeps it a step of its own), and a rule in each backend's kernel table, keyed li
     })
 
 The module sits above the backends (it imports their tables) and is imported by the package
-(tracejit/__init__.py); `test_twice` in tests/test_registry.py is such an entry, run on both.
+(tracejit/__init__.py); `test_twice` in tests/backend/test_new_primitives.py is such an
+entry, run on every device.
 
 Abstract values are `(shape, dtype, weak)` triples. Elementwise primitives take operands of
 one shape and one dtype: broadcasting and promotion happen in `tracejit.numpy`, so every

@@ -172,7 +172,27 @@ int Executor::call_fallback(int64_t step, void* const* ptrs) {
   return 0;
 }
 
-py::list Executor::run(const py::sequence& args) {
+py::array Executor::check_output(size_t i, py::handle out) const {
+  const ArraySpec& spec = outputs_[i];
+  const std::string which = "donated buffer for output " + std::to_string(i);
+  if (!py::isinstance<py::array>(out)) throw ShapeError(which + " is not a NumPy array");
+  auto arr = py::reinterpret_borrow<py::array>(out);
+  bool ok = same_dtype(arr.dtype(), spec.dtype) &&
+            static_cast<size_t>(arr.ndim()) == spec.shape.size() &&
+            (arr.flags() & py::array::c_style) && arr.writeable() &&
+            reinterpret_cast<uintptr_t>(arr.data()) % arr.dtype().itemsize() == 0 &&
+            arr.dtype().byteorder() != '>';
+  for (size_t d = 0; ok && d < spec.shape.size(); ++d) {
+    ok = arr.shape(static_cast<py::ssize_t>(d)) == spec.shape[d];
+  }
+  if (!ok) {
+    throw ShapeError(which + " is not a writeable C-contiguous array of the output's shape " +
+                     shape_str(spec.shape) + " and dtype");
+  }
+  return arr;
+}
+
+py::list Executor::run(const py::sequence& args, const py::object& outs) {
   if (static_cast<size_t>(py::len(args)) != inputs_.size()) {
     throw ShapeError("the compiled function takes " + std::to_string(inputs_.size()) +
                      " arrays, got " + std::to_string(py::len(args)));
@@ -184,10 +204,18 @@ py::list Executor::run(const py::sequence& args) {
     keep.push_back(check_input(i, args[i]));
     in_ptrs[i] = const_cast<void*>(keep.back().data());
   }
+  const bool donated = !outs.is_none();
+  if (donated && static_cast<size_t>(py::len(outs)) != outputs_.size()) {
+    throw ShapeError("the compiled function has " + std::to_string(outputs_.size()) +
+                     " outputs, got " + std::to_string(py::len(outs)) + " output buffers");
+  }
   py::list results;
   std::vector<void*> out_ptrs(outputs_.size());
   for (size_t i = 0; i < outputs_.size(); ++i) {
-    py::array out(outputs_[i].dtype, outputs_[i].shape);
+    // A donated input's buffer (chosen by ir/donation.py) or a fresh array.
+    py::object given = donated ? py::object(outs[py::int_(i)]) : py::object(py::none());
+    py::array out = given.is_none() ? py::array(outputs_[i].dtype, outputs_[i].shape)
+                                    : check_output(i, given);
     out_ptrs[i] = out.mutable_data();
     results.append(out);
   }
@@ -232,7 +260,7 @@ void register_executor(py::module_& m) {
            py::arg("library"), py::arg("inputs"), py::arg("outputs"), py::arg("consts"),
            py::arg("arena_bytes"), py::arg("sgemm") = 0, py::arg("dgemm") = 0,
            py::arg("fallback") = py::none())
-      .def("__call__", &Executor::run, py::arg("args"))
+      .def("__call__", &Executor::run, py::arg("args"), py::arg("outs") = py::none())
       .def_property_readonly("arena_bytes", &Executor::arena_bytes);
 }
 

@@ -4,9 +4,9 @@
 //   int tj_run(void* const* in, void* const* out, void* const* consts, char* arena,
 //              const TjContext* ctx);
 // which runs every step of a schedule. The executor loads it (dlopen), checks and converts
-// the inputs, allocates fresh output arrays, takes an arena from a pool (one per concurrent
-// call, so two threads can call the same function), releases the GIL for the whole run, and
-// turns failures into tracejit.errors exceptions.
+// the inputs, allocates fresh output arrays (or writes into donated input buffers), takes an
+// arena from a pool (one per concurrent call, so two threads can call the same function),
+// releases the GIL for the whole run, and turns failures into tracejit.errors exceptions.
 #pragma once
 
 #include <pybind11/numpy.h>
@@ -38,7 +38,9 @@ class Executor {
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
-  pybind11::list run(const pybind11::sequence& args);
+  // `outs`: None, or one entry per output: None (a fresh array) or an array to write it
+  // into (a donated input's buffer).
+  pybind11::list run(const pybind11::sequence& args, const pybind11::object& outs);
   int64_t arena_bytes() const { return arena_bytes_; }
 
   // Called by generated code (GIL not held) to run a NumPy fallback step.
@@ -51,6 +53,7 @@ class Executor {
   using Arena = std::unique_ptr<char, FreeDeleter>;
 
   pybind11::array check_input(size_t i, pybind11::handle arg) const;
+  pybind11::array check_output(size_t i, pybind11::handle out) const;
   Arena take_arena();
   void give_arena(Arena arena);
 

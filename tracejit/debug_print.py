@@ -78,8 +78,8 @@ class PrintingExecutable:
         self.prints = prints
         self.n_outputs = n_outputs
 
-    def __call__(self, arrays):
-        outs = self.inner(arrays)
+    def __call__(self, arrays, outs=None):
+        outs = self.inner(arrays) if outs is None else self.inner(arrays, outs)
         extra = iter(outs[self.n_outputs :])
         for fmt, tree, n in self.prints:  # GPU arrays are printed as their host copies
             _show(fmt, tree, [device_get(next(extra)) for _ in range(n)])

@@ -29,6 +29,7 @@ from tracejit import cache, debug
 from tracejit.backend_cpu import blas, compiler
 from tracejit.cache import payload
 from tracejit.config import config
+from tracejit.errors import CompileError
 from tracejit.ir import kernel
 from tracejit.ir.gather_plan import is_native
 from tracejit.ir.graph import Graph
@@ -150,8 +151,19 @@ class CpuExecutable:
             fallbacks if fallbacks else None,
         )
 
-    def __call__(self, args: Sequence[np.ndarray]) -> list[np.ndarray]:
-        return self._executor(args)
+    def __call__(self, args: Sequence[np.ndarray], outs: list | None = None) -> list[np.ndarray]:
+        """Run; `outs` (donation): per output, None or the array to write it into."""
+        if outs is None:
+            return self._executor(args)
+        try:
+            return self._executor(args, outs)
+        except TypeError as e:  # an extension built before donation: no `outs` argument
+            if "incompatible function arguments" not in str(e):
+                raise
+            raise CompileError(
+                "the C++ runtime tracejit/_core predates output donation (donate_argnums): "
+                "rebuild it (pip install -e ., or the cmake commands of the README)"
+            ) from e
 
     def source(self) -> str:
         return self._source

@@ -117,7 +117,7 @@ _KIND = {_KernelStep: "kernel", _MatmulStep: "matmul", _FallbackStep: "host", Lo
 class _Call:
     """The state of one call: a device pointer and (lazily) a CuPy array per buffer."""
 
-    def __init__(self, exe: CudaExecutable, args: Sequence):
+    def __init__(self, exe: CudaExecutable, args: Sequence, outs: Sequence | None = None):
         cupy = exe.cupy
         self.exe = exe
         ptrs = dict(exe.const_ptrs)
@@ -127,9 +127,10 @@ class _Call:
             arrays[b] = x
             ptrs[b] = x.data.ptr
         self.outputs = []
-        for b in exe.schedule.outputs:
+        for k, b in enumerate(exe.schedule.outputs):
             buf = exe.buffers[b]
-            out = cupy.empty(buf.shape, buf.dtype)
+            given = outs[k] if outs is not None else None  # a donated input's buffer
+            out = given if given is not None else cupy.empty(buf.shape, buf.dtype)
             arrays[b] = out
             ptrs[b] = out.data.ptr
             self.outputs.append(out)
@@ -213,20 +214,22 @@ class CudaExecutable:
                 done.add(v)
         return order
 
-    def __call__(self, args: Sequence) -> list:
-        if self.graphs is not None:
+    def __call__(self, args: Sequence, outs: Sequence | None = None) -> list:
+        """Run; `outs` (donation): per output, None or the CuPy array to write it into
+        (a call with donated buffers runs launch by launch, not as a CUDA graph)."""
+        if self.graphs is not None and outs is None:
             return self.graphs(args)
-        return self.run_plain(args)
+        return self.run_plain(args, outs)
 
-    def run_plain(self, args: Sequence) -> list:
+    def run_plain(self, args: Sequence, outs: Sequence | None = None) -> list:
         """One call, launch by launch."""
-        call = self.start(args)
+        call = self.start(args, outs)
         self.launch(call)
         return call.outputs
 
-    def start(self, args: Sequence) -> _Call:
-        """A call's state: inputs on the device, fresh outputs, its arena."""
-        return _Call(self, args)
+    def start(self, args: Sequence, outs: Sequence | None = None) -> _Call:
+        """A call's state: inputs on the device, fresh (or donated) outputs, its arena."""
+        return _Call(self, args, outs)
 
     def launch(self, call: _Call) -> None:
         """Queue every step of `call` on the current stream."""

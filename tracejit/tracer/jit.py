@@ -43,6 +43,7 @@ from tracejit.tracer.jit_options import (
     disable_jit,
     jit_disabled,
     mark_donated,
+    run_donating,
 )
 
 log = logging.getLogger("tracejit")
@@ -224,8 +225,9 @@ class Jitted:
                     return outs[0] if fast[1] is None else tree_unflatten(fast[1], outs)
         return self._dispatch(args, kwargs)
 
-    def _dispatch(self, args, kwargs):
-        """The general call: inline into an enclosing trace, or look up / compile and run."""
+    def _dispatch(self, args, kwargs, donated: tuple[int, ...] = ()):
+        """The general call: inline into an enclosing trace, or look up / compile and run.
+        `donated`: leaves whose buffers the outputs may reuse (donate_argnums)."""
         dyn, static, _rebuild = self._split(args, kwargs)
         leaves, treedef = tree_flatten(dyn)
         if any(isinstance(x, Tracer) for x in leaves):
@@ -250,7 +252,10 @@ class Jitted:
             np.asarray(x, dtype=a[1]) if type(x) in _HOST else _leaf_array(x, a[1], device)
             for x, a in zip(leaves, avals)
         ]
-        outs = _results(executable(arrays))
+        if donated and not config.debug_nans:
+            outs = _results(run_donating(executable, arrays, leaves, donated))
+        else:
+            outs = _results(executable(arrays))
         if not kwargs and not self.static_argnums and all(type(x) in _HOST for x in args):
             sig = (device, *((x.shape, x.dtype) for x in args))
             self._fast[sig] = (executable, None if out_tree.kind is None else out_tree)
@@ -260,11 +265,8 @@ class Jitted:
         return tree_unflatten(out_tree, outs)
 
     def _call_donating(self, args, kwargs):
-        """A call with donated arguments: refuse consumed ones, then mark these consumed.
-
-        Outputs are freshly allocated by the CPU and CUDA executables today, so donation
-        saves no memory yet; it is validated and enforced so code written for it stays right.
-        """
+        """A call with donated arguments: refuse consumed ones, run with the outputs that
+        fit written into the donated buffers (ir/donation.py), then mark these consumed."""
         for i in self.donate_argnums:
             if i >= len(args):
                 raise ValueError(
@@ -274,12 +276,24 @@ class Jitted:
         dyn, _, _ = self._split(args, kwargs)
         leaves = tree_flatten(dyn)[0]
         check_not_donated(leaves, self._leaf_names(*dyn, len(args)))
-        out = self._dispatch(args, kwargs)
+        out = self._dispatch(args, kwargs, self._donated_leaves(args))
         if not any(isinstance(x, Tracer) for x in leaves):
             for i in self.donate_argnums:
                 for leaf in tree_flatten(args[i])[0]:
                     mark_donated(leaf)
         return out
+
+    def _donated_leaves(self, args) -> tuple[int, ...]:
+        """Indices, among the traced leaves, of the leaves of the donated arguments."""
+        out, start = [], 0
+        for i, a in enumerate(args):
+            if i in self.static_argnums:
+                continue
+            n = len(tree_flatten(a)[0])
+            if i in self.donate_argnums:
+                out += range(start, start + n)
+            start += n
+        return tuple(out)
 
     def _inline(self, args, kwargs):
         """Called inside another trace: replay our graph into it (grad(jit(f)) etc.)."""
@@ -487,9 +501,10 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), device=None, donate_
 
     On a method, `@partial(jit, static_argnums=0)` makes `self` static (hashed by identity
     unless its class defines `__hash__`). `donate_argnums`: positional arguments whose
-    arrays the caller gives up; a donated array passed to a jitted function again raises
-    `DonatedArgumentError` (the executables allocate their outputs today, so no memory is
-    reused yet).
+    arrays the caller gives up: an output of a donated array's shape and dtype is written
+    into its memory when nothing reads it afterwards (cpu and cuda; ir/donation.py), and a
+    donated array passed to a jitted function again raises `DonatedArgumentError` (a NumPy
+    one whose memory was reused is also made read-only).
 
     >>> import numpy as np, tracejit as tj
     >>> f = tj.jit(lambda x: np.tanh(x) * 2.0)

@@ -1,5 +1,6 @@
 """What a `jit` call can carry besides arrays: `ShapeDtypeStruct` stand-ins, `disable_jit`,
-and the bookkeeping of `donate_argnums` (a donated array must not be passed again).
+and `donate_argnums`: outputs written into donated buffers, and a donated array must not be
+passed again.
 """
 
 from __future__ import annotations
@@ -97,6 +98,72 @@ def check_not_donated(leaves, names) -> None:
             )
 
 
+# executable -> {donated leaves: {output index: input index}} (ir/donation.py's plans)
+_plans: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def run_donating(executable, arrays: list, leaves: list, donated: tuple[int, ...]) -> list:
+    """Run `executable`, each output that can be written into a donated argument's buffer.
+
+    A donated NumPy array whose buffer an output took is made read-only (it now holds the
+    output; it is also marked donated, so passing it to tracejit again is refused)."""
+    schedule = getattr(executable, "schedule", None)
+    if schedule is None:  # the NumPy reference device: nothing to reuse
+        return executable(arrays)
+    per_exe = _plans.setdefault(executable, {})
+    if donated not in per_exe:
+        from tracejit.ir.donation import alias_plan  # ir is below the tracer; loaded on use
+
+        per_exe[donated] = alias_plan(schedule, donated)
+    outs: list = [None] * len(schedule.outputs)
+    for k, i in per_exe[donated].items():
+        if _whole_buffer(arrays[i]) and not _passed_twice(arrays, i):
+            outs[k] = arrays[i]
+    if all(o is None for o in outs):
+        return executable(arrays)
+    results = list(executable(arrays, outs))
+    for k, i in per_exe[donated].items():
+        if outs[k] is not None:  # a new object (the donated one is marked), made writable
+            results[k] = results[k].reshape(results[k].shape)  # before the freeze below
+            if isinstance(leaves[i], np.ndarray):
+                leaves[i].setflags(write=False)
+    return results
+
+
+def _passed_twice(arrays: list, i: int) -> bool:
+    """Whether another argument may share memory with argument `i` (then it is not reused:
+    that argument may still be read after the output is written)."""
+    x = arrays[i]
+    if isinstance(x, np.ndarray):
+        others = (a for j, a in enumerate(arrays) if j != i and isinstance(a, np.ndarray))
+        return any(np.may_share_memory(x, a) for a in others)
+    ptr = x.__cuda_array_interface__["data"][0]
+    return any(
+        j != i
+        and hasattr(a, "__cuda_array_interface__")
+        and (a.__cuda_array_interface__["data"][0] == ptr or getattr(a, "base", None) is x)
+        for j, a in enumerate(arrays)
+    )
+
+
+def _whole_buffer(x) -> bool:
+    """Whether `x` is the whole, writable, contiguous memory of the array owning it."""
+    if isinstance(x, np.ndarray):
+        owner = x
+        while isinstance(owner.base, np.ndarray):
+            owner = owner.base
+        return (
+            owner.flags.owndata
+            and x.flags.c_contiguous
+            and x.flags.writeable
+            and x.nbytes == owner.nbytes
+            and x.__array_interface__["data"][0] == owner.__array_interface__["data"][0]
+        )
+    if hasattr(x, "__cuda_array_interface__"):  # a CuPy array that owns its memory
+        return bool(x.flags.c_contiguous) and getattr(x, "base", None) is None
+    return False
+
+
 def check_donate(donate: tuple, static: set[int]) -> tuple[int, ...]:
     for i in donate:
         if not isinstance(i, int) or isinstance(i, bool) or i < 0:
@@ -113,4 +180,5 @@ __all__ = [
     "disable_jit",
     "jit_disabled",
     "mark_donated",
+    "run_donating",
 ]

@@ -119,7 +119,7 @@ def test_gathers_scatters_cumsum_and_threefry_get_kernels():
     src = prog.source
     # NumPy's add (ir/cwriter/library.py): integers wrap via unsigned, bools are `or`
     assert "*d = tj_wrap_add(*d, upd[" in src and "acc = tj_wrap_add(acc, x[" in src
-    assert "tj_threefry_block(k0, k1, x0, x1);" in src
+    assert "tj_threefry_pair(key, counts, out, u, " in src
     assert "atomic" not in src  # deterministic: each output column belongs to one thread
 
 

@@ -69,16 +69,10 @@ class _ColumnAcc(Accumulator):
         super().__init__(r, CPP)
 
     def decls(self) -> list[str]:
-        n = self.name
-        if self.is_arg:
-            return [f"{self.acc_t} {n}v[{COLUMN_BLOCK}];", f"int64_t {n}[{COLUMN_BLOCK}];"]
-        return [f"{self.acc_t} {n}[{COLUMN_BLOCK}];"]
+        return [f"{t} {var}[{COLUMN_BLOCK}];" for t, var in self.parts()]
 
     def init(self) -> list[str]:
-        n = self.name
-        if self.is_arg:
-            return [f"{n}v[jj] = {self.identity()};", f"{n}[jj] = 0;"]
-        return [f"{n}[jj] = {self.identity()};"]
+        return [f"{var}[jj] = {s};" for (_, var), s in zip(self.parts(), self.starts())]
 
     def update(self, v: str) -> list[str]:
         n, r = self.name, self.r
@@ -86,7 +80,7 @@ class _ColumnAcc(Accumulator):
             return [
                 f"const bool {n}c = {ordered_arg_better(r.op, self.in_dt, v, f'{n}v[jj]')};",
                 f"{n}v[jj] = {n}c ? {v} : {n}v[jj];",
-                f"{n}[jj] = {n}c ? i{r.arg_dim} : {n}[jj];",
+                f"{n}i[jj] = {n}c ? i{r.arg_dim} : {n}i[jj];",
             ]
         return [f"{n}[jj] = {self.combine(f'{n}[jj]', self.term(v))};"]
 
@@ -110,7 +104,7 @@ class ColumnWriter(BaseWriter):
     def _column_loop(self, lines: list[str], acc_phase: int) -> list[str]:
         """A simd loop over the block's columns; `r<rid>` of phases < acc_phase are defined."""
         c = f"i{self.col}"
-        results = [a.result(f"{a.name}[jj]") for a in self.accs if a.r.phase < acc_phase]
+        results = [a.result(f"{a.parts()[-1][1]}[jj]") for a in self.accs if a.r.phase < acc_phase]
         head = [
             "#pragma omp simd",
             f"for (int64_t {c} = c0; {c} < c1; ++{c}) {{",

@@ -159,20 +159,11 @@ static void tj_cumsum(const T* x, T* out, int64_t pre, int64_t n, int64_t post) 
   });
 }
 
-// counts split in two halves (odd n: a zero pads the second); out = concat(y0, y1)[:n].
 template <class K, class C>
 static void tj_threefry(const K* key, const C* counts, int64_t* out, int64_t n) {
-  const uint32_t k0 = (uint32_t)(int64_t)key[0], k1 = (uint32_t)(int64_t)key[1];
   const int64_t half = (n + 1) / 2;
   tj_parallel(half, half * 64, [&](int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) {
-      const bool second = i + half < n;
-      uint32_t x0 = (uint32_t)(int64_t)counts[i];
-      uint32_t x1 = second ? (uint32_t)(int64_t)counts[i + half] : 0u;
-      tj_threefry_block(k0, k1, x0, x1);
-      out[i] = (int64_t)x0;
-      if (second) out[i + half] = (int64_t)x1;
-    }
+    for (int64_t i = lo; i < hi; ++i) tj_threefry_pair(key, counts, out, i, n);
   });
 }
 """

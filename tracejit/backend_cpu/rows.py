@@ -77,15 +77,16 @@ def accumulator(r: K.Reduction, v: str) -> AccCode:
     name = acc.name
     if acc.is_arg:  # in index order: the loop and the blocks
         upd = [f"if ({ordered_arg_better(r.op, acc.in_dt, v, f'{name}v')}) "]
-        upd[0] += f"{{ {name}v = {v}; {name} = i{r.arg_dim}; }}"
-        pre = [f"{acc.acc_t} {name}v = {acc.identity()};", f"int64_t {name} = 0;"]
+        upd[0] += f"{{ {name}v = {v}; {name}i = i{r.arg_dim}; }}"
+        pre = [f"{t} {var} = {s};" for (t, var), s in zip(acc.parts(), acc.starts())]
 
         def merge_arg(a: str, b: str) -> str:
             better = ordered_arg_better(r.op, acc.in_dt, b, a)
-            return f"if ({better}) {{ {a} = {b}; {name} = parts[b].{name}; }}"
+            return f"if ({better}) {{ {a} = {b}; {name}i = parts[b].{name}i; }}"
 
-        fields = [(acc.acc_t, f"{name}v", merge_arg), ("int64_t", name, None)]
-        return AccCode(pre, upd, [acc.result(name)], [], True, fields)
+        (vt, value), (it, index) = acc.parts()
+        fields = [(vt, value, merge_arg), (it, index, None)]
+        return AccCode(pre, upd, [acc.result(index)], [], True, fields)
 
     def merge(a: str, b: str) -> str:
         return f"{a} = {acc.combine(a, b)};"

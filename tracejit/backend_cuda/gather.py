@@ -114,18 +114,8 @@ def _cumsum(step: K.Fallback, buffers: dict[int, K.Buffer]) -> tuple[list[str], 
 def _threefry(step: K.Fallback, buffers: dict[int, K.Buffer]) -> tuple[list[str], int, list[str]]:
     key_t, count_t = (c_type(buffers[b].dtype) for b in step.inputs)
     n = buffers[step.outputs[0]].size
-    half = (n + 1) // 2
     params = [f"const {key_t}* key", f"const {count_t}* counts", "int64_t* out"]
-    body = [
-        "const uint32_t k0 = (uint32_t)(int64_t)key[0], k1 = (uint32_t)(int64_t)key[1];",
-        f"const bool second = u + {half}LL < {n}LL;",
-        "uint32_t x0 = (uint32_t)(int64_t)counts[u];",
-        f"uint32_t x1 = second ? (uint32_t)(int64_t)counts[u + {half}LL] : 0u;",
-        "tj_threefry_block(k0, k1, x0, x1);",
-        "out[u] = (int64_t)x0;",
-        f"if (second) out[u + {half}LL] = (int64_t)x1;",
-    ]
-    return params, half, body
+    return params, (n + 1) // 2, [f"tj_threefry_pair(key, counts, out, u, {n}LL);"]
 
 
 # The kernel of each primitive of fusion class KERNEL, keyed by the primitive:

@@ -78,10 +78,7 @@ class _Reduction(Accumulator):
         super().__init__(r, CUDA)
 
     def init(self) -> list[str]:
-        a = self.name
-        if self.is_arg:
-            return [f"{self.acc_t} {a}v = 0;", f"int64_t {a}i = -1;"]
-        return [f"{self.acc_t} {a} = {self.identity()};"]
+        return [f"{t} {var} = {s};" for (t, var), s in zip(self.parts(), self.starts(False))]
 
     def update(self, v: str, index: str) -> list[str]:
         if self.is_arg:
@@ -96,12 +93,6 @@ class _Reduction(Accumulator):
             cand = f"tj_arg_better<{self.acc_t}>({src_v}, {src_i}, {a}v, {a}i, {is_max})"
             return [f"if ({cand}) {{ {a}v = {src_v}; {a}i = {src_i}; }}"]
         return [f"{a} = {self.combine(a, src_v)};"]
-
-    def parts(self) -> list[tuple[str, str]]:
-        """(C type, variable) of each accumulator part."""
-        if self.is_arg:
-            return [(self.acc_t, f"{self.name}v"), ("int64_t", f"{self.name}i")]
-        return [(self.acc_t, self.name)]
 
     def final(self) -> str:
         a = self.name

@@ -1,7 +1,8 @@
 """Threefry-2x32 with 20 rounds, written once: the NumPy reference and the C function both
 walk `steps()` (Salmon et al., SC'11, "Parallel random numbers: as easy as 1, 2, 3").
 
-The C text (`C_BLOCK`) defines `tj_threefry_block(k0, k1, x0, x1)` (and `tj_rotl32`) with
+The C text (`C_BLOCK`) defines `tj_threefry_block(k0, k1, x0, x1)`, `tj_rotl32` and the
+primitive at one counter pair, `tj_threefry_pair` (what each backend's loop runs), with
 the `TJ_FN` qualifier of the backend that includes it (ir/cwriter/library.py), unrolled:
 the same mixes and key injections, in the same order, as the NumPy loop.
 
@@ -65,6 +66,20 @@ C_BLOCK = "\n".join(
         "// Threefry-2x32, 20 rounds (ir/threefry.py)",
         "TJ_FN void tj_threefry_block(uint32_t k0, uint32_t k1, uint32_t& x0, uint32_t& x1) {",
         *("  " + line for line in _c_lines()),
+        "}",
+        "// threefry2x32(key, counts) at pair i: counts split in two halves (odd n: a zero pads",
+        "// the second), out = concat(y0, y1)[:n]: pair i writes out[i] and out[i + half].",
+        "template <class K, class C>",
+        "TJ_FN void tj_threefry_pair(const K* key, const C* counts, int64_t* out, int64_t i,",
+        "                            int64_t n) {",
+        "  const uint32_t k0 = (uint32_t)(int64_t)key[0], k1 = (uint32_t)(int64_t)key[1];",
+        "  const int64_t half = (n + 1) / 2;",
+        "  const bool second = i + half < n;",
+        "  uint32_t x0 = (uint32_t)(int64_t)counts[i];",
+        "  uint32_t x1 = second ? (uint32_t)(int64_t)counts[i + half] : 0u;",
+        "  tj_threefry_block(k0, k1, x0, x1);",
+        "  out[i] = (int64_t)x0;",
+        "  if (second) out[i + half] = (int64_t)x1;",
         "}",
     ]
 )

@@ -67,6 +67,21 @@ class Accumulator:
         else:
             self.acc_t = c_type(r.dtype)
 
+    def parts(self) -> list[tuple[str, str]]:
+        """(C type, variable) of each accumulator part: the value, and for argmax/argmin the
+        index (`a<rid>v`, `a<rid>i`)."""
+        if self.is_arg:
+            return [(self.acc_t, f"{self.name}v"), ("int64_t", f"{self.name}i")]
+        return [(self.acc_t, self.name)]
+
+    def starts(self, ordered: bool = True) -> list[str]:
+        """Each part's start. Argmax/argmin candidates in index order (`ordered`) start from
+        the least extreme value at index 0; unordered ones from no candidate (index -1, for
+        the library's `tj_arg_better`)."""
+        if not self.is_arg:
+            return [self.identity()]
+        return [self.identity(), "0"] if ordered else ["0", "-1"]
+
     def identity(self) -> str:
         """The accumulator's start; for argmax/argmin, the value's (the least extreme)."""
         op = self.r.op

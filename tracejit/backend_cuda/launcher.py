@@ -114,10 +114,15 @@ class _FallbackStep(_Step):
 _KIND = {_KernelStep: "kernel", _MatmulStep: "matmul", _FallbackStep: "host", LoopStep: "host"}
 
 
+def step_kinds(exe: CudaExecutable) -> list[str]:
+    """What each step of `exe` launches: "kernel", "matmul" or "host" (GraphRunner's test)."""
+    return [_KIND[type(step)] for step in exe.steps]
+
+
 class _Call:
     """The state of one call: a device pointer and (lazily) a CuPy array per buffer."""
 
-    def __init__(self, exe: CudaExecutable, args: Sequence, outs: Sequence | None = None):
+    def __init__(self, exe: CudaExecutable, args: Sequence, outs=None, arena=None):
         cupy = exe.cupy
         self.exe = exe
         ptrs = dict(exe.const_ptrs)
@@ -134,7 +139,9 @@ class _Call:
             arrays[b] = out
             ptrs[b] = out.data.ptr
             self.outputs.append(out)
-        self.arena = cupy.cuda.alloc(exe.schedule.arena_bytes) if exe.schedule.arena_bytes else None
+        if arena is None and exe.schedule.arena_bytes:
+            arena = cupy.cuda.alloc(exe.schedule.arena_bytes)
+        self.arena = arena if exe.schedule.arena_bytes else None
         base = self.arena.ptr if self.arena is not None else 0
         for b in exe.temps:
             ptrs[b] = base + exe.buffers[b].offset
@@ -192,7 +199,7 @@ class CudaExecutable:
                 self.steps.append(LoopStep(step, name))
             elif isinstance(step, K.Fallback):
                 self.steps.append(_FallbackStep(step, self.buffers))
-        kinds = [_KIND[type(step)] for step in self.steps]
+        kinds = step_kinds(self)
         io = [b for b in schedule.buffers if b.kind in ("input", "output")]
         nbytes = schedule.arena_bytes + sum(b.size * b.dtype.itemsize for b in io)
         eligible = GraphRunner.eligible_steps(kinds, nbytes)
@@ -227,9 +234,10 @@ class CudaExecutable:
         self.launch(call)
         return call.outputs
 
-    def start(self, args: Sequence, outs: Sequence | None = None) -> _Call:
-        """A call's state: inputs on the device, fresh (or donated) outputs, its arena."""
-        return _Call(self, args, outs)
+    def start(self, args: Sequence, outs: Sequence | None = None, arena=None) -> _Call:
+        """A call's state: inputs on the device, fresh (or given) outputs, its arena (or a
+        given one, at least `schedule.arena_bytes`: calls issued in order may share one)."""
+        return _Call(self, args, outs, arena)
 
     def launch(self, call: _Call) -> None:
         """Queue every step of `call` on the current stream."""

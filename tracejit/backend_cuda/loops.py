@@ -7,13 +7,16 @@ launches driven from the host over device-resident buffers.
   iteration (the only synchronization: the host must know whether to launch the body).
 * cond: the index is read back, and only the chosen branch is launched.
 
-This is the first version: CUDA graph capture of a whole loop, and a device-side loop for
-`while_loop`, are not done (see the CPU backend's backend_cpu/loops.py for loops compiled
-into one call).
+A scan whose body the GPU can run alone (kernels only) is replayed as one CUDA graph of the
+whole loop (loop_graphs.py, under `tj.config.cuda_graphs`), so no Python runs per iteration;
+otherwise it runs as above. A device-side loop for `while_loop` is not done (see the CPU
+backend's backend_cpu/loops.py for loops compiled into one call).
 """
 
 from __future__ import annotations
 
+from tracejit.backend_cuda.loop_graphs import scan_runner
+from tracejit.config import config
 from tracejit.ir import kernel as K
 from tracejit.ir.control import CONTROL_PRIMS, regions_in_order
 
@@ -33,6 +36,9 @@ class LoopStep:
             compile_cuda(r.graph, f"{name}_{step.name}_region{k}")
             for k, r in enumerate(regions_in_order(step.prim, step.attrs))
         ]
+        self.graph = None  # a GraphRunner replaying a whole scan (loop_graphs.py)
+        if step.prim == "scan":
+            self.graph = scan_runner(self.regions[0], step.attrs, f"{name}_{step.name}")
 
     def __call__(self, call) -> None:
         ins = [call.array(b) for b in self.s.inputs]
@@ -40,6 +46,10 @@ class LoopStep:
         _RUNNERS[self.s.prim](self, ins, outs)
 
     def _scan(self, ins: list, outs: list) -> None:
+        if self.graph is not None and config.cuda_graphs != "never":
+            for dst, r in zip(outs, self.graph(ins)):
+                dst[...] = r
+            return
         a = self.s.attrs
         n_consts, n_carry, length = a["n_consts"], a["n_carry"], a["length"]
         consts, carry = ins[:n_consts], ins[n_consts : n_consts + n_carry]

@@ -14,10 +14,14 @@ import tracejit.numpy as tnp
 from tracejit import lax
 from tracejit.backend_cuda import cuda_source
 from tracejit.devices import cuda_available
+from tracejit.ir import dtypes
 from tracejit.ir.regions import nested_graphs
 from tracejit.tracer.core import bind
 
 DTYPES = [np.bool_, np.int32, np.int64, np.float32, np.float64]
+# Compiled as one program each (every op at once: fewer nvcc runs): the 16-bit floats are
+# computed in float32 inside kernels, int8/uint16 wrap through uint32.
+NARROW_DTYPES = [np.int8, np.uint16, np.float16, dtypes.BFLOAT16]
 NVCC = shutil.which("nvcc")
 GPU = cuda_available()
 needs_gpu = pytest.mark.skipif(not GPU, reason="needs CuPy and a CUDA GPU (none found)")
@@ -37,17 +41,17 @@ def lazy(shape, dtype=np.float32):
 
 
 def _unary(dtype):
-    names = elementwise_names(1, np.dtype(dtype).kind)
+    names = elementwise_names(1, dtypes.category(dtype))
     return lambda x: [bind(n, x) for n in names]
 
 
 def _binary(dtype):
-    names = elementwise_names(2, np.dtype(dtype).kind)
+    names = elementwise_names(2, dtypes.category(dtype))
     return lambda x, y: [bind(n, x, y) for n in names]
 
 
 def _convert(x):
-    return [bind("convert", x, dtype=np.dtype(d)) for d in DTYPES] + [
+    return [bind("convert", x, dtype=np.dtype(d)) for d in DTYPES + NARROW_DTYPES] + [
         bind("select", bind("ne", x, x), x, x)
     ]
 
@@ -162,6 +166,14 @@ def corpus() -> dict[str, tuple]:
         progs[f"binary_{name}"] = (_binary(dt), a, a)
         progs[f"convert_{name}"] = (_convert, a)
         progs[f"reductions_{name}"] = (_reductions, np.zeros((2, 3, 4), dt))
+    for dt in NARROW_DTYPES:
+        a, b = np.zeros((3, 5), dt), np.zeros((2, 3, 4), dt)
+        fns = (_unary(dt), _binary(dt), _convert, _reductions)
+        progs[f"all_ops_{np.dtype(dt).name}"] = (
+            lambda a, b, fns=fns: [f(*args) for f, args in zip(fns, [(a,), (a, a), (a,), (b,)])],
+            a,
+            b,
+        )
     x = lazy((64, 1024))
     progs["rowwise_f32"] = (_rowwise, x, lazy((1024,)), lazy((1024,)))
     progs["rowwise_f64_small"] = (_rowwise, *(lazy(s, np.float64) for s in [(5, 7), (7,), (7,)]))

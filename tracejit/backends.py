@@ -22,6 +22,7 @@ import numpy as np
 from tracejit import timing
 from tracejit.config import DEVICES, config
 from tracejit.errors import DeviceError
+from tracejit.ir import dtypes
 from tracejit.ir.graph import Graph
 from tracejit.ir.interpret import evaluate
 
@@ -119,6 +120,7 @@ def compile_graph(
     check_device(device)
     if device == "numpy":
         return ReferenceExecutable(graph, name)
+    dtypes.check_compilable(graph, device)
     if device == "cpu":
         from tracejit.backend_cpu import compile_cpu
 

@@ -192,7 +192,6 @@ def test_every_offered_name_is_tested():
 
 # api-targets.md names tracejit.numpy does not offer yet, each with what it needs.
 NOT_YET = {
-    "bfloat16": "a bfloat16 compute dtype (ml_dtypes) in both backends",
     "sort_complex": "complex dtypes",
     "frexp": "a bit-level primitive (bitcast) for exact exponents of subnormals",
     "spacing": "a bitcast or nextafter primitive",

@@ -30,20 +30,21 @@ from collections.abc import Callable
 import numpy as np
 
 from tracejit.errors import UnsupportedError
+from tracejit.ir.c_types import (
+    C_TYPES,
+    TYPES_PRELUDE,
+    UNSIGNED,
+    WRAP_TYPES,
+    c_type,
+    compute_dtype,
+    float_suffix,
+    is_low_precision,
+)
 from tracejit.ir.cwriter.dialect import GCC, Dialect
 from tracejit.ir.primitives import Primitive, RuleTable
 
 CRule = Callable[[list, np.dtype, np.dtype, dict, set, Dialect], str]
 C_RULES = RuleTable("C rendering")
-
-C_TYPES = {
-    np.dtype(np.bool_): "bool",
-    np.dtype(np.int32): "int32_t",
-    np.dtype(np.int64): "int64_t",
-    np.dtype(np.float32): "float",
-    np.dtype(np.float64): "double",
-}
-UNSIGNED = {np.dtype(np.int32): "uint32_t", np.dtype(np.int64): "uint64_t"}
 
 # Unary float functions with a libm name (float variant gets an "f" suffix). Every one has a
 # vector variant in glibc's libmvec (>= 2.35), so a declare-simd declaration vectorizes it.
@@ -76,15 +77,17 @@ BUILTIN_UNARY = {"sqrt": "sqrt", "floor": "floor", "ceil": "ceil", "trunc": "tru
 # Helpers shared by both backends. TJ_FN is `static inline` in C++ and `__device__ inline` in
 # CUDA; the backend defines it before this text. Builtins keep <cmath> out of the translation
 # unit (it costs ~0.1 s of compile time per file); CUDA spells them `Dialect.spell`.
-PRELUDE = r"""
+PRELUDE = (
+    TYPES_PRELUDE
+    + r"""
 template <class T> TJ_FN T tj_floordiv_int(T a, T b) {
   if (b == 0) return 0;
-  if (b == -1) return (T)(0 - a);  // avoids the INT_MIN / -1 trap; wraps like NumPy
+  if ((T)-1 < (T)0 && b == (T)-1) return (T)(0 - a);  // avoids the INT_MIN / -1 trap; wraps
   T q = a / b;
   return ((a % b != 0) && ((a < 0) != (b < 0))) ? (T)(q - 1) : q;
 }
 template <class T> TJ_FN T tj_mod_int(T a, T b) {
-  if (b == 0 || b == -1) return 0;
+  if (b == 0 || ((T)-1 < (T)0 && b == (T)-1)) return 0;
   T r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? (T)(r + b) : r;
 }
@@ -126,8 +129,8 @@ template <class T> TJ_FN T tj_pow_int(T a, T b) {
   }
   T r = 1;
   while (b) {
-    if (b & 1) r = (T)(r * a);
-    a = (T)(a * a);
+    if (b & 1) r = (T)((unsigned long long)r * (unsigned long long)a);  // wraps, never UB
+    a = (T)((unsigned long long)a * (unsigned long long)a);
     b >>= 1;
   }
   return r;
@@ -144,22 +147,15 @@ template <class T, class F> TJ_FN T tj_float_to_int(F x, F lo, F hi) {
   return (x >= lo && x < hi) ? (T)x : (T)(((unsigned long long)1) << (sizeof(T) * 8 - 1));
 }
 """
-
-
-def c_type(dtype) -> str:
-    """The C type of a supported dtype: `c_type(np.float32) == "float"`."""
-    try:
-        return C_TYPES[np.dtype(dtype)]
-    except KeyError:
-        raise UnsupportedError(f"no C type for dtype {np.dtype(dtype)}") from None
+)
 
 
 def literal(value, dtype, dialect: Dialect = GCC) -> str:
     """An exact C literal of `value` as `dtype` (hex floats; NaN and Inf as `dialect` spells
     them).
 
-    >>> literal(0.5, np.float32)
-    '0x1.0000000000000p-1f'
+    >>> literal(0.5, np.float32), literal(200, np.uint8), literal(1.0, np.float16)
+    ('0x1.0000000000000p-1f', '((uint8_t)200ULL)', 'tj_f16::from_bits(0x3c00)')
     """
     dt = np.dtype(dtype)
     if dt == np.bool_:
@@ -170,6 +166,12 @@ def literal(value, dtype, dialect: Dialect = GCC) -> str:
         if v == info.min:
             return f"((int{dt.itemsize * 8}_t)({v + 1}LL - 1))"
         return f"((int{dt.itemsize * 8}_t){v}LL)"
+    if dt.kind == "u":
+        return f"(({c_type(dt)}){int(value)}ULL)"
+    if is_low_precision(dt):  # by its bits: exact, and the same text in every dialect
+        bits = int(np.asarray(value, dtype=dt).view(np.uint16))
+        return f"{c_type(dt)}::from_bits({bits:#06x})"
+    c_type(dt)  # UnsupportedError for dtypes compiled code does not compute in
     v = float(np.asarray(value, dtype=dt))
     suffix = "f" if dt == np.float32 else ""
     if math.isnan(v) or math.isinf(v):
@@ -178,14 +180,14 @@ def literal(value, dtype, dialect: Dialect = GCC) -> str:
 
 
 def _libm(name: str, dtype, uses: set, d: Dialect) -> str:
-    fn = name + ("f" if np.dtype(dtype) == np.float32 else "")
+    fn = name + float_suffix(dtype)
     uses.add(fn)
     return d.libm_prefix + fn
 
 
 def _math(name: str, dt: np.dtype, d: Dialect) -> str:
     """The builtin math function `name` of float `dt` ("sqrt" -> "__builtin_sqrtf")."""
-    return d.math(name + ("f" if dt == np.float32 else ""))
+    return d.math(name + float_suffix(dt))
 
 
 def _convert(x: str, src, dst, d: Dialect) -> str:
@@ -194,30 +196,36 @@ def _convert(x: str, src, dst, d: Dialect) -> str:
         return x
     if dst == np.bool_:
         return f"({x} != 0)"
-    if src.kind == "f" and dst.kind == "i":
+    if src.kind == "f" and dst.kind == "u" and dst.itemsize < 8:  # as NumPy: through int64
+        return f"(({c_type(dst)})({_convert(x, src, np.dtype(np.int64), d)}))"
+    if src.kind == "f" and dst.kind in "iu":
         bits = dst.itemsize * 8
-        lo = literal(-(2.0 ** (bits - 1)), src, d)
-        hi = literal(2.0 ** (bits - 1), src, d)
+        signed = dst.kind == "i"
+        lo = literal(-(2.0 ** (bits - 1)) if signed else 0.0, src, d)
+        hi = literal(2.0 ** (bits - 1) if signed else 2.0**bits, src, d)
         return f"tj_float_to_int<{c_type(dst)}, {c_type(src)}>({x}, {lo}, {hi})"
     return f"(({c_type(dst)})({x}))"
 
 
 def _wrapping(op: str, a: str, b: str, dt: np.dtype) -> str:
-    """`a op b` for signed integers, modulo 2**bits (in the unsigned type: never undefined).
+    """`a op b` for integers, modulo 2**bits (in an unsigned type of at least 32 bits: never
+    undefined, also where C promotes uint16 * uint16 to a signed int).
 
     >>> _wrapping("+", "x", "1", np.dtype("int32"))
     '((int32_t)((uint32_t)(x) + (uint32_t)(1)))'
     """
-    u = UNSIGNED[dt]
+    u = WRAP_TYPES[dt]
     return f"(({c_type(dt)})(({u})({a}) {op} ({u})({b})))"
 
 
 def _unary(name: str, a: str, dt: np.dtype, uses: set, d: Dialect) -> str:
     if name == "neg":
-        return _wrapping("-", "0", a, dt) if dt.kind == "i" else f"(-{a})"
+        return _wrapping("-", "0", a, dt) if dt.kind in "iu" else f"(-{a})"
     if name == "abs":
         if dt.kind == "f":
             return f"{_math('fabs', dt, d)}({a})"
+        if dt.kind == "u":
+            return a
         return f"(({a}) < 0 ? {_wrapping('-', '0', a, dt)} : ({a}))"
     ct = c_type(dt)
     if name == "sign":
@@ -264,7 +272,7 @@ _COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="
 
 def _binary(name: str, a: str, b: str, dt: np.dtype, uses: set, d: Dialect) -> str:
     ct = c_type(dt)
-    is_bool, is_int, is_float = dt == np.bool_, dt.kind == "i", dt.kind == "f"
+    is_bool, is_int, is_float = dt == np.bool_, dt.kind in "iu", dt.kind == "f"
     if name in _COMPARE:
         return f"(({a}) {_COMPARE[name]} ({b}))"
     if name in ("add", "sub", "mul") and is_int:
@@ -326,7 +334,17 @@ def render(
     if rule is None:
         raise UnsupportedError(f"no C rendering for primitive {getattr(prim, 'name', prim)!r}")
     uses = set() if uses is None else uses
-    return rule(list(args), np.dtype(dtype), out_dtype, attrs, uses, dialect)
+    dt, out_dt = np.dtype(dtype), np.dtype(out_dtype)
+    if is_low_precision(dt) or is_low_precision(out_dt):  # computed in float, rounded after
+        first = 1 if getattr(prim, "name", prim) == "select" else 0  # the condition is bool
+        wide = list(args[:first]) + [_widen(a, dt) for a in args[first:]]
+        expr = rule(wide, compute_dtype(dt), compute_dtype(out_dt), attrs, uses, dialect)
+        return f"(({c_type(out_dt)})({expr}))" if is_low_precision(out_dt) else expr
+    return rule(list(args), dt, out_dt, attrs, uses, dialect)
+
+
+def _widen(arg: str, dt: np.dtype) -> str:
+    return f"((float)({arg}))" if is_low_precision(dt) else arg
 
 
 def _unary_rule(name: str) -> CRule:
@@ -360,4 +378,4 @@ C_RULES.register("convert")(
 )
 C_RULES.register("select")(lambda args, *_: f"(({args[0]}) ? ({args[1]}) : ({args[2]}))")
 
-__all__ = ["C_RULES", "C_TYPES", "PRELUDE", "c_type", "literal", "render"]
+__all__ = ["C_RULES", "C_TYPES", "PRELUDE", "UNSIGNED", "c_type", "literal", "render"]

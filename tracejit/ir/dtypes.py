@@ -1,52 +1,120 @@
-"""The dtypes tracejit supports and NumPy 2 (NEP 50) promotion with weak Python scalars.
+"""The dtypes tracejit computes in, and NumPy 2 (NEP 50) promotion with weak Python scalars.
 
-A *weak* value comes from a Python scalar: it takes the dtype of the array it meets
-(`f32_array * 2.0` stays float32), as in NumPy 2 and JAX.
+Every dtype is NumPy's own (`np.dtype(np.int8)`, ...); bfloat16 is `ml_dtypes.bfloat16`, the
+type JAX uses. A *weak* value comes from a Python scalar: it takes the dtype of the array it
+meets (`f32_array * 2.0` stays float32), as in NumPy 2 and JAX.
+
+NumPy knows no promotion for bfloat16 (`np.result_type(bfloat16, int32)` raises, and
+`bfloat16 + 2.0` gives float64), so bfloat16 promotes as float16 does, and bfloat16 with
+float16 gives float32 (JAX's lattice: neither holds the other).
+
+>>> result_type((BFLOAT16, False), (np.dtype(np.float16), False))
+(dtype('float32'), False)
+>>> result_type((BFLOAT16, False), (np.dtype(np.float64), True))
+(dtype(bfloat16), False)
 """
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from tracejit.errors import UnsupportedError
 
-SUPPORTED = (
-    np.dtype(np.bool_),
-    np.dtype(np.int32),
-    np.dtype(np.int64),
-    np.dtype(np.float32),
-    np.dtype(np.float64),
-)
+BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+FLOAT16 = np.dtype(np.float16)
+
 SHORT_NAMES = {
     np.dtype(np.bool_): "bool",
+    np.dtype(np.int8): "i8",
+    np.dtype(np.int16): "i16",
     np.dtype(np.int32): "i32",
     np.dtype(np.int64): "i64",
+    np.dtype(np.uint8): "u8",
+    np.dtype(np.uint16): "u16",
+    np.dtype(np.uint32): "u32",
+    np.dtype(np.uint64): "u64",
+    FLOAT16: "f16",
+    BFLOAT16: "bf16",
     np.dtype(np.float32): "f32",
     np.dtype(np.float64): "f64",
+    np.dtype(np.complex64): "c64",
+    np.dtype(np.complex128): "c128",
 }
+SUPPORTED = tuple(SHORT_NAMES)
+# Floats stored in 16 bits and computed in float32 (rounded after every operation).
+LOW_PRECISION = (FLOAT16, BFLOAT16)
 # The Python scalar standing for a weak value of each kind: np.result_type applies NEP 50 to it.
-_WEAK_STANDIN = {"b": False, "i": 0, "f": 0.0}
+_WEAK_STANDIN = {"b": False, "i": 0, "f": 0.0, "c": 0j}
 
 
 def canonical(dtype) -> np.dtype:
     """The supported np.dtype for `dtype`, or UnsupportedError naming it."""
-    dt = np.dtype(dtype)
-    if dt not in SUPPORTED:
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as e:
+        raise UnsupportedError(f"{dtype!r} is not a dtype: {e}") from None
+    if dt.byteorder == ">":
+        dt = dt.newbyteorder("=")
+    if dt not in SHORT_NAMES:
         names = ", ".join(str(d) for d in SUPPORTED)
         raise UnsupportedError(f"dtype {dt} is not supported; use one of: {names}")
     return dt
 
 
+def category(dtype) -> str:
+    """ "b" (bool), "i" (signed or unsigned integer), "f" (real float) or "c" (complex).
+
+    >>> category(BFLOAT16), category(np.uint8), category(np.complex64)
+    ('f', 'i', 'c')
+    """
+    dt = np.dtype(dtype)
+    if dt == BFLOAT16:
+        return "f"
+    return "i" if dt.kind == "u" else dt.kind
+
+
 def is_float(dtype) -> bool:
-    return np.dtype(dtype).kind == "f"
+    """A real floating dtype (bfloat16 included)."""
+    return category(dtype) == "f"
+
+
+def is_complex(dtype) -> bool:
+    return np.dtype(dtype).kind == "c"
+
+
+def is_inexact(dtype) -> bool:
+    """A float or complex dtype: one that has gradients."""
+    return category(dtype) in "fc"
 
 
 def is_int(dtype) -> bool:
     return np.dtype(dtype).kind in "iu"
 
 
+def is_unsigned(dtype) -> bool:
+    return np.dtype(dtype).kind == "u"
+
+
 def is_bool(dtype) -> bool:
     return np.dtype(dtype) == np.bool_
+
+
+def is_low_precision(dtype) -> bool:
+    """float16 or bfloat16: stored in 16 bits, computed in float32."""
+    return np.dtype(dtype) in LOW_PRECISION
+
+
+def real_dtype(dtype) -> np.dtype:
+    """The dtype of the real part: float32 for complex64, the dtype itself if real."""
+    dt = np.dtype(dtype)
+    return np.dtype(dt.char.lower()) if dt.kind == "c" else dt
+
+
+def finfo(dtype):
+    """`np.finfo`, and ml_dtypes' for bfloat16 (NumPy's rejects it)."""
+    dt = np.dtype(dtype)
+    return ml_dtypes.finfo(dt) if dt == BFLOAT16 else np.finfo(dt)
 
 
 def short_name(dtype) -> str:
@@ -54,20 +122,66 @@ def short_name(dtype) -> str:
 
 
 def python_scalar_dtype(x) -> np.dtype:
-    """The dtype NumPy gives a lone Python scalar: bool, int64 or float64."""
+    """The dtype NumPy gives a lone Python scalar: bool, int64, float64 or complex128."""
     if isinstance(x, bool):
         return np.dtype(np.bool_)
     if isinstance(x, int):
         return np.dtype(np.int64)
     if isinstance(x, float):
         return np.dtype(np.float64)
+    if isinstance(x, complex):
+        return np.dtype(np.complex128)
     raise UnsupportedError(f"Python value of type {type(x).__name__} is not an array scalar")
+
+
+def _numpy_result_type(strong: list[np.dtype], weak: list) -> np.dtype:
+    """np.result_type, with bfloat16 standing in as float16 (see the module docstring)."""
+    has_bf16 = BFLOAT16 in strong
+    if not has_bf16:
+        return np.result_type(*strong, *weak)
+    has_f16 = FLOAT16 in strong
+    out = np.result_type(*[FLOAT16 if dt == BFLOAT16 else dt for dt in strong], *weak)
+    if out == FLOAT16:
+        return np.dtype(np.float32) if has_f16 else BFLOAT16
+    return out
 
 
 def result_type(*operands: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
     """Promote (dtype, weak) pairs as NumPy 2 does; the result is weak iff every operand is."""
-    strong = [dt for dt, weak in operands if not weak]
-    weak = [_WEAK_STANDIN[np.dtype(dt).kind] for dt, w in operands if w]
+    strong = [np.dtype(dt) for dt, weak in operands if not weak]
+    weak = [_WEAK_STANDIN[category(dt)] for dt, w in operands if w]
     if not strong:
         return canonical(np.result_type(*[dt for dt, _ in operands])), True
-    return canonical(np.result_type(*strong, *weak)), False
+    return canonical(_numpy_result_type(strong, weak)), False
+
+
+# Dtypes the compiled backends do not compute in yet (the NumPy reference device does).
+NOT_COMPILED = (np.dtype(np.complex64), np.dtype(np.complex128))
+
+
+def check_compilable(graph, device: str) -> None:
+    """UnsupportedError naming the first operation of `graph` over a dtype that `device`'s
+    compiled code does not support yet (complex), instead of a C compile error or a wrong
+    answer. Walks nested graphs (loop and branch bodies) too.
+
+    >>> import numpy as np, tracejit as tj
+    >>> check_compilable(tj.make_ir(lambda z: z.sum())(np.ones(2, np.complex64)), "cpu")
+    Traceback (most recent call last):
+    tracejit.errors.UnsupportedError: complex64 is not supported by reduce_sum on cpu yet (device="numpy" runs it through NumPy)
+    """
+    stack = [graph]
+    while stack:
+        g = stack.pop()
+        for node in g.nodes:
+            for v in [*node.inputs, *node.outputs]:
+                if v.dtype in NOT_COMPILED:
+                    raise UnsupportedError(
+                        f"{v.dtype} is not supported by {node.prim.name} on {device} yet "
+                        '(device="numpy" runs it through NumPy)'
+                    )
+            for attr in node.attrs.values():
+                for region in attr if isinstance(attr, tuple) else (attr,):
+                    stack.extend([region.graph] if hasattr(region, "graph") else [])
+        for v in [*g.inputs, *g.outputs]:
+            if v.dtype in NOT_COMPILED:
+                raise UnsupportedError(f"{v.dtype} is not supported by jit on {device} yet")

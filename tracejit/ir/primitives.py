@@ -251,8 +251,8 @@ def _same_shape(name: str, avals: list[AVal]) -> tuple[int, ...]:
 
 
 def _check_kind(name: str, dtype, kinds: str) -> None:
-    if np.dtype(dtype).kind not in kinds:
-        allowed = {"f": "float", "i": "integer", "b": "bool"}
+    if dtypes.category(dtype) not in kinds:
+        allowed = {"f": "float", "i": "integer", "b": "bool", "c": "complex"}
         want = " or ".join(allowed[k] for k in kinds)
         raise UnsupportedError(f"{name} needs {want} operands, got {np.dtype(dtype)}")
 

@@ -5,8 +5,6 @@ Every function here accepts tracers, NumPy arrays, NumPy scalars and Python scal
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from tracejit.errors import ShapeError, UnsupportedError
@@ -19,7 +17,7 @@ ArrayLike = object  # Tracer | np.ndarray | np.generic | bool | int | float
 
 
 def is_python_scalar(x) -> bool:
-    return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
+    return isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic)
 
 
 def innermost_trace(xs) -> Trace | None:
@@ -33,23 +31,11 @@ def aval_of(x) -> tuple[np.dtype, bool]:
         return x.dtype, x.weak
     if is_python_scalar(x):
         return dtypes.python_scalar_dtype(x), True
-    if isinstance(x, complex) or isinstance(x, numbers.Complex) and not isinstance(x, numbers.Real):
-        raise UnsupportedError("complex numbers are not supported")
     reject_subclass(x, "an operand")
     arr = np.asarray(x)
     if arr.dtype == object:
         raise UnsupportedError(f"cannot use a value of type {type(x).__name__} as an array")
-    return dtypes.canonical(_demote(arr.dtype)), False
-
-
-def _demote(dt: np.dtype) -> np.dtype:
-    """Map NumPy dtypes we do not support exactly onto supported ones where lossless."""
-    dt = np.dtype(dt)
-    if dt.kind in "iu" and dt.itemsize < 4:
-        return np.dtype(np.int32)
-    if dt == np.float16:
-        return np.dtype(np.float32)
-    return dt
+    return dtypes.canonical(arr.dtype), False
 
 
 def constant(x, dtype, weak: bool, trace: Trace | None):
@@ -105,11 +91,14 @@ def cast(x, dtype, weak: bool = False):
     return arr if arr.dtype == dt else arr.astype(dt)
 
 
-def promote(*xs, to_float: bool = False):
-    """Operands cast to their NumPy 2 result dtype (float64 for ints when `to_float`)."""
+def promote(*xs, to_float: bool | str = False):
+    """Operands cast to their NumPy 2 result dtype; with `to_float`, bool and ints become
+    float64, or with `to_float="ufunc"` the smallest float holding them, as NumPy's float
+    ufuncs do (`np.exp(int8)` is float16, `np.exp(int32)` float64)."""
     dt, weak = dtypes.result_type(*[aval_of(x) for x in xs])
-    if to_float and not dtypes.is_float(dt):
-        dt = np.dtype(np.float64)  # NumPy: float64 for int and bool inputs of float functions
+    if to_float and not dtypes.is_inexact(dt):
+        smallest = to_float == "ufunc" and not weak
+        dt = np.promote_types(dt, np.float16) if smallest else np.dtype(np.float64)
     return unify(xs, dt, weak)
 
 
@@ -167,7 +156,7 @@ def broadcast_all(xs, op: str):
     return [broadcast_to(x, shape) for x in xs]
 
 
-def elementwise(prim: str, *xs, to_float: bool = False, op: str | None = None):
+def elementwise(prim: str, *xs, to_float: bool | str = False, op: str | None = None):
     """Promote, broadcast and bind an elementwise primitive, NumPy-style."""
     xs = promote(*xs, to_float=to_float)
     xs = broadcast_all(xs, op or prim)

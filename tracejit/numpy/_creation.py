@@ -362,22 +362,6 @@ def astype(x, dtype, /, *, copy: bool = True):
     return out
 
 
-def isdtype(dtype, kind) -> bool:
-    """Array-API `isdtype` (delegates to `np.isdtype`); accepts dtype names like "float32".
-
-    >>> import tracejit.numpy as tnp
-    >>> tnp.isdtype("float32", "real floating")
-    True
-    """
-    return bool(np.isdtype(np.dtype(dtype), _kind(kind)))
-
-
-def _kind(kind):
-    if isinstance(kind, tuple):
-        return tuple(_kind(k) for k in kind)
-    return kind if isinstance(kind, str) else np.dtype(kind)
-
-
 # Concrete results are ConstArrays: `.at[...]` and traced indices work on them, as in JAX.
 zeros, ones, full, arange, linspace = map(
     returns_const_array, (zeros, ones, full, arange, linspace)

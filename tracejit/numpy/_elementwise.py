@@ -12,10 +12,13 @@ from tracejit.tracer.core import bind
 
 def _unary_float(prim: str, doc_name: str):
     def fn(x):
-        return elementwise(prim, x, to_float=True)
+        return elementwise(prim, x, to_float="ufunc")
 
     fn.__name__ = doc_name
-    fn.__doc__ = f"Elementwise `np.{doc_name}`; ints and bools become float64 as in NumPy."
+    fn.__doc__ = (
+        f"Elementwise `np.{doc_name}`; ints and bools become the smallest float holding them "
+        "(int8 -> float16, int32 -> float64), as in NumPy."
+    )
     return fn
 
 
@@ -172,7 +175,7 @@ def fmin(x, y):
 
 
 def arctan2(y, x):
-    return elementwise("atan2", y, x, to_float=True)
+    return elementwise("atan2", y, x, to_float="ufunc")
 
 
 atan2 = arctan2

@@ -14,7 +14,7 @@ import numpy as np
 from tracejit.errors import UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.numpy import _elementwise as ew
-from tracejit.numpy._core import cast, promote, shape_of
+from tracejit.numpy._core import aval_of, cast, promote, shape_of
 from tracejit.numpy._creation import zeros_like
 
 pi, e, euler_gamma = math.pi, math.e, float(np.euler_gamma)
@@ -328,15 +328,30 @@ def array_equiv(a1, a2):
     return all_(ew.equal(a1, a2))
 
 
+def _real_only(x, op: str):
+    """`x` promoted; UnsupportedError for complex values (not computed in yet)."""
+    (x,) = promote(x)
+    if dtypes.is_complex(aval_of(x)[0]):
+        raise UnsupportedError(f"{aval_of(x)[0]} is not supported by tnp.{op} yet")
+    return x
+
+
 def real(x):
-    """`np.real`: the real part (the value itself: tracejit has no complex dtypes).
+    """`np.real`: the real part of a real value is the value itself.
 
     >>> import tracejit.numpy as tnp
     >>> float(tnp.real(2.0))
     2.0
     """
-    (x,) = promote(x)
-    return x
+    return _real_only(x, "real")
+
+
+def conj(x):
+    """`np.conj`: the complex conjugate of a real value is the value itself."""
+    return _real_only(x, "conj")
+
+
+conjugate = conj
 
 
 def imag(x):
@@ -346,11 +361,7 @@ def imag(x):
     >>> tnp.imag(np.ones(2))
     array([0., 0.])
     """
-    (x,) = promote(x)
-    return zeros_like(x)
-
-
-conj = conjugate = real  # the complex conjugate of a real value is the value itself
+    return zeros_like(_real_only(x, "imag"))
 
 
 def angle(z, deg: bool = False):
@@ -360,7 +371,7 @@ def angle(z, deg: bool = False):
     >>> tnp.angle(np.array([-2.0, 3.0]))
     array([3.14159265, 0.        ])
     """
-    (z,) = _floats(z)
+    (z,) = _floats(_real_only(z, "angle"))
     out = ew.arctan2(zeros_like(z), z)
     return rad2deg(out) if deg else out
 
@@ -372,7 +383,7 @@ def iscomplex(x):
     >>> tnp.iscomplex(np.ones(2))
     array([False, False])
     """
-    return zeros_like(promote(x)[0], dtype=np.bool_)
+    return zeros_like(_real_only(x, "iscomplex"), dtype=np.bool_)
 
 
 def isreal(x):
@@ -384,7 +395,7 @@ def isreal(x):
     """
     from tracejit.numpy._creation import ones_like
 
-    return ones_like(promote(x)[0], dtype=np.bool_)
+    return ones_like(_real_only(x, "isreal"), dtype=np.bool_)
 
 
 def _ints_only(name: str, *xs):

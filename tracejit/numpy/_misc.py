@@ -66,13 +66,13 @@ def iterable(y) -> bool:
 
 
 def iscomplexobj(x) -> bool:
-    """`np.iscomplexobj`: False for traced values (tracejit has no complex dtypes).
+    """`np.iscomplexobj`: whether the dtype is complex (traced values by their dtype).
 
     >>> import numpy as np, tracejit.numpy as tnp
     >>> tnp.iscomplexobj(np.ones(2))
     False
     """
-    return False if isinstance(x, Tracer) else bool(np.iscomplexobj(x))
+    return x.dtype.kind == "c" if isinstance(x, Tracer) else bool(np.iscomplexobj(x))
 
 
 def isrealobj(x) -> bool:

@@ -73,8 +73,11 @@ def _full(value, shape, dtype, like):
 
 
 def _accumulator_dtype(dt: np.dtype) -> np.dtype:
-    """NumPy's sum/prod/cumsum dtype: bool and ints narrower than int64 accumulate in int64."""
-    return _INT64 if dt.kind in "biu" else dt
+    """NumPy's sum/prod/cumsum dtype: bool and narrower ints accumulate in int64 (uint64 if
+    unsigned)."""
+    if dt.kind == "u":
+        return np.dtype(np.uint64)
+    return _INT64 if dt.kind in "bi" else dt
 
 
 def _masked(x, where, fill):

@@ -5,6 +5,8 @@ Imported by `tracejit.numpy` once its functions exist; lookups happen at call ti
 
 from __future__ import annotations
 
+import numpy as np
+
 import tracejit.numpy as tnp
 from tracejit.errors import ImmutableArrayError
 from tracejit.tracer.core import Tracer
@@ -104,6 +106,12 @@ def _index(self):
 
 def _array(self, dtype=None, copy=None):
     what = "Converting to a NumPy array (np.asarray" + _NUMPY_INDEXED
+    if dtype is not None:  # also np.float32(x): NumPy's scalar types cannot return a tracer
+        what = (
+            f"Converting to a NumPy array of {np.dtype(dtype)} (np.asarray, or a NumPy scalar "
+            f"type called on it such as np.{np.dtype(dtype).name}(x): write "
+            f"x.astype(np.{np.dtype(dtype).name}) or tnp.asarray(x, np.{np.dtype(dtype).name}))"
+        )
     raise self._concretization_error(what, True)  # True: name list-argument leaves too
 
 

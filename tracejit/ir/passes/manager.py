@@ -25,6 +25,7 @@ from tracejit.ir.passes.regions import region_pass
 from tracejit.ir.passes.rewrite import Rule, rewrite
 from tracejit.ir.passes.simplify import RULES as SIMPLIFY_RULES
 from tracejit.ir.passes.simplify import STOP_GRADIENT_RULES
+from tracejit.ir.passes.widen import widen_low_precision
 
 Pass = Callable[[Graph], Graph]
 STAGES = ("pre_grad", "joint", "post_grad")
@@ -87,6 +88,9 @@ PASSES: list[PassEntry] = [
         "rewrite", rewrite_pass(*GRAD_SAFE_RULES, NUMERICS_RULES), frozenset({"pre_grad", "joint"})
     ),
     PassEntry("rewrite", rewrite_pass(*POST_GRAD_RULES, NUMERICS_RULES), frozenset({"post_grad"})),
+    # reductions and matmuls over float16/bfloat16 in float32 (after the rewrites: they match
+    # the graph as traced)
+    PassEntry("widen", widen_low_precision, frozenset({"post_grad"})),
     PassEntry("dce", _no_stats(remove_dead_nodes)),  # a graph traced with dead nodes
     # Last: bodies of loops and branches, with the enclosing graph's unused outputs pruned.
     *(PassEntry("regions", region_pass(s), frozenset({s})) for s in STAGES),

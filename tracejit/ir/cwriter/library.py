@@ -30,9 +30,10 @@ TJ_FN int64_t tj_clamp_index(int64_t i, int64_t n) {
   return i;
 }
 // NumPy's a + b: integers wrap (through the unsigned type), bools add as ||.
+template <class T> TJ_FN T tj_wrap_add(T a, T b) {  // every integer type, modulo 2**bits
+  return (T)((unsigned long long)a + (unsigned long long)b);
+}
 TJ_FN bool tj_wrap_add(bool a, bool b) { return a || b; }
-TJ_FN int32_t tj_wrap_add(int32_t a, int32_t b) { return (int32_t)((uint32_t)a + (uint32_t)b); }
-TJ_FN int64_t tj_wrap_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
 TJ_FN float tj_wrap_add(float a, float b) { return a + b; }
 TJ_FN double tj_wrap_add(double a, double b) { return a + b; }
 // argmax/argmin: is candidate (bv, bi) better than (av, ai)? The first NaN wins, then the

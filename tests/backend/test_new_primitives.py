@@ -101,8 +101,9 @@ def test_new_elementwise_primitive_differentiates(cube, device):
 
 
 def test_new_elementwise_primitive_unregisters_cleanly(cube):
+    assert set(cube.rules()) == {"VJP", "batching", "C rendering"}
     unregister(cube)
-    assert "test_cube" not in PRIMITIVES
+    assert "test_cube" not in PRIMITIVES and cube.rules() == {}
     assert all(cube not in table and "test_cube" not in table for table in RULE_TABLES)
     with pytest.raises(UnsupportedError, match="no primitive named 'test_cube'"):
         bind("test_cube", np.ones(2))

@@ -17,12 +17,16 @@ from tracejit.backend_cuda.gather import CUDA_KERNELS
 from tracejit.batching import BATCH_RULES
 from tracejit.ir.autodiff import VJP_RULES
 from tracejit.ir.c_render import C_RULES, render
+from tracejit.ir.index_maps import INDEX_MAPS
 from tracejit.ir.primitives import (
+    CREATION,
     ELEMENTWISE,
+    FOLDED,
     FUSION_CLASSES,
     INLINE,
     KERNEL,
     PRIMITIVES,
+    RESHAPE,
     TRANSCENDENTAL,
     ElementwiseRule,
 )
@@ -53,6 +57,9 @@ def test_every_primitive_has_every_rule():
         drawn = isinstance(prim.rule, ElementwiseRule) or name in OWN_OPERANDS
         if prim.kind == ELEMENTWISE and not drawn:
             lacks.append("ElementwiseRule (which the property tests draw operands from)")
+        folded = prim.fusion in (FOLDED, RESHAPE) and prim.kind != CREATION  # iota: a leaf
+        if folded and prim not in INDEX_MAPS:
+            lacks.append("index map (ir/index_maps.py)")
         if prim.fusion == KERNEL and not (prim in CPU_KERNELS and prim in CUDA_KERNELS):
             lacks.append("kernel in both backends")
         if lacks:

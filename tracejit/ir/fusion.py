@@ -41,6 +41,7 @@ from tracejit.ir.fusion_merge import (
     merge,
 )
 from tracejit.ir.graph import Graph, Node, Value
+from tracejit.ir.index_maps import INDEX_MAPS
 from tracejit.ir.memory import step_io
 from tracejit.ir.primitives import (
     CONSTANT,
@@ -246,41 +247,11 @@ class _Builder:
         return K.Load(self.f.buffer_of(v), offset, coefs, v.dtype)
 
     def _operands(self, node: Node, amap) -> list:
-        name = node.prim.name
+        rule = INDEX_MAPS.get(node.prim)  # a layout primitive folded into the index
+        if rule is None:
+            return [(u, amap) for u in node.inputs]
         zero = (0, (0,) * (len(self.outer) + len(self.inner)))
-        if name == "broadcast_in_dim":
-            (u,) = node.inputs
-            rows = tuple(
-                amap[d] if u.shape[j] != 1 else zero for j, d in enumerate(node.attrs["dims"])
-            )
-            return [(u, rows)]
-        if name == "transpose":
-            (u,) = node.inputs
-            rows = [zero] * u.ndim
-            for k, p in enumerate(node.attrs["perm"]):
-                rows[p] = amap[k]
-            return [(u, tuple(rows))]
-        if name == "slice":
-            (u,) = node.inputs
-            rows = tuple(
-                (a + s * c, tuple(s * x for x in coefs))
-                for (c, coefs), a, s in zip(amap, node.attrs["starts"], node.attrs["steps"])
-            )
-            return [(u, rows)]
-        if name == "rev":
-            (u,) = node.inputs
-            axes = node.attrs["axes"]
-            rows = tuple(
-                (n - 1 - c, tuple(-x for x in coefs)) if j in axes else (c, coefs)
-                for j, (n, (c, coefs)) in enumerate(zip(u.shape, amap))
-            )
-            return [(u, rows)]
-        if name == "reshape":
-            (u,) = node.inputs
-            big = iter([row for row, d in zip(amap, node.outputs[0].shape) if d != 1])
-            rows = tuple(next(big) if d != 1 else zero for d in u.shape)
-            return [(u, rows)]
-        return [(u, amap) for u in node.inputs]
+        return [(node.inputs[0], rule(node, amap, zero))]
 
     def _combine(self, node: Node, args: list) -> K.Expr:
         name = node.prim.name

@@ -17,6 +17,7 @@ from tracejit.backend_cuda.gather import CUDA_KERNELS
 from tracejit.batching import BATCH_RULES
 from tracejit.ir.autodiff import VJP_RULES
 from tracejit.ir.c_render import C_RULES, render
+from tracejit.ir.fusion import REDUCE_OPS
 from tracejit.ir.index_maps import INDEX_MAPS
 from tracejit.ir.primitives import (
     CREATION,
@@ -26,6 +27,7 @@ from tracejit.ir.primitives import (
     INLINE,
     KERNEL,
     PRIMITIVES,
+    REDUCE,
     RESHAPE,
     TRANSCENDENTAL,
     ElementwiseRule,
@@ -60,6 +62,8 @@ def test_every_primitive_has_every_rule():
         folded = prim.fusion in (FOLDED, RESHAPE) and prim.kind != CREATION  # iota: a leaf
         if folded and prim not in INDEX_MAPS:
             lacks.append("index map (ir/index_maps.py)")
+        if prim.fusion == REDUCE and prim not in REDUCE_OPS:
+            lacks.append("kernel accumulator (ir/fusion.py REDUCE_OPS)")
         if prim.fusion == KERNEL and not (prim in CPU_KERNELS and prim in CUDA_KERNELS):
             lacks.append("kernel in both backends")
         if lacks:

@@ -52,17 +52,20 @@ from tracejit.ir.primitives import (
     REDUCE,
     RESHAPE,
     TRANSCENDENTAL,
+    RuleTable,
 )
 
-# The kernel accumulator of each reduction primitive (the primitives of fusion class REDUCE).
-REDUCE_OPS = {
+# The kernel accumulator (ir/kernel.py Reduction.op) of each primitive of fusion class REDUCE.
+REDUCE_OPS = RuleTable("kernel accumulator")
+for _name, _op in {
     "reduce_sum": "sum",
     "reduce_prod": "prod",
     "reduce_max": "max",
     "reduce_min": "min",
     "argmax": "argmax",
     "argmin": "argmin",
-}
+}.items():
+    REDUCE_OPS[_name] = _op
 
 
 def _row_major(shape) -> tuple[int, ...]:
@@ -294,7 +297,7 @@ class _Builder:
         for i, node in enumerate(g.reduces):
             e = self.expr(node.inputs[0], self.inner_map)
             self.phase[i] = self._acc_phase(e) + 1
-            op = REDUCE_OPS[node.prim.name]
+            op = REDUCE_OPS[node.prim]
             arg_dim = len(self.outer) if op in ("argmax", "argmin") else -1
             reductions.append(K.Reduction(i, op, e, node.outputs[0].dtype, self.phase[i], arg_dim))
         for v in g.stores:

@@ -34,8 +34,7 @@ from __future__ import annotations
 from tracejit.ir import kernel as K
 from tracejit.ir.c_render import c_type
 from tracejit.ir.cwriter.library import LIBRARY
-from tracejit.ir.gather_plan import is_native
-from tracejit.ir.gather_plan import split_axis as _split
+from tracejit.ir.gather_plan import gather_sizes, is_native
 from tracejit.ir.primitives import RuleTable
 
 GATHER_C = (
@@ -178,14 +177,12 @@ def native_call(step: K.Fallback, buffers: dict[int, K.Buffer]) -> str:
     if step.prim == "threefry2x32":
         types = f"{c_type(ins[0].dtype)}, {c_type(ins[1].dtype)}"
         return f"tj_threefry<{types}>({args}, {out.size}LL);"
-    axis = step.attrs["axis"]
-    pre, n, post = _split(ins[0].shape, axis)
+    pre, n, post, m = gather_sizes(step, buffers)
     t = c_type(ins[0].dtype)
     if step.prim == "cumsum":
         return f"tj_cumsum<{t}>({args}, {pre}LL, {n}LL, {post}LL);"
     types = f"{t}, {c_type(ins[1].dtype)}"
     along = step.prim.startswith("take_along")
-    m = ins[1].shape[axis] if along else ins[1].size
     sizes = f"{pre}LL, {n}LL, {post}LL, {m}LL"
     if step.prim == "take":
         return f"tj_take<{types}>({args}, {sizes});"

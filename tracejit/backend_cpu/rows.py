@@ -28,9 +28,8 @@ from tracejit.ir import kernel as K
 from tracejit.ir.c_common import (
     decompose,
     indent,
-    nan_literal,
 )
-from tracejit.ir.c_render import c_type
+from tracejit.ir.c_render import c_type, literal
 from tracejit.ir.cwriter.reduce import Accumulator, ordered_arg_better, pick
 from tracejit.ir.primitives import TRANSCENDENTAL, get
 
@@ -114,7 +113,9 @@ def accumulator(r: K.Reduction, v: str) -> AccCode:
         upd.append(f"{name}n = {name}n | ({v} != {v});")
         clauses.append(("|", f"{name}n"))
         fields.append(("int32_t", f"{name}n", lambda a, b: f"{a} = {a} | {b};"))
-        post = [f"const {acc.acc_t} r{r.rid} = {name}n ? {nan_literal(acc.in_dt)} : {name};"]
+        post = [
+            f"const {acc.acc_t} r{r.rid} = {name}n ? {literal(float('nan'), acc.in_dt)} : {name};"
+        ]
     return AccCode(pre, upd, post, clauses, False, fields)
 
 

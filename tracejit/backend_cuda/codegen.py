@@ -180,6 +180,26 @@ def _vector_path(kernel: K.Kernel, width: int, idx: str, uses: set) -> list[str]
     return lines
 
 
+def grid_stride_kernel(
+    name: str, params: str, idx: str, units: int, body: list[str], head: list[str] = ()
+) -> str:
+    """A kernel running `body` for `u` in [0, units) in a grid-stride loop (after `head`,
+    which may advance `start`); `idx` is the type of the counters."""
+    suffix = "" if idx == "int" else "LL"
+    return "\n".join(
+        [
+            f'extern "C" __global__ void __launch_bounds__({BLOCK}) {name}({params}) {{',
+            f"  const {idx} stride = ({idx})gridDim.x * blockDim.x;",
+            f"  {idx} start = ({idx})blockIdx.x * blockDim.x + threadIdx.x;",
+            *indent(list(head)),
+            f"  for ({idx} u = start; u < {units}{suffix}; u += stride) {{",
+            *indent(body, 4),
+            "  }",
+            "}",
+        ]
+    )
+
+
 def elementwise_kernel(
     kernel: K.Kernel, buffers: dict[int, K.Buffer], uses: set
 ) -> tuple[str, Launch]:
@@ -191,21 +211,10 @@ def elementwise_kernel(
     em = Emitter(CUDA, uses, "t", idx)
     stores = em.stores(k, 0)
     body = decompose(k.outer, "u", 0, idx, suffix="") + em.lines + stores
-    lines = [
-        f'extern "C" __global__ void __launch_bounds__({BLOCK}) {k.name}({params}) {{',
-        f"  const {idx} stride = ({idx})gridDim.x * blockDim.x;",
-        f"  {idx} start = ({idx})blockIdx.x * blockDim.x + threadIdx.x;",
-    ]
     width = _vector_width(k)
-    if width:
-        lines += indent(_vector_path(k, width, idx, uses))
-    lines += [
-        f"  for ({idx} u = start; u < {units}; u += stride) {{",
-        *indent(body, 4),
-        "  }",
-        "}",
-    ]
-    return "\n".join(lines), Launch(k.name, ids, BLOCK, units, True)
+    head = _vector_path(k, width, idx, uses) if width else []
+    text = grid_stride_kernel(k.name, params, idx, units, body, head)
+    return text, Launch(k.name, ids, BLOCK, units, True)
 
 
 # ---------------------------------------------------------------- the program

@@ -27,9 +27,8 @@ Integers add through their unsigned type (wrapping, like NumPy), bools through `
 
 from __future__ import annotations
 
-from tracejit.backend_cuda.codegen import BLOCK, Launch
+from tracejit.backend_cuda.codegen import BLOCK, Launch, grid_stride_kernel
 from tracejit.ir import kernel as K
-from tracejit.ir.c_common import indent
 from tracejit.ir.c_render import c_type
 from tracejit.ir.gather_plan import gather_sizes
 from tracejit.ir.primitives import RuleTable
@@ -38,21 +37,6 @@ from tracejit.ir.primitives import RuleTable
 def _div(v: int) -> int:
     """A divisor of the unit index: `v`, or 1 when `v` is 0 (then the kernel has no units)."""
     return max(v, 1)
-
-
-def _kernel(name: str, params: list[str], units: int, body: list[str]) -> str:
-    """A grid-stride loop of `body` over `u` in [0, units) (64-bit)."""
-    return "\n".join(
-        [
-            f'extern "C" __global__ void __launch_bounds__({BLOCK}) {name}({", ".join(params)}) {{',
-            "  const int64_t stride = (int64_t)gridDim.x * blockDim.x;",
-            "  const int64_t first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;",
-            f"  for (int64_t u = first; u < {units}LL; u += stride) {{",
-            *indent(body, 4),
-            "  }",
-            "}",
-        ]
-    )
 
 
 def _gather(step: K.Fallback, buffers: dict[int, K.Buffer]) -> tuple[list[str], int, list[str]]:
@@ -130,7 +114,8 @@ CUDA_KERNELS.register("threefry2x32")(_threefry)
 def gather_kernel(step: K.Fallback, buffers: dict[int, K.Buffer]) -> tuple[str, Launch]:
     """The CUDA kernel running `step` (when `gather_plan.is_native`) and its launch."""
     params, units, body = CUDA_KERNELS[step.prim](step, buffers)
-    text = _kernel(step.name, params, units, body)  # the step's name: unique in the schedule
+    # the step's name: unique in the schedule
+    text = grid_stride_kernel(step.name, ", ".join(params), "int64_t", units, body)
     return text, Launch(step.name, list(step.inputs) + list(step.outputs), BLOCK, units, True)
 
 

@@ -51,15 +51,6 @@ def sum_accumulator_type(dtype: np.dtype) -> str:
     return "double" if np.dtype(dtype) == np.float32 else c_type(dtype)
 
 
-def nan_literal(dtype: np.dtype) -> str:
-    """A quiet NaN of float `dtype` as C text.
-
-    >>> nan_literal(np.dtype(np.float64))
-    '__builtin_nan("")'
-    """
-    return literal(float("nan"), dtype)
-
-
 def decompose(
     extents, flat: str, first_var: int, idx: str = "int64_t", suffix: str = "LL"
 ) -> list[str]:
@@ -155,6 +146,5 @@ __all__ = [
     "decompose",
     "extreme_literal",
     "indent",
-    "nan_literal",
     "sum_accumulator_type",
 ]

@@ -193,6 +193,16 @@ py::array Executor::check_output(size_t i, py::handle out) const {
 }
 
 py::list Executor::run(const py::sequence& args, const py::object& outs) {
+  return run_with(args, outs, nullptr);
+}
+
+py::tuple Executor::run_profiled(const py::sequence& args, int64_t nsteps, const py::object& outs) {
+  std::vector<int64_t> times(static_cast<size_t>(2 * nsteps), 0);
+  py::list results = run_with(args, outs, times.data());
+  return py::make_tuple(results, times);
+}
+
+py::list Executor::run_with(const py::sequence& args, const py::object& outs, int64_t* step_ns) {
   if (static_cast<size_t>(py::len(args)) != inputs_.size()) {
     throw ShapeError("the compiled function takes " + std::to_string(inputs_.size()) +
                      " arrays, got " + std::to_string(py::len(args)));
@@ -221,7 +231,7 @@ py::list Executor::run(const py::sequence& args, const py::object& outs) {
   }
   Arena arena = take_arena();
   CallState state{this, nullptr};
-  TjContext ctx{sgemm_, dgemm_, &fallback_trampoline, &state};
+  TjContext ctx{sgemm_, dgemm_, &fallback_trampoline, &state, step_ns};
   int rc;
   {
     py::gil_scoped_release release;
@@ -261,6 +271,9 @@ void register_executor(py::module_& m) {
            py::arg("arena_bytes"), py::arg("sgemm") = 0, py::arg("dgemm") = 0,
            py::arg("fallback") = py::none())
       .def("__call__", &Executor::run, py::arg("args"), py::arg("outs") = py::none())
+      .def("run_profiled", &Executor::run_profiled, py::arg("args"), py::arg("nsteps"),
+           py::arg("outs") = py::none(),
+           "Run, and return (outputs, [start_ns, duration_ns] per top-level step).")
       .def_property_readonly("arena_bytes", &Executor::arena_bytes);
 }
 

@@ -41,12 +41,17 @@ class Executor {
   // `outs`: None, or one entry per output: None (a fresh array) or an array to write it
   // into (a donated input's buffer).
   pybind11::list run(const pybind11::sequence& args, const pybind11::object& outs);
+  // run, timing each top-level step of tj_run (for tj.profile): (outputs, 2 * nsteps ints)
+  pybind11::tuple run_profiled(const pybind11::sequence& args, int64_t nsteps,
+                               const pybind11::object& outs);
   int64_t arena_bytes() const { return arena_bytes_; }
 
   // Called by generated code (GIL not held) to run a NumPy fallback step.
   int call_fallback(int64_t step, void* const* ptrs);
 
  private:
+  pybind11::list run_with(const pybind11::sequence& args, const pybind11::object& outs,
+                          int64_t* step_ns);
   struct FreeDeleter {
     void operator()(char* p) const;
   };

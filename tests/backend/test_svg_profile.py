@@ -4,6 +4,7 @@ every compile phase and call an event), and load in a real browser (headless Chr
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 import subprocess
@@ -90,6 +91,36 @@ def test_a_profile_records_compile_phases_inside_the_first_call_only(tmp_path):
     assert all(inside(e, first) for e in compiles)
     assert not any(inside(e, second) for e in compiles)
     assert next(iter(prof.summary())).startswith(("call", "compile"))
+
+
+def test_a_profile_times_every_step_of_a_cpu_call_inside_it():
+    f = tj.jit(lambda x, w: np.tanh(x @ w).sum(axis=1) - x.max(), device="cpu")
+    args = (np.ones((40, 30), np.float32), np.ones((30, 50), np.float32))
+    f(*args)  # compiled before the profile: the call is only the run
+    with tj.profile(None) as prof:
+        f(*args)
+    calls = [e for e in prof.events if e[0] == "call"]
+    steps = [e for e in prof.events if e[0] == "kernel"]
+    assert len(calls) == 1
+    compiled = f.lower(*args).compile()
+    assert [e[1] for e in steps] == compiled.kernels()
+    (_, _, c0, c1, _) = calls[0]
+    assert all(c0 <= t0 <= t1 <= c1 for _, _, t0, t1, _ in steps)
+    assert all(a[3] <= b[2] for a, b in itertools.pairwise(steps))  # in order, no overlap
+
+
+def test_a_profiled_loop_gives_the_same_bits_and_times_the_loop_as_one_step():
+    def f(x):
+        return tj.lax.fori_loop(0, 20, lambda i, c: np.tanh(c) * 1.5 + x, x).sum()
+
+    g = tj.jit(f, device="cpu")
+    x = np.linspace(-1, 1, 64, dtype=np.float32)
+    expected = g(x)
+    with tj.profile(None) as prof:
+        got = g(x)
+    assert np.asarray(got).tobytes() == np.asarray(expected).tobytes()
+    steps = [e[1] for e in prof.events if e[0] == "kernel"]
+    assert steps == g.lower(x).compile().kernels()
 
 
 def test_profiles_do_not_nest_and_nothing_is_recorded_after_one_ends(tmp_path):

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tracejit import cache, debug
+from tracejit import cache, debug, timing
 from tracejit.backend_cpu import blas, compiler
 from tracejit.cache import payload
 from tracejit.config import config
@@ -153,6 +153,10 @@ class CpuExecutable:
 
     def __call__(self, args: Sequence[np.ndarray], outs: list | None = None) -> list[np.ndarray]:
         """Run; `outs` (donation): per output, None or the array to write it into."""
+        if timing.events is not None:  # tj.profile records each step's time
+            from tracejit.backend_cpu.profiled import run_profiled
+
+            return run_profiled(self._executor, self.library, args, outs)
         if outs is None:
             return self._executor(args)
         try:

@@ -260,14 +260,15 @@ def run_function(
     buffers = {b.id: b for b in schedule.buffers}
     table = StepTable(buffers, fn)
     for i, step in enumerate(schedule.steps):
+        label = getattr(step, "name", "")
         if calls and i in calls:
-            table.add("\n".join(calls[i]), f"{fn}_s{i}")
+            table.add("\n".join(calls[i]), f"{fn}_s{i}", label=label)
         elif isinstance(step, K.Kernel):
             w = writer_for(table.hoist(step), table.buffers, uses)
             table.add(w.call(), w.k.name, w.function())
         elif not isinstance(step, K.View):  # a view is only a pointer alias
             statement, helper = _statement(i, step, buffers, f"{fn}_s{i}")
-            table.add(statement, f"{fn}_s{i}", helper)
+            table.add(statement, f"{fn}_s{i}", helper, label)
     return table.functions, table.run_function(f"{linkage}int {fn}{SIGNATURE}")
 
 

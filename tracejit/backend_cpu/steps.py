@@ -72,6 +72,7 @@ class StepTable:
         self.dedupe = KernelDedupe()
         self.functions: list[str] = []
         self.fns: list[str] = []  # per step: its function
+        self.names: list[str] = []  # per step: its name (shown by tj.profile)
         self.at: list[int] = []  # per step: where its buffer slots start in `args`
         self.args: list[int] = []
         self.shifted: dict[tuple[int, int], int] = {}  # (buffer, element offset) -> its id
@@ -95,9 +96,10 @@ class StepTable:
             self.order.append(new)
         return self.shifted[key]
 
-    def add(self, statement: str, name: str, helper: str = "") -> None:
+    def add(self, statement: str, name: str, helper: str = "", label: str = "") -> None:
         """A step running `statement` (C++ over buffers `b<id>`, `consts`, `arena` and `ctx`)
-        after `helper` (the kernel function it calls, if any); `name` is unique in the unit."""
+        after `helper` (the kernel function it calls, if any); `name` is unique in the unit,
+        `label` (default: `name`) is what tj.profile calls the step."""
         params = list(dict.fromkeys(int(m) for m in _BUFFER.findall(statement)))
         types = [c_type(self.buffers[b].dtype) for b in params]
         loads = [f"{t}* b{b} = ({t}*)bp[a[{j}]];" for j, (b, t) in enumerate(zip(params, types))]
@@ -109,6 +111,7 @@ class StepTable:
         if first is None:
             self.functions.append(text)
         self.fns.append(f"tj_step_{first or name}")
+        self.names.append(label or name)
         self.at.append(len(self.args))
         self.args += [self.slot[b] for b in params]
 
@@ -118,7 +121,9 @@ class StepTable:
         table = [f"{{{_KIND[self.buffers[b].kind]}, {self._where(b)}}}" for b in self.order]
         # a shifted buffer: {5, its base's slot, the byte offset}
         nb, ns, t = len(table), len(self.fns), self.fn
+        names = [self.names_table()] if t == "tj_run" else []
         return [
+            *names,
             f"static const int64_t {t}_buffers[][3] = {{{', '.join(table) or '{0, 0, 0}'}}};",
             f"static const int64_t {t}_args[] = {{{_join(self.args)}}};",
             f"static const int64_t {t}_at[] = {{{_join(self.at)}}};",
@@ -137,12 +142,37 @@ class StepTable:
             "    }",
             "  }",
             f"  for (int64_t s = 0; s < {ns}; ++s) {{",
-            f"    if (int rc = {t}_fns[s](bp, {t}_args + {t}_at[s], consts, arena, ctx)) return rc;",
+            *self._timed(f"{t}_fns[s](bp, {t}_args + {t}_at[s], consts, arena, ctx)"),
             "  }",
             "  (void)in; (void)out;",
             "  return 0;",
             "}",
         ]
+
+    def _timed(self, call: str) -> list[str]:
+        """The loop body running one step; the top-level `tj_run` also times it when
+        `ctx->step_ns` is set (tj.profile), a loop region's own table never does."""
+        run = f"    if (int rc = {call}) return rc;"
+        if self.fn != "tj_run":
+            return [run]
+        return [
+            "    if (ctx->step_ns) {",
+            "      const int64_t t0 = tj_now_ns();",
+            f"  {run}",
+            "      ctx->step_ns[2 * s] = t0;",
+            "      ctx->step_ns[2 * s + 1] = tj_now_ns() - t0;",
+            "      continue;",
+            "    }",
+            run,
+        ]
+
+    def names_table(self) -> str:
+        """The step names (`tj_run_step_names`, `tj_run_nsteps` of them), read by tj.profile."""
+        quoted = ", ".join(f'"{n}"' for n in self.names) or '""'
+        return (
+            f'extern "C" const int64_t tj_run_nsteps = {len(self.names)};\n'
+            f'extern "C" const char* const tj_run_step_names[] = {{{quoted}}};'
+        )
 
     def _where(self, b: int) -> str:
         buf = self.buffers[b]

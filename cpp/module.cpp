@@ -13,6 +13,9 @@ namespace py = pybind11;
 #ifndef TRACEJIT_VERSION
 #define TRACEJIT_VERSION "0+unknown"
 #endif
+#ifndef TRACEJIT_ABI_SHA256
+#define TRACEJIT_ABI_SHA256 ""
+#endif
 #ifndef TRACEJIT_BUILD_TYPE
 #define TRACEJIT_BUILD_TYPE ""
 #endif
@@ -80,6 +83,8 @@ PYBIND11_MODULE(_core, m) {
   tracejit::register_executor(m);
 
   m.def("version", [] { return TRACEJIT_VERSION; }, "The tracejit version this module was built as.");
+  m.def("abi_sha256", [] { return TRACEJIT_ABI_SHA256; },
+        "SHA-256 of the cpp/abi.h text this module was built with (the code generator checks it).");
   m.def("build_info", &build_info,
         "How this module was built: compiler_id, compiler_version, cplusplus, build_type, "
         "pybind11_version, assertions, version.");

@@ -90,3 +90,20 @@ def test_other_std_exceptions_fall_through_to_pybind11_defaults():
     with pytest.raises(ValueError, match="unknown kind 'nope'") as caught:
         _core._raise_for_test("nope", "")
     assert not isinstance(caught.value, errors.TracejitError)
+
+
+def test_a_runtime_built_from_another_abi_header_is_refused(monkeypatch):
+    import hashlib
+
+    from tracejit import _core
+    from tracejit.backend_cpu import abi
+    from tracejit.errors import CompileError
+
+    assert _core.abi_sha256() == hashlib.sha256(abi.ABI.encode("utf-8")).hexdigest()
+    monkeypatch.setattr(_core, "abi_sha256", lambda: "0" * 64)  # a stale build
+    abi.check_runtime_abi.cache_clear()
+    try:
+        with pytest.raises(CompileError, match="rebuild it"):
+            abi.check_runtime_abi()
+    finally:
+        abi.check_runtime_abi.cache_clear()

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from tracejit import cache, debug, timing
-from tracejit.backend_cpu import blas, compiler
+from tracejit.backend_cpu import abi, blas, compiler
 from tracejit.cache import payload
 from tracejit.config import config
 from tracejit.errors import CompileError
@@ -140,6 +140,7 @@ class CpuExecutable:
         buffers = {b.id: b for b in schedule.buffers}
         spec = [(tuple(shape), dtype) for shape, dtype in in_spec]
         out_spec = [(buffers[b].shape, buffers[b].dtype) for b in schedule.outputs]
+        abi.check_runtime_abi()
         self._executor = _core.Executor(
             library,
             spec,

@@ -24,18 +24,15 @@ True
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
 from tracejit import timing
-from tracejit.backend_cpu import vector_math
+from tracejit.backend_cpu import abi, vector_math
 from tracejit.backend_cpu.columns import ColumnWriter, PartialWriter, is_column, is_partial
 from tracejit.backend_cpu.emit import INLINE_F32_C, BaseWriter
 from tracejit.backend_cpu.gather import CPU_KERNELS, GATHER_C, is_native
 from tracejit.backend_cpu.rows import LoopWriter, RowWriter
 from tracejit.backend_cpu.steps import StepTable
-from tracejit.errors import CompileError
 from tracejit.ir import kernel as K
 from tracejit.ir.c_render import PRELUDE, c_type
 
@@ -191,18 +188,7 @@ static void tj_matmul(const TjContext* ctx, int blas, bool ta, bool tb, int64_t 
 """
 
 
-def _abi_header() -> str:
-    """The text of cpp/abi.h (TjContext, TjPool), which the runtime's executor includes: in an
-    installed wheel it lies in the package (CMakeLists.txt installs it), in a source tree in
-    cpp/."""
-    package = Path(__file__).resolve().parents[1]
-    for path in (package / "abi.h", package.parent / "cpp" / "abi.h"):
-        if path.is_file():
-            return path.read_text(encoding="utf-8")
-    raise CompileError(f"cpp/abi.h is missing (looked in {package} and {package.parent / 'cpp'})")
-
-
-ABI = _abi_header()
+ABI = abi.ABI
 
 
 def writer_for(kernel: K.Kernel, buffers: dict[int, K.Buffer], uses: set[str]) -> BaseWriter:

@@ -52,6 +52,8 @@ void translate(std::exception_ptr pending) {
     set_python_error("DeviceError", e);
   } catch (const CacheError& e) {
     set_python_error("CacheError", e);
+  } catch (const ArgumentError& e) {
+    set_python_error("ArgumentError", e);
   } catch (const ConcretizationError& e) {
     set_python_error("ConcretizationError", e);
   } catch (const TracejitError& e) {

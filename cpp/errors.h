@@ -59,6 +59,13 @@ class TRACEJIT_EXCEPTION_EXPORT CacheError : public TracejitError {
   using TracejitError::TracejitError;
 };
 
+// A compiled function was called with what it cannot take: a non-array or an array of
+// another dtype (Python: ArgumentError, also a TypeError and a ValueError).
+class TRACEJIT_EXCEPTION_EXPORT ArgumentError : public TracejitError {
+ public:
+  using TracejitError::TracejitError;
+};
+
 // A concrete value was needed where only a traced one exists (Python: ConcretizationError).
 class TRACEJIT_EXCEPTION_EXPORT ConcretizationError : public TracejitError {
  public:

@@ -111,11 +111,11 @@ Executor::~Executor() {
 py::array Executor::check_input(size_t i, py::handle arg) const {
   const ArraySpec& spec = inputs_[i];
   if (!py::isinstance<py::array>(arg)) {
-    throw ShapeError("argument " + std::to_string(i) + " is not a NumPy array");
+    throw ArgumentError("argument " + std::to_string(i) + " is not a NumPy array");
   }
   auto arr = py::reinterpret_borrow<py::array>(arg);
   if (!same_dtype(arr.dtype(), spec.dtype)) {
-    throw ShapeError("argument " + std::to_string(i) + " has dtype " +
+    throw ArgumentError("argument " + std::to_string(i) + " has dtype " +
                      std::string(py::str(arr.dtype())) + ", the compiled function expects " +
                      // py::handle: py::str(const dtype&) is ambiguous in pybind11 2.12/2.13.
                      std::string(py::str(py::handle(spec.dtype))));
@@ -204,7 +204,7 @@ py::tuple Executor::run_profiled(const py::sequence& args, int64_t nsteps, const
 
 py::list Executor::run_with(const py::sequence& args, const py::object& outs, int64_t* step_ns) {
   if (static_cast<size_t>(py::len(args)) != inputs_.size()) {
-    throw ShapeError("the compiled function takes " + std::to_string(inputs_.size()) +
+    throw ArgumentError("the compiled function takes " + std::to_string(inputs_.size()) +
                      " arrays, got " + std::to_string(py::len(args)));
   }
   std::vector<py::array> keep;

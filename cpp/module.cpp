@@ -68,6 +68,7 @@ py::dict build_info() {
   if (kind == "compile") throw tracejit::CompileError(message);
   if (kind == "device") throw tracejit::DeviceError(message);
   if (kind == "cache") throw tracejit::CacheError(message);
+  if (kind == "argument") throw tracejit::ArgumentError(message);
   if (kind == "concretization") throw tracejit::ConcretizationError(message);
   if (kind == "base") throw tracejit::TracejitError(message);
   if (kind == "bad_alloc") throw std::bad_alloc();

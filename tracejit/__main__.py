@@ -22,6 +22,7 @@ import json
 import sys
 
 from tracejit.cache import cache_info, clear_cache
+from tracejit.errors import InternalError
 
 
 def _size(n: int) -> str:
@@ -29,7 +30,7 @@ def _size(n: int) -> str:
         if n < 1000 or unit == "GB":
             return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1000
-    raise AssertionError("unreachable")
+    raise InternalError("unreachable")
 
 
 def _cap(max_bytes: int) -> str:

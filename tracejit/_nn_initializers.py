@@ -18,6 +18,7 @@ import types
 import numpy as np
 
 from tracejit import numpy as tnp
+from tracejit.errors import UnsupportedError
 
 
 def _random():
@@ -65,7 +66,7 @@ def variance_scaling(scale: float, mode: str, distribution: str, in_axis=-2, out
                      dtype=np.float32):  # fmt: skip
     """Variance `scale / fan` (fan_in, fan_out or their mean) as a uniform or normal draw."""
     if distribution not in ("uniform", "normal", "untruncated_normal"):
-        raise NotImplementedError(f"variance_scaling: distribution {distribution!r} (truncated "
+        raise UnsupportedError(f"variance_scaling: distribution {distribution!r} (truncated "
                                   "normal needs erfinv) is not supported")  # fmt: skip
 
     def init(key, shape, dtype=dtype):

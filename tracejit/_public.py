@@ -15,6 +15,8 @@ from __future__ import annotations
 import sys
 import types
 
+from tracejit.errors import TracejitAttributeError
+
 
 class _PublicModule(types.ModuleType):
     def __getattribute__(self, name: str):
@@ -23,7 +25,7 @@ class _PublicModule(types.ModuleType):
         namespace = super().__getattribute__("__dict__")
         if name in namespace.get("__all__", ()):
             return namespace[name]
-        raise AttributeError(
+        raise TracejitAttributeError(
             f"module {namespace['__name__']!r} has no public attribute {name!r} "
             f"(its public names are listed in __all__)"
         )

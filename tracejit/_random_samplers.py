@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from tracejit import numpy as tnp
+from tracejit.errors import TracejitValueError, UnsupportedError
 from tracejit.ir import dtypes
 
 
@@ -185,7 +186,9 @@ def choice(key, a, shape=(), replace: bool = True, p=None, axis: int = 0):
             idx = categorical(key, logp, shape=shape)
     else:
         if count > n:
-            raise ValueError("cannot take a larger sample than the population without replacement")
+            raise TracejitValueError(
+                "cannot take a larger sample than the population without replacement"
+            )
         if p is not None:
             keys = tnp.divide(tnp.log(_u(key, (n,), np.float64)), tnp.asarray(p, np.float64))
         else:
@@ -212,7 +215,7 @@ def ball(key, d: int, p: float = 2, shape=(), dtype=np.float32):
     """Points uniform in the d-dimensional unit p-ball (p = 2: a normal direction scaled by
     u ** (1 / d))."""
     if p != 2:
-        raise NotImplementedError("ball: only p=2 (it needs generalized_normal otherwise)")
+        raise UnsupportedError("ball: only p=2 (it needs generalized_normal otherwise)")
     k1, k2 = _random().split(key)
     shape = _shape(shape)
     g = _random().normal(k1, shape + (int(d),), dtype)

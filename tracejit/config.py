@@ -25,6 +25,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, fields
 
+from tracejit.errors import TracejitAttributeError, TracejitValueError
+
 
 def _env_bool(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
@@ -67,9 +69,11 @@ def parse_bytes(text) -> int:
         try:
             value = int(float(s[:-1] if scale > 1 else s) * scale)
         except ValueError:
-            raise ValueError(f"cache_max_bytes must be a size like 2G or 500M, got {text!r}")
+            raise TracejitValueError(
+                f"cache_max_bytes must be a size like 2G or 500M, got {text!r}"
+            )
     if value < 0:
-        raise ValueError(f"cache_max_bytes must be >= 0 (0: no cap), got {text!r}")
+        raise TracejitValueError(f"cache_max_bytes must be >= 0 (0: no cap), got {text!r}")
     return value
 
 
@@ -115,17 +119,17 @@ class Config:
 
     def __setattr__(self, name: str, value) -> None:
         if name not in {f.name for f in fields(Config)}:
-            raise AttributeError(f"tj.config has no setting {name!r}")
+            raise TracejitAttributeError(f"tj.config has no setting {name!r}")
         if name == "default_device" and value not in DEVICES:
-            raise ValueError(f"default_device must be one of {DEVICES}, got {value!r}")
+            raise TracejitValueError(f"default_device must be one of {DEVICES}, got {value!r}")
         if name == "cuda_graphs" and value not in CUDA_GRAPHS:
-            raise ValueError(f"cuda_graphs must be one of {CUDA_GRAPHS}, got {value!r}")
+            raise TracejitValueError(f"cuda_graphs must be one of {CUDA_GRAPHS}, got {value!r}")
         if name == "progress_after" and not float(value) >= 0.0:
-            raise ValueError(f"progress_after must be >= 0 seconds, got {value!r}")
+            raise TracejitValueError(f"progress_after must be >= 0 seconds, got {value!r}")
         if name == "cache_max_bytes":
             value = parse_bytes(value)
         if name == "memory_budget" and not 0.0 <= float(value) <= 1.0:
-            raise ValueError(f"memory_budget must be in [0, 1], got {value!r}")
+            raise TracejitValueError(f"memory_budget must be in [0, 1], got {value!r}")
         object.__setattr__(self, name, value)
 
     def __repr__(self) -> str:

@@ -19,7 +19,14 @@ from collections.abc import Callable, Sequence
 
 from tracejit import custom_closure
 from tracejit.batching.emit import Builder
-from tracejit.errors import CustomRuleClosureError, ShapeError, TracerLeakError, UnsupportedError
+from tracejit.errors import (
+    CustomRuleClosureError,
+    ShapeError,
+    TracejitTypeError,
+    TracejitValueError,
+    TracerLeakError,
+    UnsupportedError,
+)
 from tracejit.ir import dtypes
 from tracejit.ir.autodiff import joint_graph
 from tracejit.ir.custom_call import CustomCall, custom_vjp_call_p, inline_graph
@@ -61,7 +68,7 @@ class _Custom:
 
     def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
         if not callable(fun):
-            raise TypeError(f"{self.kind} expects a function, got {type(fun).__name__}")
+            raise TracejitTypeError(f"{self.kind} expects a function, got {type(fun).__name__}")
         self.fun = fun
         self.nondiff_argnums = tuple(sorted(set(nondiff_argnums)))
         self.__name__ = getattr(fun, "__name__", "function")
@@ -78,7 +85,9 @@ class _Custom:
             raise UnsupportedError(f"{self.kind} function {self.__name__!r}: call {what} first")
         for i in self.nondiff_argnums:
             if i >= len(args):
-                raise ValueError(f"{self.kind}: nondiff_argnums names argument {i} of {len(args)}")
+                raise TracejitValueError(
+                    f"{self.kind}: nondiff_argnums names argument {i} of {len(args)}"
+                )
             if any(isinstance(x, Tracer) for x in tree_flatten(args[i])[0]):
                 raise UnsupportedError(
                     f"{self.kind} {self.__name__!r}: argument {i} is in nondiff_argnums but "
@@ -201,7 +210,7 @@ class custom_vjp(_Custom):
         fwd = _trace(fwd_fn, diff, avals, f"{name} fwd", closure)
         tree = fwd.out_tree
         if tree.kind is not tuple or len(tree.children) != 2 or tree.children[0] != primal.out_tree:
-            raise TypeError(
+            raise TracejitTypeError(
                 f"custom_vjp {name!r}: fwd must return (output, residuals) with the output "
                 f"structured as the function's ({primal.out_tree}), got {tree}"
             )
@@ -224,7 +233,7 @@ def _input_cotangents(bwd: Traced, diff: tuple, avals, name: str) -> Graph:
     """The bwd graph with exactly one output per differentiable input leaf, typed like it."""
     tree = bwd.out_tree
     if tree.kind is not tuple or len(tree.children) != len(diff):
-        raise TypeError(
+        raise TracejitTypeError(
             f"custom_vjp {name!r}: bwd must return a tuple with one cotangent per "
             f"differentiable argument ({len(diff)}), got {tree}"
         )
@@ -236,7 +245,7 @@ def _input_cotangents(bwd: Traced, diff: tuple, avals, name: str) -> Graph:
         arg_tree = tree_flatten(arg)[1]
         zero = _zero_leaves(sub, arg_tree)
         if zero is None:
-            raise TypeError(
+            raise TracejitTypeError(
                 f"custom_vjp {name!r}: bwd's cotangent {i} has structure {sub}, "
                 f"the argument has {arg_tree} (None stands for a zero cotangent)"
             )
@@ -309,7 +318,7 @@ class custom_jvp(_Custom):
         jvp = _trace(jvp_flat, tuple(range(2 * n)), list(avals) + tangent_avals, f"{name} jvp")
         want = PyTreeDef(tuple, None, (primal.out_tree, primal.out_tree))
         if jvp.out_tree != want:
-            raise TypeError(
+            raise TracejitTypeError(
                 f"custom_jvp {name!r}: the jvp must return (output, tangent) structured as "
                 f"{want}, got {jvp.out_tree}"
             )

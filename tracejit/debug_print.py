@@ -17,6 +17,7 @@ from __future__ import annotations
 import builtins
 
 from tracejit.devices import device_get
+from tracejit.errors import TracejitTypeError
 from tracejit.ir.autodiff import VJP_RULES, zero_vjp
 from tracejit.ir.graph import Graph
 from tracejit.ir.primitives import OPAQUE, register
@@ -51,7 +52,7 @@ debug_print_p = register(
 def debug_print(fmt: str, *args, **kwargs) -> None:
     """Print `fmt.format(*args, **kwargs)` with the runtime values of traced arrays."""
     if not isinstance(fmt, str):
-        raise TypeError(f"debug.print: the format must be a str, got {type(fmt).__name__}")
+        raise TracejitTypeError(f"debug.print: the format must be a str, got {type(fmt).__name__}")
     leaves, tree = tree_flatten((args, kwargs))
     if not any(isinstance(x, Tracer) for x in leaves):
         _show(fmt, tree, leaves)

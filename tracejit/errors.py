@@ -1,14 +1,69 @@
-"""The exceptions tracejit raises. Every one derives from `TracejitError`.
+"""The exceptions tracejit raises. Every one derives from `TracejitError`, and from the
+builtin class a user would catch for it (`TypeError`, `ValueError`, `IndexError`, ...).
 
-Messages name the user's argument and source line where they come from traced code, and say
-what to do instead.
+Messages say what to do instead; each error carries the user's source line (the innermost
+frame outside tracejit, NumPy and the standard library) as a PEP 678 note, added where it is
+created, so re-raising never rebuilds it and its attributes stay.
+
+>>> import tracejit as tj, tracejit.numpy as tnp
+>>> try:
+...     tnp.reshape(tnp.ones(6), (4, 2))
+... except ValueError as err:  # also tj.errors.ShapeError and tj.errors.TracejitError
+...     print(err.__notes__[0].startswith("at "))
+True
 """
 
 from __future__ import annotations
 
+import os
+import sys
+import sysconfig
+
+import numpy as np
+
+# Frames in these are not the user's: tracejit, NumPy, the standard library (worker threads
+# start there) but not the site-packages inside it.
+_OURS = tuple(os.path.dirname(os.path.abspath(f)) + os.sep for f in (__file__, np.__file__))
+_STDLIB = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
+_SITE = tuple({os.path.abspath(sysconfig.get_paths()[k]) + os.sep for k in ("purelib", "platlib")})
+
+
+def _is_users(filename: str) -> bool:
+    if filename.startswith(_OURS) or filename.startswith("<frozen"):
+        return False
+    return not filename.startswith(_STDLIB) or filename.startswith(_SITE)
+
+
+def user_frame() -> str | None:
+    """`file:line (function)` of the innermost frame outside tracejit, NumPy and the standard
+    library; None when there is none (in a worker thread of tracejit)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if _is_users(frame.f_code.co_filename):
+            return f"{frame.f_code.co_filename}:{frame.f_lineno} ({frame.f_code.co_name})"
+        frame = frame.f_back
+    return None
+
 
 class TracejitError(Exception):
-    """Base class of every error tracejit raises on purpose."""
+    """Base class of every error tracejit raises on purpose.
+
+    `source` is the user's `file:line (function)`, also shown as the note `at <source>`.
+    """
+
+    source: str | None = None
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.add_source(user_frame())
+
+    def add_source(self, source: str | None) -> TracejitError:
+        """Note the user's line once (the first one given wins); returns the error itself."""
+        if source and self.source is None:
+            self.source = source
+            if source not in str(self):  # older messages name it already
+                self.add_note(f"at {source}")
+        return self
 
 
 class ConcretizationError(TracejitError):
@@ -70,6 +125,30 @@ class IntegerOverflowError(TracejitError, OverflowError):
     """A Python int does not fit the integer dtype it is used as (NumPy raises too)."""
 
 
+class TracejitTypeError(TracejitError, TypeError):
+    """A value of a type tracejit cannot use where it was given."""
+
+
+class TracejitValueError(TracejitError, ValueError):
+    """A value tracejit cannot use where it was given (an axis, a mode, a size...)."""
+
+
+class TracejitIndexError(TracejitError, IndexError):
+    """An index that does not fit the array or is not a valid index."""
+
+
+class TracejitKeyError(TracejitError, KeyError):
+    """A name missing from a tracejit table (a primitive without a rule of that kind)."""
+
+
+class InternalError(TracejitError, AssertionError):
+    """A bug in tracejit: an internal invariant failed. Please report it with the program."""
+
+
+class TracejitAttributeError(TracejitError, AttributeError):
+    """A name tracejit does not have (a setting, a NumPy name it does not offer)."""
+
+
 __all__ = [
     "ArgumentError",
     "BatchingError",
@@ -82,8 +161,14 @@ __all__ = [
     "DonatedArgumentError",
     "ImmutableArrayError",
     "IntegerOverflowError",
+    "InternalError",
     "ShapeError",
+    "TracejitAttributeError",
     "TracejitError",
+    "TracejitIndexError",
+    "TracejitKeyError",
+    "TracejitTypeError",
+    "TracejitValueError",
     "TracerLeakError",
     "UnsupportedError",
 ]

@@ -14,6 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from tracejit.config import config
+from tracejit.errors import TracejitTypeError, TracejitValueError
 from tracejit.ir import dtypes
 from tracejit.ir.forward import jvp_graph
 from tracejit.ir.passes import optimize
@@ -33,17 +34,19 @@ def _dtype(x) -> np.dtype:
 def check_float_outputs(leaves) -> None:
     for leaf in leaves:
         if not dtypes.is_float(_dtype(leaf)):
-            raise TypeError(f"jvp: an output of dtype {_dtype(leaf)} has no tangent; return floats")
+            raise TracejitTypeError(
+                f"jvp: an output of dtype {_dtype(leaf)} has no tangent; return floats"
+            )
 
 
 def check_tangents(p_leaves, p_tree, tangents) -> list:
     """The tangent leaves, checked against the primals' structure and shapes."""
     t_leaves, t_tree = tree_flatten(tuple(tangents))
     if t_tree != p_tree:
-        raise TypeError(f"jvp: tangents {t_tree} do not match primals {p_tree}")
+        raise TracejitTypeError(f"jvp: tangents {t_tree} do not match primals {p_tree}")
     for p, t in zip(p_leaves, t_leaves):
         if _shape(p) != _shape(t):
-            raise ValueError(f"jvp: tangent shape {_shape(t)} differs from {_shape(p)}")
+            raise TracejitValueError(f"jvp: tangent shape {_shape(t)} differs from {_shape(p)}")
     return t_leaves
 
 
@@ -55,13 +58,15 @@ class ForwardJVP:
         self.traced, self.has_aux = traced, has_aux
         tree = traced.out_tree
         if has_aux and (tree.kind is not tuple or len(tree.children) != 2):
-            raise TypeError("jvp(has_aux=True) needs the function to return (out, aux)")
+            raise TracejitTypeError("jvp(has_aux=True) needs the function to return (out, aux)")
         self.main_tree = tree.children[0] if has_aux else tree
         n_main = self.main_tree.num_leaves
         graph = traced.graph
         for v in graph.outputs[:n_main]:
             if not dtypes.is_float(v.dtype):
-                raise TypeError(f"jvp: an output of dtype {v.dtype} has no tangent; return floats")
+                raise TracejitTypeError(
+                    f"jvp: an output of dtype {v.dtype} has no tangent; return floats"
+                )
         wrt = range(len(self.leaves))
         _check_float_inputs(graph, wrt, names, "jvp")
         graph = optimize(graph, config.verify_graphs, stage="pre_grad")

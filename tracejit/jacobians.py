@@ -15,6 +15,7 @@ import numpy as np
 
 import tracejit.numpy as tnp
 from tracejit.batching import vmap
+from tracejit.errors import TracejitTypeError
 from tracejit.forward_mode import ForwardJVP, _dtype, _shape, check_float_outputs, check_tangents
 from tracejit.ir import dtypes
 from tracejit.ir.autodiff_control import WhileLoopNotReversible
@@ -72,7 +73,7 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = Fa
     """
     primals, tangents = tuple(primals), tuple(tangents)
     if tree_flatten(primals)[1] != tree_flatten(tangents)[1]:
-        raise TypeError(
+        raise TracejitTypeError(
             f"jvp: tangents {tree_flatten(tangents)[1]} do not match primals "
             f"{tree_flatten(primals)[1]}"
         )
@@ -98,7 +99,7 @@ class _Wrt:
             self.leaves += leaves
         for leaf in self.leaves:
             if not dtypes.is_float(_dtype(leaf)):
-                raise TypeError(
+                raise TracejitTypeError(
                     f"{what}: cannot differentiate with respect to an input of dtype "
                     f"{_dtype(leaf)}; pass float arrays (x.astype(np.float32)) or leave it "
                     "out of argnums"
@@ -164,7 +165,7 @@ def _push(wrt: _Wrt, what: str, forward: bool):
     if not forward:
         for o in outs:
             if not dtypes.is_float(_dtype(o)):
-                raise TypeError(f"{what}: an output of dtype {_dtype(o)} has no derivative")
+                raise TracejitTypeError(f"{what}: an output of dtype {_dtype(o)} has no derivative")
     in_shapes, out_shapes = [_shape(v) for v in x], [_shape(o) for o in outs]
     in_off, out_off = _offsets(in_shapes), _offsets(out_shapes)
     if in_off[-1] == 0 or out_off[-1] == 0:
@@ -193,7 +194,7 @@ def _push(wrt: _Wrt, what: str, forward: bool):
 def _jacobian(fun: Callable, argnums, has_aux: bool, what: str, forward: bool):
     """One batched push of a basis: tangents through the JVP, or cotangents through the VJP."""
     if not callable(fun):
-        raise TypeError(f"{what} expects a function, got {type(fun).__name__}")
+        raise TracejitTypeError(f"{what} expects a function, got {type(fun).__name__}")
 
     def jac_fn(*args):
         wrt = _Wrt(fun, args, argnums, has_aux, what)

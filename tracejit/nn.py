@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from tracejit import numpy as tnp
+from tracejit.errors import TracejitTypeError
 from tracejit.ir import dtypes
 from tracejit.numpy._core import normalize_axes, promote, shape_of
 
@@ -186,7 +187,7 @@ def one_hot(x, num_classes: int, dtype=np.float32):
     """
     (x,) = promote(x)
     if not dtypes.is_int(x.dtype):
-        raise TypeError(f"one_hot needs integer class indices, got {x.dtype}")
+        raise TracejitTypeError(f"one_hot needs integer class indices, got {x.dtype}")
     column = tnp.reshape(x, tuple(shape_of(x)) + (1,))
     classes = np.arange(int(num_classes), dtype=x.dtype)
     return tnp.astype(tnp.equal(column, classes), dtypes.canonical(dtype))

@@ -13,6 +13,8 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
+from tracejit.errors import TracejitValueError
+
 _REGISTRY: dict[type, tuple[Callable, Callable]] = {}
 
 
@@ -24,7 +26,7 @@ def register_pytree_node(cls: type, flatten: Callable, unflatten: Callable) -> N
     >>> register_pytree_node(Pair, lambda p: ((p.a, p.b), None), lambda aux, ch: Pair(*ch))
     """
     if cls in _REGISTRY or cls in (tuple, list, dict, type(None)):
-        raise ValueError(f"{cls.__name__} is already a pytree node type")
+        raise TracejitValueError(f"{cls.__name__} is already a pytree node type")
     _REGISTRY[cls] = (flatten, unflatten)
 
 
@@ -115,7 +117,7 @@ def tree_unflatten(treedef: PyTreeDef, leaves) -> Any:
 
     out = go(treedef)
     if next(it, _SENTINEL) is not _SENTINEL:
-        raise ValueError("tree_unflatten: more leaves than the structure holds")
+        raise TracejitValueError("tree_unflatten: more leaves than the structure holds")
     return out
 
 
@@ -141,7 +143,7 @@ def tree_map(f: Callable, tree, *rest) -> Any:
     for r in rest:
         r_leaves, r_def = tree_flatten(r)
         if r_def != treedef:
-            raise ValueError(f"tree_map: structures differ: {treedef} and {r_def}")
+            raise TracejitValueError(f"tree_map: structures differ: {treedef} and {r_def}")
         others.append(r_leaves)
     return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others)])
 

@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from tracejit.errors import UnsupportedError
+from tracejit.errors import TracejitTypeError, UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.ir.prng import MASK32 as _MASK32
 from tracejit.ir.prng import threefry2x32_p
@@ -44,7 +44,7 @@ def _check_key(key):
         key = np.asarray(key)
         ok = key.shape == (2,) and key.dtype.kind in "iu"
     if not ok:
-        raise TypeError(
+        raise TracejitTypeError(
             f"expected a PRNG key (an integer array of shape (2,)), got {getattr(key, 'dtype', '')}"
             f"{tuple(shape_of(key))}; make one with tj.random.key(seed), and pass one row "
             "of tj.random.split(key, n) at a time"
@@ -129,7 +129,7 @@ def _shape(shape) -> tuple[int, ...]:
 def _float_dtype(dtype) -> np.dtype:
     dt = dtypes.canonical(dtype)
     if not dtypes.is_float(dt):
-        raise TypeError(f"expected a float dtype, got {dt}")
+        raise TracejitTypeError(f"expected a float dtype, got {dt}")
     return dt
 
 

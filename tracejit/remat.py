@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from tracejit.errors import TracejitTypeError
 from tracejit.ir.graph import Node
 from tracejit.ir.primitives import MATMUL
 from tracejit.ir.remat import Policy, keep, mark, remat_barrier_p
@@ -49,9 +50,9 @@ class checkpoint_policies:
 def checkpoint(fun: Callable, *, policy: Policy | None = None) -> Callable:
     """`fun`, with what it computes recomputed in the backward rather than saved."""
     if not callable(fun):
-        raise TypeError(f"checkpoint expects a function, got {type(fun).__name__}")
+        raise TracejitTypeError(f"checkpoint expects a function, got {type(fun).__name__}")
     if policy is not None and not callable(policy):
-        raise TypeError(f"checkpoint: policy must be a function of a node, got {policy!r}")
+        raise TracejitTypeError(f"checkpoint: policy must be a function of a node, got {policy!r}")
     rule = policy or checkpoint_policies.nothing_saveable
 
     def checkpointed(*args, **kwargs):

@@ -16,6 +16,7 @@ import numpy as np
 
 from tracejit import debug, timing
 from tracejit.config import config
+from tracejit.errors import TracejitTypeError, TracejitValueError
 from tracejit.ir import dtypes
 from tracejit.ir.autodiff import joint_graph
 from tracejit.ir.graph import Graph, verify
@@ -88,7 +89,7 @@ class _Traceable:
 
     def __init__(self, fun: Callable, what: str):
         if not callable(fun):
-            raise TypeError(f"{what} expects a function, got {type(fun).__name__}")
+            raise TracejitTypeError(f"{what} expects a function, got {type(fun).__name__}")
         self.fun = fun
         self.what = what
         self._jitted: dict[tuple[int, ...], Jitted] = {}
@@ -148,7 +149,7 @@ def _normalize_argnums(argnums, n_args: int, what: str) -> tuple[int, ...]:
     out = []
     for a in nums:
         if not isinstance(a, int) or not -n_args <= a < n_args:
-            raise ValueError(
+            raise TracejitValueError(
                 f"{what}: argnums={argnums!r} does not fit a call with {n_args} positional "
                 "argument(s); pass the differentiated arguments positionally"
             )
@@ -176,7 +177,7 @@ def _check_float_inputs(graph: Graph, wrt: Sequence[int], names: list[str], what
     for i in wrt:
         v = graph.inputs[i]
         if not dtypes.is_float(v.dtype):
-            raise TypeError(
+            raise TracejitTypeError(
                 f"{what}: cannot differentiate with respect to {names[i]!r} of dtype {v.dtype}: "
                 "gradients need float inputs. Cast it (x.astype(np.float32)) or leave it out "
                 "of argnums (close over it, or pass it as another argument)."
@@ -187,13 +188,15 @@ def _scalar_output_index(traced: Traced, has_aux: bool, what: str) -> int:
     tree = traced.out_tree
     if has_aux:
         if tree.kind is not tuple or len(tree.children) != 2:
-            raise TypeError(f"{what}(has_aux=True) needs the function to return (value, aux)")
+            raise TracejitTypeError(
+                f"{what}(has_aux=True) needs the function to return (value, aux)"
+            )
         tree = tree.children[0]
     if tree.kind is not None:
-        raise TypeError(f"{what} needs the function to return one array, got a {tree!r}")
+        raise TracejitTypeError(f"{what} needs the function to return one array, got a {tree!r}")
     out = traced.graph.outputs[0]
     if out.shape != () or not dtypes.is_float(out.dtype):
-        raise TypeError(
+        raise TracejitTypeError(
             f"{what} needs a scalar float output, got {out.type_str}. Reduce it first "
             "(e.g. tnp.sum), or use tj.vjp / tj.jacrev for non-scalar outputs."
         )
@@ -281,7 +284,7 @@ class VJPFunction:
     def __call__(self, cotangent) -> tuple:
         leaves, tree = tree_flatten(cotangent)
         if tree != self._out_tree:
-            raise TypeError(
+            raise TracejitTypeError(
                 f"vjp_fn: the cotangent's structure {tree} differs from the output's "
                 f"{self._out_tree}; pass one array per output leaf"
             )
@@ -290,7 +293,7 @@ class VJPFunction:
             out = self._traced.graph.outputs[i]
             ct = leaves[i]
             if _shape(ct) != out.shape:
-                raise ValueError(
+                raise TracejitValueError(
                     f"vjp_fn: cotangent {i} has shape {_shape(ct)}, the output has {out.shape}"
                 )
             if not isinstance(ct, Tracer):
@@ -318,7 +321,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, memory_budget: float | N
     """
     budget = config.memory_budget if memory_budget is None else float(memory_budget)
     if not 0.0 <= budget <= 1.0:
-        raise ValueError(f"memory_budget must be in [0, 1], got {memory_budget!r}")
+        raise TracejitValueError(f"memory_budget must be in [0, 1], got {memory_budget!r}")
     traceable = _Traceable(fun, "vjp")
     traced, leaves, names = traceable.trace(primals, {}, range(len(primals)))
     graph = traced.graph
@@ -326,7 +329,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, memory_budget: float | N
     n_main = len(graph.outputs)
     if has_aux:
         if out_tree.kind is not tuple or len(out_tree.children) != 2:
-            raise TypeError("vjp(has_aux=True) needs the function to return (out, aux)")
+            raise TracejitTypeError("vjp(has_aux=True) needs the function to return (out, aux)")
         out_tree = out_tree.children[0]
         n_main = out_tree.num_leaves
     _, trees = _leaf_ranges(primals, range(len(primals)))

@@ -35,7 +35,8 @@ def test_bool_of_tracer_names_argument_line_and_remedy():
     msg = str(info.value)
     assert "bool()" in msg
     assert "'x'" in msg and "'threshold'" in msg
-    assert f"{THIS_FILE}:" in msg and "(f)" in msg
+    assert info.value.__notes__ == [f"at {info.value.source}"]  # the user's line, as a note
+    assert info.value.source.startswith(f"{THIS_FILE}:") and "(f)" in info.value.source
     assert "tnp.where" in msg and "static_argnums" in msg
 
 
@@ -90,7 +91,8 @@ def test_shape_error_names_op_shapes_and_line():
         tj.jit(f)(np.ones((2, 3)), np.ones((4,)))
     msg = str(info.value)
     assert "add" in msg and "(2, 3)" in msg and "(4,)" in msg
-    assert f"{THIS_FILE}:" in msg and "(f)" in msg
+    assert info.value.__notes__ == [f"at {info.value.source}"]  # the user's line, as a note
+    assert info.value.source.startswith(f"{THIS_FILE}:") and "(f)" in info.value.source
 
 
 def test_unsupported_numpy_function_is_named():
@@ -129,3 +131,13 @@ def test_wrong_dtype_kind_for_bitwise_is_unsupported():
 def test_where_with_one_argument_explains_data_dependent_shape():
     with pytest.raises(errors.UnsupportedError, match="data-dependent"):
         tj.jit(lambda x: tnp.where(x > 0))(np.ones(2))
+
+
+def test_a_compiled_function_given_another_dtype_raises_argument_error_not_shape_error():
+    compiled = tj.jit(lambda x: x * 2).lower(np.ones(3, np.float32)).compile()
+    with pytest.raises(TypeError, match="argument 0 has dtype float64.*expects float32") as info:
+        compiled(np.ones(3, np.float64))
+    assert isinstance(info.value, errors.ArgumentError)
+    assert not isinstance(info.value, errors.ShapeError)
+    with pytest.raises(errors.ShapeError, match="argument 0 has shape"):  # a shape stays one
+        compiled(np.ones(4, np.float32))

@@ -18,6 +18,7 @@ TRACEJIT_KINDS = {
     "compile": errors.CompileError,
     "device": errors.DeviceError,
     "cache": errors.CacheError,
+    "argument": errors.ArgumentError,
     "concretization": errors.ConcretizationError,
     "base": errors.TracejitError,
 }

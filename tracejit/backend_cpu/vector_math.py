@@ -22,6 +22,7 @@ True
 
 from __future__ import annotations
 
+from tracejit.errors import TracejitValueError
 from tracejit.ir.c_render import LIBM_BINARY, LIBM_UNARY
 
 # x86-64 vector ABI: (ISA letter, vector bits, the macro GCC defines when it may use it),
@@ -45,7 +46,7 @@ def signature(fn: str) -> tuple[str, int]:
     is_f32 = fn.endswith("f") and fn[:-1] in _NAMES
     base = fn[:-1] if is_f32 else fn
     if base not in _NAMES:
-        raise ValueError(f"{fn!r} is not a libm function of the op table")
+        raise TracejitValueError(f"{fn!r} is not a libm function of the op table")
     return ("float" if is_f32 else "double"), (2 if base in LIBM_BINARY.values() else 1)
 
 

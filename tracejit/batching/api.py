@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tracejit.batching.interpreter import batch_graph
-from tracejit.errors import BatchingError
+from tracejit.errors import BatchingError, TracejitTypeError, TracejitValueError
 from tracejit.pytree import PyTreeDef, tree_flatten, tree_unflatten
 from tracejit.tracer.jit import Traced, abstractify, trace_flat
 from tracejit.transforms import run_graph
@@ -29,7 +29,7 @@ def broadcast_prefix(spec: AxisSpec, full: PyTreeDef, what: str) -> list:
     leaves, spec_def = tree_flatten(spec, is_leaf=_is_axis)
     for leaf in leaves:
         if not _is_axis(leaf):
-            raise TypeError(f"vmap: {what} must hold ints or None, got {leaf!r}")
+            raise TracejitTypeError(f"vmap: {what} must hold ints or None, got {leaf!r}")
     it = iter(leaves)
     out: list = []
 
@@ -38,7 +38,7 @@ def broadcast_prefix(spec: AxisSpec, full: PyTreeDef, what: str) -> list:
             out.extend([next(it)] * f.num_leaves)
             return
         if s.kind is not f.kind or s.aux != f.aux or len(s.children) != len(f.children):
-            raise ValueError(f"vmap: {what} {spec!r} is not a prefix of the structure {f}")
+            raise TracejitValueError(f"vmap: {what} {spec!r} is not a prefix of the structure {f}")
         for sc, fc in zip(s.children, f.children):
             go(sc, fc)
 
@@ -50,7 +50,9 @@ def _normalize(axis: int | None, ndim: int, what: str) -> int | None:
     if axis is None:
         return None
     if not -ndim <= axis < ndim:
-        raise ValueError(f"vmap: {what} = {axis} is out of range for an array of rank {ndim}")
+        raise TracejitValueError(
+            f"vmap: {what} = {axis} is out of range for an array of rank {ndim}"
+        )
     return axis % ndim
 
 
@@ -59,7 +61,7 @@ class _Vmapped:
 
     def __init__(self, fun: Callable, in_axes, out_axes, axis_size: int | None):
         if not callable(fun):
-            raise TypeError(f"vmap expects a function, got {type(fun).__name__}")
+            raise TracejitTypeError(f"vmap expects a function, got {type(fun).__name__}")
         self.fun = fun
         self.in_axes = tuple(in_axes) if isinstance(in_axes, list) else in_axes
         self.out_axes = out_axes
@@ -83,7 +85,7 @@ class _Vmapped:
 
     def _leaf_axes(self, args, kwargs) -> list:
         if isinstance(self.in_axes, tuple) and len(self.in_axes) != len(args):
-            raise ValueError(
+            raise TracejitValueError(
                 f"vmap: in_axes has {len(self.in_axes)} entries but the call passed "
                 f"{len(args)} positional argument(s); give one entry per argument"
             )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tracejit.errors import TracejitAttributeError
 from tracejit.ir.graph import ConstValue, Graph, Node, Value
 from tracejit.ir.primitives import get
 
@@ -32,7 +33,7 @@ class Builder:
 
     def __getattr__(self, name: str):
         if name.startswith("_"):
-            raise AttributeError(name)
+            raise TracejitAttributeError(name)
         return lambda *xs, **attrs: self.bind(name, *xs, **attrs)
 
     def const(self, value, dtype) -> Value:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from tracejit.batching.emit import Builder, move_axis, to_dim
 from tracejit.batching.rules import rule_for
-from tracejit.errors import BatchingError
+from tracejit.errors import BatchingError, InternalError
 from tracejit.ir.graph import Graph, Node, Value
 
 
@@ -70,7 +70,7 @@ def _apply_rule(b: Builder, node: Node, size: int, xs, dims):
     for v, o, d in zip(node.outputs, outs, odims):
         want = batched_shape(v.shape, d, size)
         if o.shape != want or o.dtype != v.dtype:
-            raise AssertionError(
+            raise InternalError(
                 f"batching rule for {node.prim.name} gave {o.type_str}, expected {want} {v.dtype}"
             )
     return outs, odims

@@ -21,6 +21,7 @@ import numpy as np
 
 from tracejit.batching.emit import Builder, move_axis, to_front
 from tracejit.debug_print import debug_print_p
+from tracejit.errors import InternalError
 from tracejit.ir.graph import Value
 from tracejit.ir.primitives import ELEMENTWISE, Primitive, RuleTable
 from tracejit.ir.prng import threefry2x32_p
@@ -250,7 +251,7 @@ def _matmul(b, size, xs, bdims, **attrs):
 
 @defbatch("const", "iota")
 def _no_operands(b, size, xs, bdims, **attrs):
-    raise AssertionError("a primitive without operands is never batched")
+    raise InternalError("a primitive without operands is never batched")
 
 
 @defbatch(threefry2x32_p)

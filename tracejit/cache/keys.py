@@ -25,13 +25,13 @@ import types
 from collections.abc import Iterable
 from pathlib import Path
 
-from tracejit.errors import CompileError
+from tracejit.errors import CompileError, TracejitTypeError
 
 
 def _reject(obj: object) -> object:
     if isinstance(obj, (set, frozenset)):
         return sorted(obj, key=repr)
-    raise TypeError(
+    raise TracejitTypeError(
         f"cache key parts must be JSON values (str, int, float, bool, None, list, dict), "
         f"got {type(obj).__name__}: {obj!r}; convert it to a string first"
     )
@@ -60,7 +60,7 @@ def cache_key(parts: dict) -> str:
 def _file_of(item: str | os.PathLike | types.ModuleType) -> Path:
     if isinstance(item, types.ModuleType):
         if not getattr(item, "__file__", None):
-            raise TypeError(f"module {item.__name__} has no source file to hash")
+            raise TracejitTypeError(f"module {item.__name__} has no source file to hash")
         return Path(item.__file__)
     return Path(item)
 

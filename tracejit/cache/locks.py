@@ -23,11 +23,13 @@ import fcntl
 import os
 import time
 
+from tracejit.errors import CacheError
+
 # Polling interval while waiting for a lock held by another process.
 _POLL_S = 0.005
 
 
-class LockTimeout(TimeoutError):
+class LockTimeout(CacheError, TimeoutError):
     """The lock stayed taken for the whole timeout."""
 
 

@@ -34,6 +34,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from tracejit.cache import locks
+from tracejit.errors import TracejitTypeError, TracejitValueError
 
 META_NAME = "meta.json"
 # Bumped when the entry layout or meta.json schema changes; older entries then read as corrupt.
@@ -84,10 +85,10 @@ def _read_meta(entry: Path) -> dict | str:
         meta = json.loads(raw.decode("utf-8"))
         files = meta["files"]
         if not isinstance(files, dict) or not files:
-            raise TypeError("files is not a non-empty object")
+            raise TracejitTypeError("files is not a non-empty object")
         for name, rec in files.items():
             if Path(name).name != name or name == META_NAME:
-                raise ValueError(f"bad file name {name!r}")
+                raise TracejitValueError(f"bad file name {name!r}")
             int(rec["size"]), str(rec["sha256"])
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         return f"meta.json is corrupt ({type(exc).__name__}: {exc})"

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from tracejit.errors import UnsupportedError
+from tracejit.errors import TracejitAttributeError, TracejitTypeError, UnsupportedError
 from tracejit.ir import (
     dtypes,
     structural,  # noqa: F401  (registers the primitives ruled on here)
@@ -52,7 +52,7 @@ class Emitter:
 
     def __getattr__(self, name: str):
         if name.startswith("_"):
-            raise AttributeError(name)
+            raise TracejitAttributeError(name)
         return lambda *xs, **attrs: self.bind(name, *xs, **attrs)
 
     def full(self, value: float, like: Value) -> Value:
@@ -527,7 +527,7 @@ def joint_graph(graph: Graph, wrt: Sequence[int], seeded: Sequence[int]) -> Grap
     for i in seeded:
         out = graph.outputs[i]
         if not dtypes.is_float(out.dtype):
-            raise TypeError(
+            raise TracejitTypeError(
                 f"output {i} has dtype {out.dtype}: only float outputs take a cotangent"
             )
         ct = Value(out.shape, out.dtype)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from tracejit import progress, timing
+from tracejit.errors import InternalError
 from tracejit.ir import kernel as K
 from tracejit.ir.c_render import C_RULES
 from tracejit.ir.fusion_merge import (
@@ -453,7 +454,7 @@ def _buffers(f: _Fuser, steps: list[K.Step]) -> tuple[list[K.Buffer], list[int],
     for i, v in enumerate(graph.outputs):
         b = f.buffer_of(v)
         if b not in kinds:  # pragma: no cover - every output is materialized
-            raise AssertionError("output without a buffer")
+            raise InternalError("output without a buffer")
         root = b
         while kinds[root].kind == "view":
             root = kinds[root].base

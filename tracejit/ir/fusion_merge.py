@@ -23,6 +23,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
+from tracejit.errors import InternalError
 from tracejit.ir import kernel as K
 from tracejit.ir.graph import Node, Value
 
@@ -152,7 +153,7 @@ class Steps:
                 if count[u] == 0:
                     heapq.heappush(ready, (u.order, seq[u], u))
         if len(out) != len(deps):  # pragma: no cover - merging keeps the graph acyclic
-            raise AssertionError("step graph has a cycle")
+            raise InternalError("step graph has a cycle")
         return out
 
     # -- reachability in the initial graph (lower bounds once groups merge)

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from tracejit.errors import InternalError
 from tracejit.ir import dtypes
 
 
@@ -186,7 +187,7 @@ def format_graph(graph: Graph) -> str:
     return "\n".join(lines)
 
 
-class VerifyError(AssertionError):
+class VerifyError(InternalError):
     """A graph broke an IR invariant (a tracejit bug, never a user error)."""
 
 

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from tracejit.errors import InternalError, TracejitTypeError
 from tracejit.ir.graph import Graph, Node, Value
 from tracejit.ir.primitives import Primitive
 
@@ -23,7 +24,7 @@ def apply_primitive(prim: Primitive, args: Sequence[np.ndarray], attrs: dict) ->
         if arr.dtype != dtype:
             arr = arr.astype(dtype)
         if arr.shape != tuple(shape):
-            raise AssertionError(f"{prim.name} produced {arr.shape}, its rule says {shape}")
+            raise InternalError(f"{prim.name} produced {arr.shape}, its rule says {shape}")
         out.append(arr)
     return out
 
@@ -39,7 +40,7 @@ def eval_graph(
     inline one graph into another trace.
     """
     if len(args) != len(graph.inputs):
-        raise TypeError(f"graph takes {len(graph.inputs)} inputs, got {len(args)}")
+        raise TracejitTypeError(f"graph takes {len(graph.inputs)} inputs, got {len(args)}")
     env: dict[Value, object] = dict(zip(graph.inputs, args))
     for node in graph.nodes:
         outs = apply(node, [env[v] for v in node.inputs])

@@ -46,7 +46,13 @@ from typing import Any
 
 import numpy as np
 
-from tracejit.errors import ShapeError, UnsupportedError
+from tracejit.errors import (
+    ShapeError,
+    TracejitKeyError,
+    TracejitTypeError,
+    TracejitValueError,
+    UnsupportedError,
+)
 from tracejit.ir import dtypes
 
 AVal = tuple  # (shape: tuple[int, ...], dtype: np.dtype, weak: bool)
@@ -168,7 +174,7 @@ class RuleTable:
     def __getitem__(self, prim: Primitive | str) -> Callable:
         rule = self.get(prim)
         if rule is None:
-            raise KeyError(prim)
+            raise TracejitKeyError(prim)
         return rule
 
     def __setitem__(self, prim: Primitive | str, rule: Callable) -> None:
@@ -209,13 +215,15 @@ def register(
     usual class (`INLINE` for elementwise, `HOST` for opaque primitives).
     """
     if name in PRIMITIVES:
-        raise ValueError(f"primitive {name!r} registered twice")
+        raise TracejitValueError(f"primitive {name!r} registered twice")
     if cost is None:
         cost = 1 if kind == ELEMENTWISE else 0
     if fusion is None:
         fusion = _DEFAULT_FUSION.get(kind, HOST)
     if fusion not in FUSION_CLASSES:
-        raise ValueError(f"{name}: unknown fusion class {fusion!r}, not one of {FUSION_CLASSES}")
+        raise TracejitValueError(
+            f"{name}: unknown fusion class {fusion!r}, not one of {FUSION_CLASSES}"
+        )
     prim = Primitive(name, kind, rule, impl, multiple_results, cost, fusion, effectful)
     PRIMITIVES[name] = prim
     for table, table_rule in (rules or {}).items():
@@ -271,12 +279,14 @@ class ElementwiseRule:
     def __call__(self, avals, **_):
         name = self.name
         if len(avals) != self.arity:
-            raise TypeError(f"{name} takes {self.arity} operand(s), got {len(avals)}")
+            raise TracejitTypeError(f"{name} takes {self.arity} operand(s), got {len(avals)}")
         shape = _same_shape(name, avals)
         dt = avals[0][1]
         for a in avals[1:]:
             if a[1] != dt:
-                raise TypeError(f"{name}: operand dtypes differ: {[str(x[1]) for x in avals]}")
+                raise TracejitTypeError(
+                    f"{name}: operand dtypes differ: {[str(x[1]) for x in avals]}"
+                )
         _check_kind(name, dt, self.kinds)
         weak = all(a[2] for a in avals)
         out = self.out_dtype
@@ -384,9 +394,9 @@ def _select_rule(avals):
     cond, x, y = avals
     shape = _same_shape("select", avals)
     if cond[1] != np.bool_:
-        raise TypeError(f"select: condition must be bool, got {cond[1]}")
+        raise TracejitTypeError(f"select: condition must be bool, got {cond[1]}")
     if x[1] != y[1]:
-        raise TypeError(f"select: branch dtypes differ: {x[1]} and {y[1]}")
+        raise TracejitTypeError(f"select: branch dtypes differ: {x[1]} and {y[1]}")
     return (shape, x[1], x[2] and y[2])
 
 

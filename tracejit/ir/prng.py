@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tracejit.errors import TracejitTypeError
 from tracejit.ir import dtypes
 from tracejit.ir.autodiff import VJP_RULES, zero_vjp
 from tracejit.ir.primitives import KERNEL, RANDOM, register
@@ -38,12 +39,12 @@ def _threefry_impl(key, counts):
 def _threefry_rule(avals):
     (kshape, kdt, _), (cshape, cdt, _) = avals
     if tuple(kshape) != (2,) or not dtypes.is_int(kdt):
-        raise TypeError(
+        raise TracejitTypeError(
             f"threefry2x32: a key is an integer array of shape (2,), got {kdt}{tuple(kshape)}; "
             "make one with tj.random.key(seed)"
         )
     if len(cshape) != 1 or not dtypes.is_int(cdt):
-        raise TypeError("threefry2x32: counts must be a 1-d integer array")
+        raise TracejitTypeError("threefry2x32: counts must be a 1-d integer array")
     return (tuple(cshape), _I64, False)
 
 

@@ -8,7 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from tracejit.errors import ShapeError, UnsupportedError
+from tracejit.errors import (
+    ShapeError,
+    TracejitIndexError,
+    TracejitTypeError,
+    TracejitValueError,
+    UnsupportedError,
+)
 from tracejit.ir import dtypes
 from tracejit.ir.graph import ConstValue
 from tracejit.ir.primitives import (
@@ -54,7 +60,7 @@ def _reducer(fn):
 def _nonempty(name, fn):
     def impl(x, axes):
         if any(x.shape[a] == 0 for a in axes):
-            raise ValueError(f"{name} of an empty axis has no identity")
+            raise TracejitValueError(f"{name} of an empty axis has no identity")
         return np.asarray(fn(x, axis=tuple(axes)))
 
     return impl
@@ -178,7 +184,7 @@ def _concat_rule(avals, axis):
             shapes = ", ".join(str(tuple(a[0])) for a in avals)
             raise ShapeError(f"concatenate along axis {axis}: shapes do not fit: {shapes}")
         if d != dt:
-            raise TypeError("concatenate: operand dtypes differ")
+            raise TracejitTypeError("concatenate: operand dtypes differ")
     total = sum(a[0][axis] for a in avals)
     out = tuple(total if i == axis else s for i, s in enumerate(shape0))
     return (out, dt, all(a[2] for a in avals))
@@ -196,7 +202,7 @@ register(
 def _pad_rule(avals, widths):
     (shape, dt, weak), (vshape, vdt, _) = avals
     if vshape != () or vdt != dt:
-        raise TypeError("pad: the padding value must be a 0-d array of the operand's dtype")
+        raise TracejitTypeError("pad: the padding value must be a 0-d array of the operand's dtype")
     if len(widths) != len(shape) or any(lo < 0 or hi < 0 for lo, hi in widths):
         raise ShapeError(f"pad: widths {widths} do not fit shape {tuple(shape)}")
     return (tuple(n + lo + hi for n, (lo, hi) in zip(shape, widths)), dt, weak)
@@ -223,14 +229,14 @@ def _take_rule(avals, axis):
     (shape, dt, weak), (ishape, idt, _) = avals
     _check_axes("take", len(shape), (axis,))
     if not dtypes.is_int(idt):
-        raise TypeError(f"take: indices must be integers, got {idt}")
+        raise TracejitTypeError(f"take: indices must be integers, got {idt}")
     return (tuple(shape[:axis]) + tuple(ishape) + tuple(shape[axis + 1 :]), dt, weak)
 
 
 def _take_impl(x, idx, axis):
     if x.shape[axis] == 0:
         if idx.size:
-            raise IndexError("take from an empty axis")
+            raise TracejitIndexError("take from an empty axis")
         return np.take(x, idx, axis=axis)
     return np.take(x, _clamp_index(idx, x.shape[axis]), axis=axis)
 
@@ -262,7 +268,7 @@ def _along_rule(avals, axis):
     (shape, dt, weak), (ishape, idt, _) = avals[:2]
     _check_axes("take_along_axis", len(shape), (axis,))
     if not dtypes.is_int(idt):
-        raise TypeError(f"take_along_axis: indices must be integers, got {idt}")
+        raise TracejitTypeError(f"take_along_axis: indices must be integers, got {idt}")
     fits = len(ishape) == len(shape) and all(
         a == b for i, (a, b) in enumerate(zip(ishape, shape)) if i != axis
     )
@@ -307,7 +313,7 @@ def _matmul_rule(avals):
     if len(a) < 2 or len(b) < 2 or a[:-2] != b[:-2] or a[-1] != b[-2]:
         raise ShapeError(f"matmul: shapes {tuple(a)} and {tuple(b)} do not fit")
     if adt != bdt or adt == np.bool_:
-        raise TypeError(f"matmul: operands must share a numeric dtype, got {adt} and {bdt}")
+        raise TracejitTypeError(f"matmul: operands must share a numeric dtype, got {adt} and {bdt}")
     return (tuple(a[:-1]) + (b[-1],), adt, aw and bw)
 
 

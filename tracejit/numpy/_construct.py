@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tracejit.errors import ShapeError, UnsupportedError
+from tracejit.errors import ShapeError, TracejitTypeError, TracejitValueError, UnsupportedError
 from tracejit.numpy import _elementwise as ew
-from tracejit.numpy._core import _at, asarray, broadcast_all, cast, promote, shape_of
+from tracejit.numpy._core import asarray, broadcast_all, cast, promote, shape_of
 from tracejit.numpy._manip import rearrange
 from tracejit.numpy._shape import broadcast_to, diagonal, ravel, reshape
 from tracejit.tracer.core import Tracer
@@ -33,7 +33,7 @@ def diag(v, k: int = 0):
     if nd == 2:
         return diagonal(x, k)
     if nd != 1:
-        raise ShapeError(f"diag: input must be 1-d or 2-d, got shape {shape_of(x)}" + _at())
+        raise ShapeError(f"diag: input must be 1-d or 2-d, got shape {shape_of(x)}")
     return rearrange(x, lambda i: np.diag(i, k), fill=0)
 
 
@@ -55,7 +55,7 @@ def meshgrid(*xi, copy: bool = True, sparse: bool = False, indexing: str = "xy")
     [(2, 3), (2, 3)]
     """
     if indexing not in ("xy", "ij"):
-        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+        raise TracejitValueError("Valid values for `indexing` are 'xy' and 'ij'.")
     xs = [ravel(asarray(x)) for x in xi]
     n = len(xs)
     shapes = []
@@ -92,13 +92,13 @@ def select(condlist, choicelist, default=0):
     array([ 0,  1, -1, -1, 40])
     """
     if len(condlist) != len(choicelist):
-        raise ValueError("list of cases must be same length as list of conditions")
+        raise TracejitValueError("list of cases must be same length as list of conditions")
     if not condlist:
-        raise ValueError("select with an empty condition list is not possible")
+        raise TracejitValueError("select with an empty condition list is not possible")
     out = default
     for cond, choice in reversed(list(zip(condlist, choicelist))):
         if asarray(cond).dtype != np.bool_:
-            raise TypeError("invalid entry in condlist: should be boolean ndarray")
+            raise TracejitTypeError("invalid entry in condlist: should be boolean ndarray")
         out = ew.where(cond, choice, out)
     return out
 
@@ -116,7 +116,7 @@ def choose(a, choices, out=None, mode: str = "raise"):
     idx = asarray(a)
     n = len(choices)
     if not isinstance(idx, Tracer) and mode == "raise" and ((idx < 0) | (idx >= n)).any():
-        raise ValueError("invalid entry in choice array")
+        raise TracejitValueError("invalid entry in choice array")
     idx = ew.remainder(idx, n) if mode == "wrap" else ew.clip(idx, 0, n - 1)
     result = None
     for j, choice in enumerate(choices):
@@ -141,7 +141,7 @@ def piecewise(x, condlist, funclist, *args, **kw):
         none = ew.logical_not(_any_of(condlist))
         condlist = condlist + [none]
     elif len(funclist) != len(condlist):
-        raise ValueError(
+        raise TracejitValueError(
             f"with {len(condlist)} condition(s), either {len(condlist)} or {len(condlist) + 1} "
             "functions are expected"
         )
@@ -297,7 +297,7 @@ def ix_(*args) -> tuple:
     for k, a in enumerate(args):
         x = asarray(a)
         if len(shape_of(x)) != 1:
-            raise ValueError("Cross index must be 1 dimensional")
+            raise TracejitValueError("Cross index must be 1 dimensional")
         out.append(reshape(x, (1,) * k + (shape_of(x)[0],) + (1,) * (n - k - 1)))
     return tuple(out)
 

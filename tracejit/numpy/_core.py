@@ -11,7 +11,7 @@ from tracejit.errors import ShapeError, UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.ir.graph import ConstValue
 from tracejit.tracer.checks import check_int_fits, reject_subclass
-from tracejit.tracer.core import Trace, Tracer, bind, user_frame
+from tracejit.tracer.core import Trace, Tracer, bind
 
 ArrayLike = object  # Tracer | np.ndarray | np.generic | bool | int | float
 
@@ -126,14 +126,9 @@ def broadcast_shapes(*shapes, op: str = "broadcast") -> tuple[int, ...]:
         dims = {s[i - ndim + len(s)] for s in shapes if i - ndim + len(s) >= 0} - {1}
         if len(dims) > 1:
             shown = " and ".join(str(tuple(s)) for s in shapes)
-            raise ShapeError(f"{op}: shapes {shown} cannot be broadcast together" + _at())
+            raise ShapeError(f"{op}: shapes {shown} cannot be broadcast together")
         out.append(dims.pop() if dims else 1)
     return tuple(out)
-
-
-def _at() -> str:
-    where = user_frame()
-    return f"\n  at {where}" if where else ""
 
 
 def broadcast_to(x, shape):
@@ -142,10 +137,10 @@ def broadcast_to(x, shape):
     if tuple(xs) == shape:
         return x
     if len(xs) > len(shape):
-        raise ShapeError(f"cannot broadcast shape {tuple(xs)} to {shape}" + _at())
+        raise ShapeError(f"cannot broadcast shape {tuple(xs)} to {shape}")
     dims = tuple(range(len(shape) - len(xs), len(shape)))
     if any(s not in (1, shape[d]) for s, d in zip(xs, dims)):
-        raise ShapeError(f"cannot broadcast shape {tuple(xs)} to {shape}" + _at())
+        raise ShapeError(f"cannot broadcast shape {tuple(xs)} to {shape}")
     if not isinstance(x, Tracer):
         return np.broadcast_to(x, shape)
     return bind("broadcast_in_dim", x, shape=shape, dims=dims)
@@ -167,7 +162,7 @@ def normalize_axis(axis: int, ndim: int, op: str = "") -> int:
     axis = _static_int(axis, "axis")
     bound = max(ndim, 1)  # NumPy lets reductions of 0-d arrays name axis 0 or -1
     if not -bound <= axis < bound:
-        raise ShapeError(f"{op}: axis {axis} is out of bounds for an array of rank {ndim}" + _at())
+        raise ShapeError(f"{op}: axis {axis} is out of bounds for an array of rank {ndim}")
     return axis % ndim if ndim else 0
 
 
@@ -178,7 +173,7 @@ def normalize_axes(axis, ndim: int, op: str = "") -> tuple[int, ...]:
     if isinstance(axis, (tuple, list)):
         axes = tuple(normalize_axis(a, ndim, op) for a in axis)
         if len(set(axes)) != len(axes):
-            raise ShapeError(f"{op}: repeated axis in {tuple(axis)}" + _at())
+            raise ShapeError(f"{op}: repeated axis in {tuple(axis)}")
         return tuple(sorted(axes))
     return (normalize_axis(axis, ndim, op),)
 

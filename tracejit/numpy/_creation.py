@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from tracejit.errors import ShapeError, UnsupportedError
+from tracejit.errors import ShapeError, TracejitValueError, UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.numpy._const_array import returns_const_array
 from tracejit.numpy._core import (
-    _at,
     aval_of,
     broadcast_to,
     cast,
@@ -45,7 +44,7 @@ def _shape(shape, what: str = "a shape") -> tuple[int, ...]:
     dims = (shape,) if np.ndim(shape) == 0 else tuple(shape)
     out = tuple(int(_static(d, what)) for d in dims)
     if any(d < 0 for d in out):
-        raise ShapeError(f"negative dimensions are not allowed: {out}" + _at())
+        raise ShapeError(f"negative dimensions are not allowed: {out}")
     return out
 
 
@@ -189,7 +188,7 @@ def arange(start, stop=None, step=None, dtype=None) -> np.ndarray:
     """
     start, stop, step = (_static(b, "an arange bound") for b in (start, stop, step))
     if step is not None and not step:
-        raise ValueError("arange: step must not be zero")
+        raise TracejitValueError("arange: step must not be zero")
     out = np.arange(start, stop, step, dtype=None if dtype is None else dtypes.canonical(dtype))
     return out.astype(dtypes.canonical(aval_of(out)[0]), copy=False)
 
@@ -204,7 +203,7 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     """
     num = int(_static(num, "the number of linspace samples"))
     if num < 0:
-        raise ValueError(f"linspace: num must be non-negative, got {num}")
+        raise TracejitValueError(f"linspace: num must be non-negative, got {num}")
     if not isinstance(start, Tracer) and not isinstance(stop, Tracer):
         dt = None if dtype is None else dtypes.canonical(dtype)
         out = np.linspace(start, stop, num, endpoint=endpoint, retstep=retstep, dtype=dt, axis=axis)
@@ -340,7 +339,7 @@ def _stack_nested(xs):
     if len(shapes) > 1:
         raise ShapeError(
             f"asarray: the elements have different shapes {sorted(shapes)}; a nested list must "
-            "be rectangular" + _at()
+            "be rectangular"
         )
     (shape,) = shapes
     rows = [bind("reshape", e, shape=(1, *shape)) for e in items]

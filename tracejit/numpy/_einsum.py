@@ -11,8 +11,8 @@ import string
 
 import numpy as np
 
-from tracejit.errors import ShapeError
-from tracejit.numpy._core import _at, broadcast_to, promote, shape_of
+from tracejit.errors import ShapeError, TracejitValueError
+from tracejit.numpy._core import broadcast_to, promote, shape_of
 from tracejit.numpy._linalg import _mask_diagonal, _mm, _reshape, _sum, _transpose
 from tracejit.tracer.core import bind
 
@@ -66,7 +66,7 @@ def _sublist(labels) -> str:
         elif isinstance(s, (int, np.integer)) and 0 <= s < len(_LETTERS):
             out.append(_LETTERS[int(s)])
         else:
-            raise ValueError(f"einsum: subscripts in the operand-list form must be ints in "
+            raise TracejitValueError(f"einsum: subscripts in the operand-list form must be ints in "
                              f"[0, {len(_LETTERS)}) or Ellipsis, got {s!r}")  # fmt: skip
     return "".join(out)
 
@@ -92,16 +92,16 @@ def _expand_ellipsis(subscripts: str, ndims: list[int]) -> str:
     lhs, arrow, out = spec.partition("->")
     ins = lhs.split(",")
     if len(ins) != len(ndims):
-        raise ValueError(f"einsum: {subscripts!r} names {len(ins)} operands but "
+        raise TracejitValueError(f"einsum: {subscripts!r} names {len(ins)} operands but "
                          f"{len(ndims)} were given")  # fmt: skip
     free = [c for c in _LETTERS if c not in spec]
     widths = []
     for lab, nd in zip(ins, ndims):
         if "." in lab and (lab.count("...") != 1 or lab.count(".") != 3):
-            raise ValueError(f"einsum: invalid ellipsis in {subscripts!r}")
+            raise TracejitValueError(f"einsum: invalid ellipsis in {subscripts!r}")
         widths.append(nd - len(lab.replace("...", "")) if "..." in lab else 0)
     if min(widths) < 0:
-        raise ShapeError(f"einsum: an operand of {subscripts!r} has fewer axes than labels" + _at())
+        raise ShapeError(f"einsum: an operand of {subscripts!r} has fewer axes than labels")
     width = max(widths)
     ell = "".join(free[:width])
     ins = [lab.replace("...", ell[width - w :]) for lab, w in zip(ins, widths)]
@@ -118,16 +118,16 @@ def _parse_einsum(subscripts: str, n_operands: int) -> tuple[list[str], str]:
     lhs, arrow, out = spec.partition("->")
     ins = lhs.split(",")
     if len(ins) != n_operands:
-        raise ValueError(
+        raise TracejitValueError(
             f"einsum: {subscripts!r} names {len(ins)} operands but {n_operands} were given"
         )
     letters = "".join(ins)
     if not all(c.isalpha() for c in letters + out) or "->" in out:
-        raise ValueError(f"einsum: {subscripts!r} is not a valid subscript string")
+        raise TracejitValueError(f"einsum: {subscripts!r} is not a valid subscript string")
     if not arrow:
         out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
     if len(set(out)) != len(out) or any(c not in letters for c in out):
-        raise ValueError(
+        raise TracejitValueError(
             f"einsum: the output {out!r} of {subscripts!r} repeats a label or names one no "
             "operand has"
         )
@@ -141,8 +141,7 @@ def _label_sizes(subscripts, ins, xs) -> dict[str, int]:
         shape = tuple(shape_of(x))
         if len(lab) != len(shape):
             raise ShapeError(
-                f"einsum: operand {lab!r} of {subscripts!r} has {len(lab)} labels but shape "
-                f"{shape}" + _at()
+                f"einsum: operand {lab!r} of {subscripts!r} has {len(lab)} labels but shape {shape}"
             )
         for c, d in zip(lab, shape):
             seen.setdefault(c, set()).add(d)
@@ -153,7 +152,7 @@ def _label_sizes(subscripts, ins, xs) -> dict[str, int]:
             shapes = ", ".join(str(tuple(shape_of(y))) for y in xs)
             raise ShapeError(
                 f"einsum: label {c!r} of {subscripts!r} has sizes {sorted(other)} "
-                f"(operand shapes {shapes})" + _at()
+                f"(operand shapes {shapes})"
             )
         sizes[c] = other.pop() if other else 1
     return sizes

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tracejit.errors import UnsupportedError
+from tracejit.errors import TracejitValueError, UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.numpy._core import aval_of, broadcast_all, cast, elementwise, promote
 from tracejit.tracer.core import bind
@@ -185,7 +185,7 @@ def clip(a, a_min=None, a_max=None, *, min=None, max=None):
     a_min = a_min if a_min is not None else min
     a_max = a_max if a_max is not None else max
     if a_min is None and a_max is None:
-        raise ValueError("clip: give a_min, a_max or both")
+        raise TracejitValueError("clip: give a_min, a_max or both")
     out = a
     if a_min is not None:
         out = maximum(out, a_min)

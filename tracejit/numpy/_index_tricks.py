@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tracejit.errors import UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.numpy._core import aval_of, cast, shape_of
 from tracejit.numpy._creation import asarray
@@ -47,10 +48,10 @@ class _Concatenator:
 
     def _directive(self, text: str, axis: int) -> tuple[int, int]:
         if text in ("r", "c"):
-            raise NotImplementedError(f"the matrix directive {text!r} of r_/c_ is not supported")
+            raise UnsupportedError(f"the matrix directive {text!r} of r_/c_ is not supported")
         parts = [int(p) for p in text.split(",")]
         if len(parts) > 2:
-            raise NotImplementedError("r_/c_: only 'axis' and 'axis,ndmin' directives")
+            raise UnsupportedError("r_/c_: only 'axis' and 'axis,ndmin' directives")
         return parts[0], parts[1] if len(parts) > 1 else 1
 
     def _shaped(self, x, ndmin: int):

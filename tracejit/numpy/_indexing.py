@@ -16,11 +16,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tracejit.errors import ConcretizationError, ShapeError, UnsupportedError
+from tracejit.errors import (
+    ConcretizationError,
+    ShapeError,
+    TracejitIndexError,
+    TracejitTypeError,
+    TracejitValueError,
+    UnsupportedError,
+)
 from tracejit.ir import dtypes
 from tracejit.numpy._const_array import const_array
 from tracejit.numpy._core import (
-    _at,
     _static_int,
     asarray,
     broadcast_shapes,
@@ -65,7 +71,7 @@ def _classify(item, op: str):
             *[None if p is None else _static_int(p, "a slice bound") for p in parts]
         )
     if isinstance(item, (bool, np.bool_)):
-        raise UnsupportedError(f"{op}: a scalar boolean index (x[True]) is not supported" + _at())
+        raise UnsupportedError(f"{op}: a scalar boolean index (x[True]) is not supported")
     if isinstance(item, (int, np.integer)):
         return "int", int(item)
     if isinstance(item, (list, tuple, Tracer)):
@@ -74,7 +80,7 @@ def _classify(item, op: str):
         if item.dtype == np.bool_:
             raise _traced_mask_error(item)
         if not dtypes.is_int(item.dtype):
-            raise IndexError(f"{_VALID}; got a traced array of dtype {item.dtype}" + _at())
+            raise TracejitIndexError(f"{_VALID}; got a traced array of dtype {item.dtype}")
         return "array", item
     arr = np.asarray(item)
     if arr.dtype == np.bool_:
@@ -82,7 +88,7 @@ def _classify(item, op: str):
     if arr.size == 0 and arr.dtype.kind == "f":
         arr = arr.astype(np.int64)  # an empty list is an empty integer index, as in NumPy
     if arr.dtype.kind not in "iu":
-        raise IndexError(f"{_VALID}; got {type(item).__name__} of dtype {arr.dtype}")
+        raise TracejitIndexError(f"{_VALID}; got {type(item).__name__} of dtype {arr.dtype}")
     if arr.ndim == 0:
         return "int", int(arr)
     return "array", arr.astype(np.int64)
@@ -92,27 +98,27 @@ def _traced_mask_error(mask: Tracer) -> ConcretizationError:
     return ConcretizationError(
         f"boolean mask indexing x[mask] with a traced mask {mask._value.type_str} has a "
         "data-dependent shape: the result's size is the number of True values, which is not "
-        "known while tracing" + _at() + "\n"
+        "known while tracing\n"
         "Keep the shape with tnp.where(mask, x, 0) (and reduce over it), or pass the mask as "
         "a concrete NumPy array (a closure constant or a static argument)."
     )
 
 
-def _out_of_range(index: int, axis: int, size: int) -> IndexError:
-    return IndexError(f"index {index} is out of bounds for axis {axis} with size {size}" + _at())
+def _out_of_range(index: int, axis: int, size: int) -> TracejitIndexError:
+    return TracejitIndexError(f"index {index} is out of bounds for axis {axis} with size {size}")
 
 
 def _parse(index, shape: tuple[int, ...], op: str) -> list[_Entry]:
     items = list(index) if isinstance(index, tuple) else [index]
     classified = [_classify(item, op) for item in items]
     if sum(kind == "ellipsis" for kind, _ in classified) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
+        raise TracejitIndexError("an index can only have a single ellipsis ('...')")
     consuming = [(k, v) for k, v in classified if k not in ("new", "ellipsis")]
     used = sum(np.ndim(v) if k == "mask" else 1 for k, v in consuming)
     if used > len(shape):
-        raise IndexError(
+        raise TracejitIndexError(
             f"too many indices for array: array is {len(shape)}-dimensional, but {used} were "
-            "indexed" + _at()
+            "indexed"
         )
     if not any(kind == "ellipsis" for kind, _ in classified):
         classified.append(("ellipsis", None))
@@ -150,12 +156,12 @@ def _checked(kind: str, value, axis: int, size: int):
 
 def _mask_entries(mask: np.ndarray, shape, axis: int) -> list[_Entry]:
     if mask.ndim == 0:
-        raise UnsupportedError("a 0-d boolean index is not supported" + _at())
+        raise UnsupportedError("a 0-d boolean index is not supported")
     for k, (m, n) in enumerate(zip(mask.shape, shape[axis:])):
         if m != n:
-            raise IndexError(
+            raise TracejitIndexError(
                 f"boolean index did not match indexed array along axis {axis + k}; size of "
-                f"axis is {n} but size of corresponding boolean axis is {m}" + _at()
+                f"axis is {n} but size of corresponding boolean axis is {m}"
             )
     return [_Entry("array", idx, axis + k) for k, idx in enumerate(np.nonzero(mask))]
 
@@ -232,7 +238,7 @@ def _gather(y, entries: list[_Entry]):
         bshape = broadcast_shapes(*[shape_of(e.value) for e in adv], op="indexing")
     except ShapeError:
         shapes = " ".join(str(tuple(shape_of(e.value))) for e in adv)
-        raise IndexError(
+        raise TracejitIndexError(
             f"shape mismatch: indexing arrays could not be broadcast together with shapes {shapes}"
         ) from None
     bdims = [("B", k) for k in range(len(bshape))]
@@ -304,7 +310,7 @@ def _clamped(idx, n: int):
 def _index_array(indices, op: str):
     idx = asarray(indices) if isinstance(indices, (Tracer, list, tuple)) else np.asarray(indices)
     if not dtypes.is_int(idx.dtype):
-        raise TypeError(f"{op}: indices must be integers, got dtype {idx.dtype}" + _at())
+        raise TracejitTypeError(f"{op}: indices must be integers, got dtype {idx.dtype}")
     return idx
 
 
@@ -322,7 +328,7 @@ def take(a: ArrayLike, indices, axis: int | None = None, out=None, mode: str | N
     if out is not None:
         raise UnsupportedError("take(..., out=...) writes in place; use the result")
     if mode not in (None, "raise", "clip", "wrap"):
-        raise ValueError(f"take: mode must be 'raise', 'clip' or 'wrap', got {mode!r}")
+        raise TracejitValueError(f"take: mode must be 'raise', 'clip' or 'wrap', got {mode!r}")
     x = asarray(a)
     if axis is None:
         x, axis = ravel(x), 0
@@ -354,13 +360,13 @@ def take_along_axis(arr: ArrayLike, indices, axis: int | None = -1):
     idx = _index_array(indices, "take_along_axis")
     if axis is None:
         if len(shape_of(idx)) != 1:
-            raise ShapeError("take_along_axis: with axis=None, indices must be 1-D" + _at())
+            raise ShapeError("take_along_axis: with axis=None, indices must be 1-D")
         x, axis = ravel(x), 0
     xs, ishape = tuple(shape_of(x)), tuple(shape_of(idx))
     if len(xs) != len(ishape):
         raise ShapeError(
             f"take_along_axis: `indices` {ishape} and `arr` {xs} must have the same number of "
-            "dimensions" + _at()
+            "dimensions"
         )
     axis = normalize_axis(axis, len(xs), "take_along_axis")
     rest = broadcast_shapes(

@@ -12,9 +12,9 @@ from itertools import pairwise
 
 import numpy as np
 
-from tracejit.errors import ShapeError, UnsupportedError
+from tracejit.errors import ShapeError, TracejitTypeError, TracejitValueError, UnsupportedError
+from tracejit.numpy._core import _static_ints as _ints
 from tracejit.numpy._core import (
-    _at,
     asarray,
     cast,
     constant,
@@ -24,7 +24,6 @@ from tracejit.numpy._core import (
     promote,
     shape_of,
 )
-from tracejit.numpy._core import _static_ints as _ints
 from tracejit.numpy._shape import atleast_1d, atleast_2d, expand_dims, ravel, reshape
 from tracejit.tracer.core import Tracer, bind
 
@@ -48,13 +47,13 @@ def concatenate(
     if isinstance(arrays, Tracer) or not len(arrays):
         if isinstance(arrays, Tracer):
             return concatenate(list(arrays), axis, dtype=dtype)
-        raise ValueError("need at least one array to concatenate")
+        raise TracejitValueError("need at least one array to concatenate")
     xs = [asarray(a) for a in arrays]
     xs = promote(*xs) if dtype is None else [cast(x, dtype) for x in xs]
     if axis is None:
         xs, axis = [reshape(x, (-1,)) for x in xs], 0
     if any(len(shape_of(x)) == 0 for x in xs):
-        raise ShapeError("zero-dimensional arrays cannot be concatenated" + _at())
+        raise ShapeError("zero-dimensional arrays cannot be concatenated")
     axis = normalize_axis(axis, len(shape_of(xs[0])), "concatenate")
     if len(xs) == 1 and isinstance(xs[0], Tracer):
         return xs[0]
@@ -82,10 +81,10 @@ def stack(arrays: Sequence[ArrayLike], axis: int = 0, out=None, *, dtype=None):
         raise UnsupportedError("stack(..., out=...) writes in place; use the result")
     xs = [asarray(a) for a in arrays]
     if not xs:
-        raise ValueError("need at least one array to stack")
+        raise TracejitValueError("need at least one array to stack")
     shapes = {tuple(shape_of(x)) for x in xs}
     if len(shapes) != 1:
-        raise ShapeError(f"stack: all input arrays must have the same shape, got {shapes}" + _at())
+        raise ShapeError(f"stack: all input arrays must have the same shape, got {shapes}")
     axis = normalize_axis(axis, len(shape_of(xs[0])) + 1, "stack")
     return concatenate([expand_dims(x, axis) for x in xs], axis, dtype=dtype)
 
@@ -157,7 +156,7 @@ def array_split(ary: ArrayLike, indices_or_sections, axis: int = 0) -> list:
     if isinstance(indices_or_sections, (int, np.integer)):
         sections = int(indices_or_sections)
         if sections <= 0:
-            raise ValueError("number sections must be larger than 0.")
+            raise TracejitValueError("number sections must be larger than 0.")
         each, extra = divmod(shape_of(x)[axis], sections)
         sizes = [each + 1] * extra + [each] * (sections - extra)
         return _split_at(x, axis, list(np.cumsum(sizes[:-1], dtype=np.int64)))
@@ -177,7 +176,7 @@ def split(ary: ArrayLike, indices_or_sections, axis: int = 0) -> list:
         if indices_or_sections <= 0 or n % int(indices_or_sections):
             raise ShapeError(
                 f"split: an axis of size {n} does not divide into {indices_or_sections} equal "
-                "sections; use array_split for unequal ones" + _at()
+                "sections; use array_split for unequal ones"
             )
     return array_split(x, indices_or_sections, axis)
 
@@ -227,16 +226,16 @@ def roll(a: ArrayLike, shift, axis=None):
 def _pad_widths(pad_width, ndim: int) -> tuple[tuple[int, int], ...]:
     widths = np.asarray(pad_width)
     if widths.dtype.kind not in "iu":
-        raise TypeError("`pad_width` must be of integral type.")
+        raise TracejitTypeError("`pad_width` must be of integral type.")
     try:
         widths = np.broadcast_to(widths, (ndim, 2))
     except ValueError:
         raise ShapeError(
             f"pad: pad_width {pad_width!r} does not fit an array of rank {ndim}; give an int, "
-            "a (before, after) pair or one pair per axis" + _at()
+            "a (before, after) pair or one pair per axis"
         ) from None
     if (widths < 0).any():
-        raise ValueError(f"pad: pad_width can't contain negative values, got {pad_width!r}")
+        raise TracejitValueError(f"pad: pad_width can't contain negative values, got {pad_width!r}")
     return tuple((int(lo), int(hi)) for lo, hi in widths)
 
 
@@ -271,7 +270,7 @@ def pad(array: ArrayLike, pad_width, mode: str = "constant", **kwargs):
         )
     value = kwargs.pop("constant_values", 0)
     if kwargs:
-        raise TypeError(f"pad: unexpected arguments {sorted(kwargs)}")
+        raise TracejitTypeError(f"pad: unexpected arguments {sorted(kwargs)}")
     if not shape:
         return x  # a 0-d array has no axis to pad
     if not isinstance(value, Tracer) and np.ndim(value) != 0:
@@ -282,7 +281,7 @@ def pad(array: ArrayLike, pad_width, mode: str = "constant", **kwargs):
 def _pad_value(value, x):
     if isinstance(value, Tracer):
         if value.shape != ():
-            raise UnsupportedError("pad: a traced constant_values must be a scalar" + _at())
+            raise UnsupportedError("pad: a traced constant_values must be a scalar")
         return cast(value, x.dtype)
     return constant(value, x.dtype, False, innermost_trace([x]))
 
@@ -312,7 +311,7 @@ def tile(A: ArrayLike, reps):
     x = asarray(A)
     reps = _ints(reps, "a repetition count")
     if any(r < 0 for r in reps):
-        raise ValueError(f"tile: negative repetition count in {reps}")
+        raise TracejitValueError(f"tile: negative repetition count in {reps}")
     shape = tuple(shape_of(x))
     n = max(len(shape), len(reps))
     shape = (1,) * (n - len(shape)) + shape
@@ -339,9 +338,11 @@ def repeat(a: ArrayLike, repeats, axis: int | None = None):
     if counts.size == 0:
         counts = counts.astype(np.int64)  # [] is an empty list of counts
     if counts.dtype.kind not in "iu" or counts.ndim > 1:
-        raise TypeError(f"repeat: repeats must be an int or a 1-D sequence of ints: {repeats!r}")
+        raise TracejitTypeError(
+            f"repeat: repeats must be an int or a 1-D sequence of ints: {repeats!r}"
+        )
     if (counts < 0).any():
-        raise ValueError("repeat: repeats may not contain negative values")
+        raise TracejitValueError("repeat: repeats may not contain negative values")
     if counts.size == 1:
         r = int(counts.reshape(()))
         expanded = shape[: axis + 1] + (r,) + shape[axis + 1 :]
@@ -349,9 +350,7 @@ def repeat(a: ArrayLike, repeats, axis: int | None = None):
         x = bind("broadcast_in_dim", x, shape=expanded, dims=dims)
         return reshape(x, shape[:axis] + (shape[axis] * r,) + shape[axis + 1 :])
     if counts.size != shape[axis]:
-        raise ShapeError(
-            f"repeat: {counts.size} repeat counts for an axis of size {shape[axis]}" + _at()
-        )
+        raise ShapeError(f"repeat: {counts.size} repeat counts for an axis of size {shape[axis]}")
     return bind("take", x, np.repeat(np.arange(shape[axis]), counts), axis=axis)
 
 

@@ -12,8 +12,8 @@ import math
 
 import numpy as np
 
-from tracejit.errors import ShapeError
-from tracejit.numpy._core import _at, broadcast_to, cast, innermost_trace, promote, shape_of
+from tracejit.errors import ShapeError, TracejitTypeError
+from tracejit.numpy._core import broadcast_to, cast, innermost_trace, promote, shape_of
 from tracejit.numpy._creation import _filled, diag_mask
 from tracejit.tracer.core import bind
 
@@ -70,7 +70,7 @@ def matmul(a, b):
     if not sa or not sb:
         raise ShapeError(
             f"matmul: shapes {sa} and {sb}: operands must have at least one dimension; "
-            "use multiply (*) for scalars" + _at()
+            "use multiply (*) for scalars"
         )
     a2 = _reshape(a, (1, *sa)) if len(sa) == 1 else a
     b2 = _reshape(b, (*sb, 1)) if len(sb) == 1 else b
@@ -79,7 +79,7 @@ def matmul(a, b):
         raise ShapeError(
             f"matmul: shapes {sa} and {sb} do not fit: the last axis of the first ({k}) must "
             f"equal the {'only' if len(sb) == 1 else 'second-to-last'} axis of the second "
-            f"({k2})" + _at()
+            f"({k2})"
         )
     batch = _batch_shape(tuple(ba), tuple(bb), sa, sb)
     if not bb and ba:  # (..., m, k) @ (k, n): one 2-d product, no copies of b
@@ -101,7 +101,7 @@ def _batch_shape(ba, bb, sa, sb) -> tuple[int, ...]:
         if x != y and 1 not in (x, y):
             raise ShapeError(
                 f"matmul: shapes {sa} and {sb} do not fit: batch dimensions {ba} and {bb} "
-                "cannot be broadcast together" + _at()
+                "cannot be broadcast together"
             )
         out.append(y if x == 1 else x)
     return tuple(out)
@@ -118,7 +118,7 @@ def matrix_transpose(x):
     nd = len(shape_of(x))
     if nd < 2:
         raise ShapeError(
-            f"matrix_transpose: needs at least 2 dimensions, got shape {tuple(shape_of(x))}" + _at()
+            f"matrix_transpose: needs at least 2 dimensions, got shape {tuple(shape_of(x))}"
         )
     return _transpose(x, (*range(nd - 2), nd - 1, nd - 2))
 
@@ -140,7 +140,7 @@ def tensordot(a, b, axes=2):
         if sa[i] != sb[j]:
             raise ShapeError(
                 f"tensordot: shapes {sa} and {sb} do not fit: axis {i} of the first has size "
-                f"{sa[i]} but axis {j} of the second has size {sb[j]}" + _at()
+                f"{sa[i]} but axis {j} of the second has size {sb[j]}"
             )
     free_a = [i for i in range(len(sa)) if i not in ax_a]
     free_b = [j for j in range(len(sb)) if j not in ax_b]
@@ -155,16 +155,18 @@ def _tensordot_axes(axes, sa, sb) -> tuple[list[int], list[int]]:
     if isinstance(axes, (int, np.integer)):
         n = int(axes)
         if n < 0 or n > min(len(sa), len(sb)):
-            raise ShapeError(f"tensordot: axes={n} does not fit shapes {sa} and {sb}" + _at())
+            raise ShapeError(f"tensordot: axes={n} does not fit shapes {sa} and {sb}")
         return list(range(len(sa) - n, len(sa))), list(range(n))
     try:
         xa, xb = axes
     except (TypeError, ValueError):
-        raise TypeError("tensordot: axes must be an int or a pair of axis sequences") from None
+        raise TracejitTypeError(
+            "tensordot: axes must be an int or a pair of axis sequences"
+        ) from None
     xa = [xa] if isinstance(xa, (int, np.integer)) else list(xa)
     xb = [xb] if isinstance(xb, (int, np.integer)) else list(xb)
     if len(xa) != len(xb):
-        raise ShapeError(f"tensordot: axes {axes} pair {len(xa)} with {len(xb)} axes" + _at())
+        raise ShapeError(f"tensordot: axes {axes} pair {len(xa)} with {len(xb)} axes")
     return _norm_axes(xa, len(sa), sa), _norm_axes(xb, len(sb), sb)
 
 
@@ -172,12 +174,10 @@ def _norm_axes(axes, nd, shape) -> list[int]:
     out = []
     for a in axes:
         if not -nd <= a < nd:
-            raise ShapeError(
-                f"tensordot: axis {a} is out of bounds for shape {shape} (rank {nd})" + _at()
-            )
+            raise ShapeError(f"tensordot: axis {a} is out of bounds for shape {shape} (rank {nd})")
         out.append(int(a) % nd)
     if len(set(out)) != len(out):
-        raise ShapeError(f"tensordot: repeated axis in {tuple(axes)}" + _at())
+        raise ShapeError(f"tensordot: repeated axis in {tuple(axes)}")
     return out
 
 
@@ -200,7 +200,7 @@ def dot(a, b):
         return _multiply(a, b)
     if len(sb) <= 2:  # matmul agrees with dot here and avoids a transpose of b
         if sa[-1] != sb[0 if len(sb) == 1 else -2]:
-            raise ShapeError(f"dot: shapes {sa} and {sb} are not aligned" + _at())
+            raise ShapeError(f"dot: shapes {sa} and {sb} are not aligned")
         return matmul(a, b)
     return tensordot(a, b, ([len(sa) - 1], [len(sb) - 2]))
 
@@ -217,7 +217,6 @@ def vdot(a, b):
     if na != nb:
         raise ShapeError(
             f"vdot: shapes {tuple(shape_of(a))} and {tuple(shape_of(b))} have different sizes"
-            + _at()
         )
     return tensordot(_reshape(a, (na,)), _reshape(b, (nb,)), 1)
 
@@ -262,9 +261,7 @@ def vecdot(x1, x2, /, *, axis: int = -1):
     a, b = broadcast_all([a, b], "vecdot")
     nd = len(shape_of(a))
     if not -nd <= axis < nd:
-        raise ShapeError(
-            f"vecdot: axis {axis} is out of bounds for shape {tuple(shape_of(a))}" + _at()
-        )
+        raise ShapeError(f"vecdot: axis {axis} is out of bounds for shape {tuple(shape_of(a))}")
     prod = bind("and" if a.dtype == np.bool_ else "mul", a, b)
     return _sum(prod, (axis % nd,))
 
@@ -281,7 +278,7 @@ def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None):
     (a,) = promote(a)
     shape = tuple(shape_of(a))
     if len(shape) < 2:
-        raise ShapeError(f"trace: needs at least 2 dimensions, got shape {shape}" + _at())
+        raise ShapeError(f"trace: needs at least 2 dimensions, got shape {shape}")
     nd = len(shape)
     i, j = _norm_axes([axis1, axis2], nd, shape)
     rest = [d for d in range(nd) if d not in (i, j)]

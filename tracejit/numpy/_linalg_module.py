@@ -12,7 +12,7 @@ import types
 
 import numpy as np
 
-from tracejit.errors import UnsupportedError
+from tracejit.errors import TracejitValueError, UnsupportedError
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy import _linalg_more as _more
 from tracejit.numpy import _linalg_solvers as _solvers
@@ -62,7 +62,7 @@ def _matrix_norm(x, axes, keepdims, ord):
     nd = len(shape_of(x))
     r, c = (normalize_axis(a, nd, "norm") for a in axes)
     if r == c:
-        raise ValueError("Duplicate axes given.")
+        raise TracejitValueError("Duplicate axes given.")
     a = ew.absolute(x)
     if ord in ("fro", None):
         return ew.sqrt(red.sum(ew.multiply(x, x), axis=(r, c), keepdims=keepdims))
@@ -108,7 +108,7 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):
         return vector_norm(x, axis=axes[0], keepdims=keepdims, ord=2 if ord is None else ord)
     if len(axes) == 2:
         return _matrix_norm(x, axes, keepdims, ord)
-    raise ValueError("Improper number of dimensions to norm.")
+    raise TracejitValueError("Improper number of dimensions to norm.")
 
 
 def multi_dot(arrays):

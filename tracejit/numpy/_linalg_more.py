@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from tracejit.errors import TracejitValueError
 from tracejit.numpy._linalg_solvers import LinAlgShapeError, inv, pinv, solve, svdvals
 
 
@@ -94,7 +95,7 @@ def tensorinv(a, ind: int = 2):
     tnp = _tnp()
     a = tnp.asarray(a)
     if ind <= 0:
-        raise ValueError("Invalid ind argument.")
+        raise TracejitValueError("Invalid ind argument.")
     old = a.shape
     rows = math.prod(old[:ind])
     ia = inv(tnp.reshape(a, (rows, math.prod(old[ind:]))))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from tracejit.errors import TracejitValueError
 from tracejit.ir.linalg_prims import LinAlgShapeError
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy import _reductions as red
@@ -117,7 +118,7 @@ def eigh(a, UPLO: str = "L"):
     array([1., 3.])
     """
     if UPLO not in ("L", "U"):
-        raise ValueError("UPLO argument must be 'L' or 'U'")
+        raise TracejitValueError("UPLO argument must be 'L' or 'U'")
     a = _stack("eigh", a)
     w, v = bind("eigh", a if UPLO == "L" else matrix_transpose(a))
     return EighResult(w, v)
@@ -174,7 +175,7 @@ def qr(a, mode: str = "reduced"):
            [ 0. ,  0.4]])
     """
     if mode not in ("reduced", "complete", "r"):
-        raise ValueError(f"qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
+        raise TracejitValueError(f"qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
     q, r = bind("qr", _matrices("qr", a), complete=mode == "complete")
     return r if mode == "r" else QRResult(q, r)
 
@@ -191,7 +192,7 @@ def pinv(a, rcond=None, hermitian: bool = False, *, rtol=None):
     a = _matrices("pinv", a)
     *lead, m, n = shape_of(a)
     if rcond is not None and rtol is not None:
-        raise ValueError("`rtol` and `rcond` can't be both set.")
+        raise TracejitValueError("`rtol` and `rcond` can't be both set.")
     if rcond is None:
         rcond = rtol if rtol is not None else 1e-15
     if not m or not n:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tracejit.errors import ShapeError
+from tracejit.errors import ShapeError, TracejitValueError
 from tracejit.numpy import _elementwise as ew
-from tracejit.numpy._core import _at, asarray, cast, normalize_axis, promote, shape_of
+from tracejit.numpy._core import asarray, cast, normalize_axis, promote, shape_of
 from tracejit.numpy._join import array_split, concatenate, flip, slice_axis, split
 from tracejit.numpy._shape import broadcast_to, moveaxis, ravel, reshape, swapaxes, transpose
 from tracejit.tracer.core import bind
@@ -136,7 +136,7 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None):
     x = asarray(a)
     nd = len(shape_of(x))
     if nd == 0:
-        raise ShapeError("diff requires input that is at least one dimensional" + _at())
+        raise ShapeError("diff requires input that is at least one dimensional")
     axis = normalize_axis(axis, nd, "diff")
     parts = [x]
     for extra, front in ((prepend, True), (append, False)):
@@ -185,7 +185,7 @@ def rot90(m, k: int = 1, axes=(0, 1)):
     x = asarray(m)
     a0, a1 = (normalize_axis(a, len(shape_of(x)), "rot90") for a in axes)
     if a0 == a1:
-        raise ValueError("rot90: axes must be different")
+        raise TracejitValueError("rot90: axes must be different")
     k = int(k) % 4
     if k == 0:
         return x
@@ -205,7 +205,7 @@ def fliplr(m):
     """
     x = asarray(m)
     if len(shape_of(x)) < 2:
-        raise ValueError("fliplr: the input must be at least 2-d")
+        raise TracejitValueError("fliplr: the input must be at least 2-d")
     return flip(x, 1)
 
 
@@ -218,7 +218,7 @@ def flipud(m):
     """
     x = asarray(m)
     if len(shape_of(x)) < 1:
-        raise ValueError("flipud: the input must be at least 1-d")
+        raise TracejitValueError("flipud: the input must be at least 1-d")
     return flip(x, 0)
 
 
@@ -235,7 +235,7 @@ def rollaxis(a, axis: int, start: int = 0):
     axis = normalize_axis(axis, nd, "rollaxis")
     start = start + nd if start < 0 else start
     if not 0 <= start <= nd:
-        raise ShapeError(f"rollaxis: start {start} is out of range for rank {nd}" + _at())
+        raise ShapeError(f"rollaxis: start {start} is out of range for rank {nd}")
     axes.remove(axis)
     axes.insert(start - 1 if start > axis else start, axis)
     return transpose(x, axes)
@@ -273,7 +273,7 @@ def vsplit(ary, indices_or_sections):
     """
     x = asarray(ary)
     if len(shape_of(x)) < 2:
-        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+        raise TracejitValueError("vsplit only works on arrays of 2 or more dimensions")
     return split(x, indices_or_sections, 0)
 
 
@@ -286,7 +286,7 @@ def dsplit(ary, indices_or_sections):
     """
     x = asarray(ary)
     if len(shape_of(x)) < 3:
-        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+        raise TracejitValueError("dsplit only works on arrays of 3 or more dimensions")
     return split(x, indices_or_sections, 2)
 
 
@@ -331,7 +331,9 @@ def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis=None):
     a, b = promote(asarray(a), asarray(b))
     a, b = moveaxis(a, axisa, -1), moveaxis(b, axisb, -1)
     if shape_of(a)[-1] not in (2, 3) or shape_of(b)[-1] not in (2, 3):
-        raise ValueError("incompatible dimensions for cross product (dimension must be 2 or 3)")
+        raise TracejitValueError(
+            "incompatible dimensions for cross product (dimension must be 2 or 3)"
+        )
     two = shape_of(a)[-1] == 2 and shape_of(b)[-1] == 2
     a = _as_xyz(a)
     b = _as_xyz(b)
@@ -369,7 +371,7 @@ def vander(x, N=None, increasing: bool = False):
     """
     x = asarray(x)
     if len(shape_of(x)) != 1:
-        raise ValueError("x must be a one-dimensional array or sequence.")
+        raise TracejitValueError("x must be a one-dimensional array or sequence.")
     n = shape_of(x)[0] if N is None else int(N)
     powers = np.arange(n) if increasing else np.arange(n - 1, -1, -1)
     (xp,) = promote(x)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tracejit.errors import UnsupportedError
+from tracejit.errors import TracejitTypeError, UnsupportedError
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy import _reductions as red
 from tracejit.numpy._core import asarray, cast, promote, shape_of
@@ -298,7 +298,7 @@ def gcd(x1, x2):
 
     a, b = promote(x1, x2)
     if a.dtype.kind not in "iu":
-        raise TypeError(f"gcd is defined for integers, got {a.dtype}")
+        raise TracejitTypeError(f"gcd is defined for integers, got {a.dtype}")
     a, b = broadcast_all([ew.absolute(a), ew.absolute(b)], "gcd")
 
     def step(ab):

@@ -11,10 +11,9 @@ import math
 
 import numpy as np
 
-from tracejit.errors import ShapeError
+from tracejit.errors import ShapeError, TracejitValueError
 from tracejit.ir import dtypes
 from tracejit.numpy._core import (
-    _at,
     broadcast_to,
     cast,
     constant,
@@ -222,7 +221,7 @@ def _extremum(prim: str, name: str, a, axis, keepdims: bool, initial, where=None
     x = _operand(a)
     if where is not None and where is not True:
         if initial is None:
-            raise ValueError(f"reduction operation '{name}' does not have an identity, so to "
+            raise TracejitValueError(f"reduction operation '{name}' does not have an identity, so to "
                              "use a where mask one has to specify 'initial'")  # fmt: skip
         x = _masked(x, where, initial)
     shape = tuple(shape_of(x))
@@ -232,7 +231,6 @@ def _extremum(prim: str, name: str, a, axis, keepdims: bool, initial, where=None
             raise ShapeError(
                 f"{name}: cannot reduce the size-0 axis of an array of shape {shape}: a "
                 f"{name} of nothing has no value. Pass initial=..., or check the shape first."
-                + _at()
             )
         out_shape = tuple(d for i, d in enumerate(shape) if i not in axes)
         return _keep(_full(initial, out_shape, x.dtype, x), shape, axes, keepdims)
@@ -275,7 +273,7 @@ def _arg(prim: str, name: str, a, axis, keepdims: bool):
     if axis is None:
         flat = _reshape(x, (math.prod(shape),))
         if not flat.shape[0]:
-            raise ShapeError(f"{name}: the array of shape {shape} is empty" + _at())
+            raise ShapeError(f"{name}: the array of shape {shape} is empty")
         out = bind(prim, flat, axis=0)
         return _reshape(out, (1,) * len(shape)) if keepdims else out
     if not shape and axis in (0, -1):
@@ -284,7 +282,7 @@ def _arg(prim: str, name: str, a, axis, keepdims: bool):
     if shape[ax] == 0:
         raise ShapeError(
             f"{name}: axis {ax} of the array of shape {shape} has size 0, so there is no "
-            f"{name[3:]}imum to point at" + _at()
+            f"{name[3:]}imum to point at"
         )
     return _keep(bind(prim, x, axis=ax), shape, (ax,), keepdims)
 
@@ -378,9 +376,7 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial: bool = False
     shape = tuple(shape_of(x))
     if axis is None:
         if len(shape) != 1:
-            raise ShapeError(
-                f"cumulative_sum: pass axis= for an array of rank {len(shape)}" + _at()
-            )
+            raise ShapeError(f"cumulative_sum: pass axis= for an array of rank {len(shape)}")
         axis = 0
     out = cumsum(x, axis=axis, dtype=dtype)
     if not include_initial:

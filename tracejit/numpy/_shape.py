@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tracejit.errors import ShapeError
+from tracejit.errors import ShapeError, TracejitTypeError, TracejitValueError
 from tracejit.ir.primitives import get
 from tracejit.numpy._core import (
-    _at,
     _static_int,
     asarray,
     broadcast_shapes,
@@ -32,7 +31,7 @@ ArrayLike = object  # Tracer | np.ndarray | scalar | nested sequence
 
 def _check_order(order, op: str) -> None:
     if order not in ("C", "F", "A", None):
-        raise ValueError(f"{op}: order must be one of 'C', 'F' or 'A', got order={order!r}")
+        raise TracejitValueError(f"{op}: order must be one of 'C', 'F' or 'A', got order={order!r}")
 
 
 # ---------------------------------------------------------------- reshape family
@@ -51,7 +50,7 @@ def _resolve_shape(size: int, in_shape, shape) -> tuple[int, ...]:
     if bad or int(np.prod(shape, dtype=np.int64)) != size:
         raise ShapeError(
             f"cannot reshape an array of shape {tuple(in_shape)} (size {size}) into shape "
-            f"{shape}: the sizes must match (at most one -1)" + _at()
+            f"{shape}: the sizes must match (at most one -1)"
         )
     return shape
 
@@ -69,7 +68,7 @@ def reshape(a: ArrayLike, /, shape=None, order: str = "C", *, newshape=None, cop
     _check_order(order, "reshape")
     shape = newshape if shape is None else shape
     if shape is None:
-        raise TypeError("reshape() needs a shape")
+        raise TracejitTypeError("reshape() needs a shape")
     x = asarray(a)
     in_shape = shape_of(x)
     new = _resolve_shape(int(np.prod(in_shape, dtype=np.int64)), in_shape, shape)
@@ -107,7 +106,7 @@ def transpose(a: ArrayLike, axes=None):
         if sorted(perm) != list(range(ndim)):
             raise ShapeError(
                 f"transpose: axes {tuple(axes)} are not a permutation of the {ndim} axes of an "
-                f"array of shape {tuple(shape_of(x))}" + _at()
+                f"array of shape {tuple(shape_of(x))}"
             )
     if perm == tuple(range(ndim)) and isinstance(x, Tracer):
         return x
@@ -153,7 +152,7 @@ def moveaxis(a: ArrayLike, source, destination):
     if len(src) != len(dst) or len(set(src)) != len(src) or len(set(dst)) != len(dst):
         raise ShapeError(
             "moveaxis: `source` and `destination` must be distinct axes of equal count, got "
-            f"{source} and {destination}" + _at()
+            f"{source} and {destination}"
         )
     order = [i for i in range(ndim) if i not in src]
     for d, s in sorted(zip(dst, src)):
@@ -194,7 +193,7 @@ def squeeze(a: ArrayLike, axis=None):
             if shape[i] != 1:
                 raise ShapeError(
                     f"squeeze: cannot select axis {i} of an array of shape {shape}: its size "
-                    f"is {shape[i]}, not 1" + _at()
+                    f"is {shape[i]}, not 1"
                 )
     if not axes and isinstance(x, Tracer):
         return x
@@ -218,7 +217,7 @@ def _broadcast_attrs(in_shape, shape) -> dict:
     if len(in_shape) > len(shape) or any(
         s not in (1, d) for s, d in zip(reversed(in_shape), reversed(shape))
     ):
-        raise ShapeError(f"cannot broadcast shape {tuple(in_shape)} to {tuple(shape)}" + _at())
+        raise ShapeError(f"cannot broadcast shape {tuple(in_shape)} to {tuple(shape)}")
     return {"shape": tuple(shape), "dims": tuple(range(len(shape) - len(in_shape), len(shape)))}
 
 
@@ -297,7 +296,7 @@ def _triangle(m: ArrayLike, k: int, lower: bool, op: str):
     x = asarray(m)
     shape = tuple(shape_of(x))
     if not shape:
-        raise ShapeError(f"{op}: needs an array of rank >= 1, got a 0-d array" + _at())
+        raise ShapeError(f"{op}: needs an array of rank >= 1, got a 0-d array")
     rows, cols = shape[-2:] if len(shape) >= 2 else (shape[0], shape[0])
     trace = innermost_trace([x])
     row = _iota((rows, cols), 0, trace)
@@ -341,11 +340,11 @@ def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1):
     x = asarray(a)
     shape = tuple(shape_of(x))
     if len(shape) < 2:
-        raise ShapeError(f"diagonal needs an array of rank >= 2, got shape {shape}" + _at())
+        raise ShapeError(f"diagonal needs an array of rank >= 2, got shape {shape}")
     i = normalize_axis(axis1, len(shape), "diagonal")
     j = normalize_axis(axis2, len(shape), "diagonal")
     if i == j:
-        raise ShapeError("diagonal: axis1 and axis2 cannot be the same" + _at())
+        raise ShapeError("diagonal: axis1 and axis2 cannot be the same")
     x = moveaxis(x, (i, j), (-2, -1))
     rows, cols = shape[i], shape[j]
     offset = _static_int(offset, "the diagonal offset")

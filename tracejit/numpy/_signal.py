@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tracejit.errors import UnsupportedError
+from tracejit.errors import TracejitValueError, UnsupportedError
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy import _reductions as red
 from tracejit.numpy._core import asarray, cast, normalize_axis, promote, shape_of
@@ -37,10 +37,10 @@ def convolve(a, v, mode: str = "full"):
     """
     a, v = promote(asarray(a), asarray(v))
     if len(shape_of(a)) != 1 or len(shape_of(v)) != 1:
-        raise ValueError("convolve: both inputs must be 1-D")
+        raise TracejitValueError("convolve: both inputs must be 1-D")
     n, m = shape_of(a)[0], shape_of(v)[0]
     if not n or not m:
-        raise ValueError("convolve: inputs cannot be empty")
+        raise TracejitValueError("convolve: inputs cannot be empty")
     if m > n:
         a, v, n, m = v, a, m, n
     full = _full_convolution(a, v)
@@ -51,7 +51,7 @@ def convolve(a, v, mode: str = "full"):
         return slice_axis(full, 0, start, start + n)
     if mode == "valid":
         return slice_axis(full, 0, m - 1, n)
-    raise ValueError(f"convolve: mode must be 'full', 'same' or 'valid', got {mode!r}")
+    raise TracejitValueError(f"convolve: mode must be 'full', 'same' or 'valid', got {mode!r}")
 
 
 def correlate(a, v, mode: str = "valid"):
@@ -163,7 +163,7 @@ def gradient(f, *varargs, axis=None, edge_order: int = 1):
     for ax, h in zip(axes, spacing):
         n = shape_of(f)[ax]
         if n < 2:
-            raise ValueError("Shape of array too small to calculate a numerical gradient")
+            raise TracejitValueError("Shape of array too small to calculate a numerical gradient")
         first = ew.subtract(slice_axis(f, ax, 1, 2), slice_axis(f, ax, 0, 1))
         last = ew.subtract(slice_axis(f, ax, n - 1, n), slice_axis(f, ax, n - 2, n - 1))
         mid = ew.multiply(ew.subtract(slice_axis(f, ax, 2, n), slice_axis(f, ax, 0, n - 2)), 0.5)

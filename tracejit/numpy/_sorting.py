@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from tracejit.errors import UnsupportedError
+from tracejit.errors import TracejitTypeError, TracejitValueError, UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy import _reductions as red
@@ -101,7 +101,7 @@ def lexsort(keys, axis: int = -1):
     """
     keys = [asarray(k) for k in keys]
     if not keys:
-        raise TypeError("need sequence of keys with len > 0 in lexsort")
+        raise TracejitTypeError("need sequence of keys with len > 0 in lexsort")
     last = len(shape_of(keys[0])) - 1
     idx = argsort(keys[0], axis)
     for k in keys[1:]:
@@ -121,7 +121,7 @@ def searchsorted(a, v, side: str = "left", sorter=None):
     """
     a = asarray(a)
     if len(shape_of(a)) != 1:
-        raise ValueError("searchsorted: a must be 1-D")
+        raise TracejitValueError("searchsorted: a must be 1-D")
     if sorter is not None:
         a = bind("take", a, asarray(sorter), axis=0)
     a, v = promote(a, asarray(v))
@@ -132,7 +132,7 @@ def searchsorted(a, v, side: str = "left", sorter=None):
     elif side == "right":
         hit = ew.logical_not(_before(ve, a))
     else:
-        raise ValueError(f"side must be 'left' or 'right', got {side!r}")
+        raise TracejitValueError(f"side must be 'left' or 'right', got {side!r}")
     return red.sum(hit, axis=-1)
 
 
@@ -205,7 +205,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input: bool = False, method: s
         raise UnsupportedError(f"quantile: method must be one of {_METHODS}; no weights/out")
     qs = np.asarray(q, dtype=np.float64)  # a traced q raises ConcretizationError here
     if ((qs < 0) | (qs > 1)).any():
-        raise ValueError("Quantiles must be in the range [0, 1]")
+        raise TracejitValueError("Quantiles must be in the range [0, 1]")
     x, out_shape = _moved_rows(a, axis, keepdims)
     n = shape_of(x)[-1]
     s = sort(x, -1)

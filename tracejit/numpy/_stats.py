@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tracejit.errors import UnsupportedError
+from tracejit.errors import TracejitTypeError, TracejitValueError, UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy import _reductions as red
@@ -58,7 +58,7 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial: bool = Fals
     (x,) = promote(asarray(x))
     if axis is None:
         if len(shape_of(x)) != 1:
-            raise ValueError("cumulative_prod: pass axis= for an array of rank > 1")
+            raise TracejitValueError("cumulative_prod: pass axis= for an array of rank > 1")
         axis = 0
     out = cumprod(x, axis, dtype)
     if not include_initial:
@@ -177,7 +177,7 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input: bool = False,
         raise UnsupportedError("nanquantile: only method='linear' is supported")
     qs = np.asarray(q, dtype=np.float64)
     if ((qs < 0) | (qs > 1)).any():
-        raise ValueError("Quantiles must be in the range [0, 1]")
+        raise TracejitValueError("Quantiles must be in the range [0, 1]")
     x, out_shape = _moved_rows(a, axis, keepdims)
     last = len(shape_of(x)) - 1
     s = sort(x, -1)  # NaN last
@@ -252,7 +252,7 @@ def average(a, axis=None, weights=None, returned: bool = False, *, keepdims: boo
     w = asarray(weights)
     if tuple(shape_of(w)) != tuple(shape_of(x)):
         if axis is None or len(shape_of(w)) != 1:
-            raise TypeError("Axis must be specified when shapes of a and weights differ.")
+            raise TracejitTypeError("Axis must be specified when shapes of a and weights differ.")
         ax = normalize_axis(axis, len(shape_of(x)), "average")
         w = reshape(w, tuple(shape_of(w)[0] if i == ax else 1 for i in range(len(shape_of(x)))))
     scl = red.sum(ew.add(ew.multiply(x, 0), w), axis=axis, keepdims=keepdims)

@@ -12,6 +12,7 @@ import re
 
 import numpy as np
 
+from tracejit.errors import TracejitTypeError
 from tracejit.numpy._core import asarray, normalize_axis, shape_of
 from tracejit.numpy._shape import broadcast_to, moveaxis, reshape
 
@@ -54,7 +55,7 @@ class vectorize:
         xs = [asarray(args[i]) for i in mapped]
         core_in = _parse_signature(self.signature)[0] if self.signature else [()] * len(xs)
         if len(core_in) != len(xs):
-            raise TypeError(f"vectorize: signature {self.signature!r} names {len(core_in)} "
+            raise TracejitTypeError(f"vectorize: signature {self.signature!r} names {len(core_in)} "
                             f"inputs, got {len(xs)}")  # fmt: skip
         loops = [tuple(shape_of(x))[: len(shape_of(x)) - len(c)] for x, c in zip(xs, core_in)]
         loop = tuple(np.broadcast_shapes(*loops)) if loops else ()

@@ -10,9 +10,7 @@ transformations (grad inside jit) treat them as constants.
 from __future__ import annotations
 
 import itertools
-import os
 import re
-import sys
 from typing import Any
 
 import numpy as np
@@ -21,8 +19,10 @@ from tracejit.errors import (
     ConcretizationError,
     ShapeError,
     TracejitError,
+    TracejitTypeError,
     TracerLeakError,
     UnsupportedError,
+    user_frame,
 )
 from tracejit.ir import dtypes
 from tracejit.ir.builder import GraphBuilder
@@ -30,20 +30,7 @@ from tracejit.ir.graph import ConstValue, Graph, Value
 from tracejit.ir.interpret import apply_primitive
 from tracejit.ir.primitives import Primitive, get
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_NUMPY_DIR = os.path.dirname(np.__file__)
 _levels = itertools.count()
-
-
-def user_frame() -> str | None:
-    """`file:line (function)` of the innermost frame outside tracejit and NumPy."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if not (filename.startswith((_PACKAGE_DIR, _NUMPY_DIR))):
-            return f"{filename}:{frame.f_lineno} ({frame.f_code.co_name})"
-        frame = frame.f_back
-    return None
 
 
 class Trace:
@@ -131,12 +118,6 @@ def _leak_error(t: Tracer) -> TracerLeakError:
     )
 
 
-def _with_source(err: Exception, source: str | None) -> Exception:
-    if source is None:
-        return err
-    return type(err)(f"{err}\n  at {source}")
-
-
 def bind(prim: Primitive | str, *args, **attrs):
     """Apply a primitive to arrays or tracers; returns one result or a list (multi-output)."""
     if isinstance(prim, str):
@@ -146,7 +127,7 @@ def bind(prim: Primitive | str, *args, **attrs):
         try:
             outs = apply_primitive(prim, [np.asarray(a) for a in args], attrs)
         except (ShapeError, UnsupportedError) as err:
-            raise _with_source(err, user_frame()) from None
+            raise err.add_source(user_frame()) from None
         return outs if prim.multiple_results else outs[0]
     for t in tracers:
         if not t._trace.active:
@@ -157,7 +138,7 @@ def bind(prim: Primitive | str, *args, **attrs):
     try:
         outs = trace.record(prim, inputs, attrs, source)
     except (ShapeError, UnsupportedError) as err:
-        raise _with_source(err, source) from None
+        raise err.add_source(source) from None
     result = [Tracer(trace, v, source) for v in outs]
     return result if prim.multiple_results else result[0]
 
@@ -206,20 +187,18 @@ class Tracer:
 
     def __len__(self) -> int:
         if not self.shape:
-            raise TypeError("len() of a 0-d traced array")
+            raise TracejitTypeError("len() of a 0-d traced array")
         return self.shape[0]
 
     def __iter__(self):
         if not self.shape:
-            raise TypeError("iteration over a 0-d traced array")
+            raise TracejitTypeError("iteration over a 0-d traced array")
         return (self[i] for i in range(self.shape[0]))
 
     # -- concretization: Python needs a value the trace does not have
     def _concretization_error(self, what: str, to_array: bool = False) -> ConcretizationError:
         names = self._trace.depends_on(self._value) if self._trace.active else []
         dep = f" that depends on {', '.join(repr(n) for n in names)}" if names else ""
-        where = user_frame()
-        at = f" at {where}" if where else ""
         items = [n for n in names if re.search(r"\[\d+\]$", n)] if to_array else []
         advice = (
             f"{items[0]!r} is an element of a list or tuple argument: a list is a pytree of "
@@ -231,7 +210,7 @@ class Tracer:
             "static with static_argnums/static_argnames."
         )
         return ConcretizationError(
-            f"{what} of a traced value {self._value.type_str}{dep}{at}: its value is not known "
+            f"{what} of a traced value {self._value.type_str}{dep}: its value is not known "
             f"while tracing. {advice}"
         )
 

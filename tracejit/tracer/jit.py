@@ -25,6 +25,8 @@ from tracejit.errors import (
     ArgumentError,
     DeviceError,
     IntegerOverflowError,
+    TracejitTypeError,
+    TracejitValueError,
     UnsupportedError,
 )
 from tracejit.ir import dtypes
@@ -149,7 +151,7 @@ class Jitted:
             try:
                 hash(v)
             except TypeError:
-                raise TypeError(
+                raise TracejitTypeError(
                     f"static argument of type {type(v).__name__} must be hashable "
                     f"({_hashable_hint(v)})"
                 ) from None
@@ -269,7 +271,7 @@ class Jitted:
         fit written into the donated buffers (ir/donation.py), then mark these consumed."""
         for i in self.donate_argnums:
             if i >= len(args):
-                raise ValueError(
+                raise TracejitValueError(
                     f"{self._label()}: donate_argnums={sorted(self.donate_argnums)} names "
                     f"argument {i}, but the call passed {len(args)} positional argument(s)"
                 )
@@ -520,7 +522,7 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), device=None, donate_
             donate_argnums=donate_argnums,
         )
     if not callable(fun):
-        raise TypeError(f"jit expects a function, got {type(fun).__name__}")
+        raise TracejitTypeError(f"jit expects a function, got {type(fun).__name__}")
     return Jitted(fun, static_argnums, static_argnames, device, donate_argnums)
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tracejit.errors import DonatedArgumentError
+from tracejit.errors import DonatedArgumentError, TracejitValueError
 
 
 @dataclass(frozen=True)
@@ -167,9 +167,9 @@ def _whole_buffer(x) -> bool:
 def check_donate(donate: tuple, static: set[int]) -> tuple[int, ...]:
     for i in donate:
         if not isinstance(i, int) or isinstance(i, bool) or i < 0:
-            raise ValueError(f"donate_argnums must be non-negative ints, got {donate!r}")
+            raise TracejitValueError(f"donate_argnums must be non-negative ints, got {donate!r}")
         if i in static:
-            raise ValueError(f"argument {i} is static: it cannot also be in donate_argnums")
+            raise TracejitValueError(f"argument {i} is static: it cannot also be in donate_argnums")
     return tuple(sorted(set(donate)))
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from tracejit.errors import TracejitValueError
 from tracejit.ir.graph import Graph, verify
 from tracejit.ir.passes.dce import remove_dead_nodes
 from tracejit.ir.passes.fold import RULES as FOLD_RULES
@@ -115,7 +116,7 @@ def run_passes(
     [('rewrite', {'mul-one': 1})]
     """
     if stage not in STAGES:
-        raise ValueError(f"unknown pass stage {stage!r}; use one of {STAGES}")
+        raise TracejitValueError(f"unknown pass stage {stage!r}; use one of {STAGES}")
     records = []
     for entry in PASSES if passes is None else passes:
         if stage not in entry.stages:

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from tracejit.errors import InternalError, TracejitValueError
 from tracejit.ir.builder import COMMUTATIVE, GraphBuilder
 from tracejit.ir.graph import ConstValue, Graph, Node, Value
 from tracejit.ir.passes.dce import remove_dead_nodes
@@ -88,7 +89,7 @@ class Rule:
 
     def __init__(self, name: str, pattern: P, fn: Callable[[Builder, dict], Value | None]):
         if pattern.ops is None:
-            raise ValueError(f"rule {name}: the root of a pattern must match a node")
+            raise TracejitValueError(f"rule {name}: the root of a pattern must match a node")
         self.name = name
         self.pattern = pattern
         self.fn = fn
@@ -183,7 +184,7 @@ class Builder(GraphBuilder):
         self._source, self._phase = node.source, node.phase
         self._depth += 1
         if self._depth > MAX_REWRITE_DEPTH:
-            raise RecursionError(f"rewrite rule {rule.name} keeps matching its own output")
+            raise InternalError(f"rewrite rule {rule.name} keeps matching its own output")
         try:
             result = rule.fn(self, bindings)
         finally:
@@ -193,7 +194,7 @@ class Builder(GraphBuilder):
             return None
         out = node.outputs[0]
         if result.shape != out.shape or result.dtype != out.dtype:
-            raise AssertionError(
+            raise InternalError(
                 f"rewrite rule {rule.name} changed {out.type_str} into {result.type_str}"
             )
         self.fired[rule.name] = self.fired.get(rule.name, 0) + 1

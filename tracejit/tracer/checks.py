@@ -10,7 +10,6 @@ never equals itself, so its compiled function is never found again and every cal
 Traceback (most recent call last):
 ...
 tracejit.errors.ArgumentError: static argument n is NaN, which is not equal to itself: every call would retrace. Pass it as a traced (array or Python scalar) argument instead
-at <doctest tracejit.tracer.checks[1]>:1 (<module>)
 """
 
 from __future__ import annotations

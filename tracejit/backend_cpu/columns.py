@@ -27,7 +27,7 @@ import numpy as np
 from tracejit.backend_cpu.emit import CPP, BaseWriter
 from tracejit.backend_cpu.rows import RowWriter, accumulator
 from tracejit.ir import kernel as K
-from tracejit.ir.c_common import decompose, indent
+from tracejit.ir.cwriter.emit import decompose, indent
 from tracejit.ir.cwriter.layout import load_bias
 from tracejit.ir.cwriter.reduce import Accumulator, ordered_arg_better
 from tracejit.ir.kernel_simplify import simplify

@@ -25,11 +25,8 @@ import numpy as np
 
 from tracejit.backend_cpu.emit import CPP, BaseWriter
 from tracejit.ir import kernel as K
-from tracejit.ir.c_common import (
-    decompose,
-    indent,
-)
 from tracejit.ir.c_render import c_type, literal
+from tracejit.ir.cwriter.emit import decompose, indent
 from tracejit.ir.cwriter.reduce import Accumulator, ordered_arg_better, pick
 from tracejit.ir.primitives import TRANSCENDENTAL, get
 
@@ -42,7 +39,7 @@ SCRATCH_MAX_BYTES = 32 * 1024
 # float32 in double throughout halved the exp-sum loop's vector width (softmax +20%).
 SUM_BLOCK_BYTES = 1024
 # The type the blocks of a float sum add into: float32 -> double (as the GPU's accumulators,
-# ir/c_common.sum_accumulator_type); float64 -> long double (x87's 64-bit significand on x86;
+# ir/cwriter/reduce.sum_accumulator_type); float64 -> long double (x87's 64-bit significand on x86;
 # one add per block, so its speed does not matter), which makes a float64 sum's error that of
 # its blocks, whatever its length, where NumPy's pairwise error grows with log2(n).
 BLOCK_TOTAL = {np.dtype(np.float32): "double", np.dtype(np.float64): "long double"}

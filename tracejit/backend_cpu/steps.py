@@ -21,15 +21,13 @@ source grows by a few table entries per repeated step, not by code.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from tracejit.ir import kernel as K
-from tracejit.ir.c_common import KernelDedupe, indent
 from tracejit.ir.c_render import c_type
+from tracejit.ir.cwriter.dedupe import BUFFER, KernelDedupe
+from tracejit.ir.cwriter.emit import indent
 
-_BUFFER = re.compile(r"\bb(\d+)\b")
 STEP_SIGNATURE = (
     "(void* const* bp, const int64_t* a, void* const* consts, char* arena, const TjContext* ctx)"
 )
@@ -100,7 +98,7 @@ class StepTable:
         """A step running `statement` (C++ over buffers `b<id>`, `consts`, `arena` and `ctx`)
         after `helper` (the kernel function it calls, if any); `name` is unique in the unit,
         `label` (default: `name`) is what tj.profile calls the step."""
-        params = list(dict.fromkeys(int(m) for m in _BUFFER.findall(statement)))
+        params = list(dict.fromkeys(int(m) for m in BUFFER.findall(statement)))
         types = [c_type(self.buffers[b].dtype) for b in params]
         loads = [f"{t}* b{b} = ({t}*)bp[a[{j}]];" for j, (b, t) in enumerate(zip(params, types))]
         fn = f"tj_step_{name}"

@@ -26,10 +26,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from tracejit.ir import kernel as K
-from tracejit.ir.c_common import KernelDedupe, decompose, indent
 from tracejit.ir.c_render import PRELUDE, c_type
+from tracejit.ir.cwriter.dedupe import KernelDedupe
 from tracejit.ir.cwriter.dialect import Dialect
-from tracejit.ir.cwriter.emit import Emitter, buffer_ids, param_text
+from tracejit.ir.cwriter.emit import Emitter, buffer_ids, decompose, indent, param_text
 from tracejit.ir.cwriter.library import LIBRARY
 from tracejit.ir.gather_plan import is_native
 from tracejit.ir.kernel_simplify import simplify

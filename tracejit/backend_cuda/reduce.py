@@ -30,9 +30,8 @@ import numpy as np
 
 from tracejit.backend_cuda.codegen import CUDA, Launch, index_type, kernel_params
 from tracejit.ir import kernel as K
-from tracejit.ir.c_common import decompose, indent
 from tracejit.ir.c_render import c_type
-from tracejit.ir.cwriter.emit import Emitter
+from tracejit.ir.cwriter.emit import Emitter, decompose, indent
 from tracejit.ir.cwriter.layout import load_bias
 from tracejit.ir.cwriter.reduce import Accumulator
 from tracejit.ir.kernel_simplify import simplify

@@ -16,10 +16,56 @@ from __future__ import annotations
 
 import numpy as np
 
-from tracejit.ir import c_common
 from tracejit.ir import kernel as K
 from tracejit.ir.c_render import c_type, literal, render
 from tracejit.ir.cwriter.dialect import Dialect
+
+
+def affine(offset: int, coefs, var: str = "i", suffix: str = "LL") -> str:
+    """`offset + sum(c_d * var_d)` as C text; `suffix` types the constants (e.g. 64-bit).
+
+    >>> affine(3, (4, 1, 0)), affine(3, (4,), suffix="")
+    ('3 + 4LL * i0 + i1', '3 + 4 * i0')
+    """
+    terms = [f"{offset}"] if offset else []
+    for d, c in enumerate(coefs):
+        if c == 1:
+            terms.append(f"{var}{d}")
+        elif c:
+            terms.append(f"{c}{suffix} * {var}{d}")
+    return " + ".join(terms) or "0"
+
+
+def decompose(
+    extents, flat: str, first_var: int, idx: str = "int64_t", suffix: str = "LL"
+) -> list[str]:
+    """Statements splitting flat index `flat` into loop variables i{first_var}... over `extents`.
+
+    `idx` is the C type of the variables, `suffix` the one of the integer literals.
+
+    >>> decompose((2, 3), "j", 1, idx="int", suffix="")
+    ['const int i2 = j % 3;', 'const int q2 = j / 3;', 'const int i1 = q2;']
+    """
+    lines = []
+    rest = flat
+    for d in reversed(range(len(extents))):
+        var = f"i{first_var + d}"
+        if d == 0:
+            lines.append(f"const {idx} {var} = {rest};")
+        else:
+            lines.append(f"const {idx} {var} = {rest} % {extents[d]}{suffix};")
+            lines.append(f"const {idx} q{first_var + d} = {rest} / {extents[d]}{suffix};")
+            rest = f"q{first_var + d}"
+    return lines
+
+
+def indent(lines: list[str], n: int = 2) -> list[str]:
+    """`lines` indented by `n` spaces (empty lines stay empty).
+
+    >>> indent(["a;", "", "b;"])
+    ['  a;', '', '  b;']
+    """
+    return [" " * n + line if line else line for line in lines]
 
 
 class Emitter:
@@ -50,7 +96,7 @@ class Emitter:
         self.lines: list[str] = []
 
     def affine(self, offset: int, coefs) -> str:
-        return c_common.affine(offset, coefs, "i", "" if self.idx == "int" else "LL")
+        return affine(offset, coefs, "i", "" if self.idx == "int" else "LL")
 
     def _pending(self, e: K.Expr) -> list:
         """Sub-expressions of `e` without a name yet, children first (iterative)."""
@@ -121,4 +167,4 @@ def param_text(dialect: Dialect, kernel: K.Kernel, buffers: dict[int, K.Buffer])
     return ", ".join(dialect.param(c_type(buffers[b].dtype), b, b in written) for b in ids)
 
 
-__all__ = ["Emitter", "buffer_ids", "param_text"]
+__all__ = ["Emitter", "affine", "buffer_ids", "decompose", "indent", "param_text"]

@@ -10,11 +10,13 @@ and are constants for the inner transformation.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from tracejit import debug, timing
+from tracejit.cache.joint import cached_joint
 from tracejit.config import config
 from tracejit.errors import TracejitTypeError, TracejitValueError
 from tracejit.ir import dtypes
@@ -115,18 +117,12 @@ class _Traceable:
         hit = self._joints.get(key)
         if hit is not None and hit[0] is traced:
             return hit[1]
-        # The seeds' three stages: passes before differentiation, on the joint graph, and
-        # (in `vjp`, and in `jit` for whatever inlines this) after the partition.
-        dump = debug.current_dump()
-        with timing.phase("autodiff"):
-            graph = optimize(traced.graph, config.verify_graphs, stage="pre_grad", dump=dump)
-            joint = joint_graph(graph, wrt, seeded)
-        if config.verify_graphs:
-            verify(joint)
-        dump.write("joint", joint)
-        joint = optimize(joint, config.verify_graphs, stage="joint", dump=dump)
-        if remat:
-            joint = rematerialize(joint, len(graph.inputs), len(graph.outputs))
+        if traced.captured:  # its graph reads outer tracers: valid for this call only
+            joint = _differentiate(traced.graph, wrt, seeded, remat)
+        else:  # a fresh process with a warm cache loads it (tracejit.cache.joint)
+            what = {"wrt": list(wrt), "seeded": list(seeded), "remat": remat}
+            build = functools.partial(_differentiate, traced.graph, wrt, seeded, remat)
+            joint = cached_joint(traced.graph, what, build)
         if not traced.captured:  # graphs reading outer tracers are valid for one call only
             self._joints[key] = (traced, joint)
         return joint
@@ -142,6 +138,23 @@ def _is_static(arg) -> bool:
     except TypeError:
         return False
     return True
+
+
+def _differentiate(traced: Graph, wrt, seeded, remat: bool) -> Graph:
+    """The optimized joint graph of `traced` (see `_Traceable.joint`)."""
+    # The seeds' three stages: passes before differentiation, on the joint graph, and
+    # (in `vjp`, and in `jit` for whatever inlines this) after the partition.
+    dump = debug.current_dump()
+    with timing.phase("autodiff"):
+        graph = optimize(traced, config.verify_graphs, stage="pre_grad", dump=dump)
+        joint = joint_graph(graph, wrt, seeded)
+    if config.verify_graphs:
+        verify(joint)
+    dump.write("joint", joint)
+    joint = optimize(joint, config.verify_graphs, stage="joint", dump=dump)
+    if remat:
+        joint = rematerialize(joint, len(graph.inputs), len(graph.outputs))
+    return joint
 
 
 def _normalize_argnums(argnums, n_args: int, what: str) -> tuple[int, ...]:

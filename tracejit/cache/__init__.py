@@ -20,6 +20,8 @@ API (what backends code against):
     propagates and leaves no entry behind.
 ``lookup(parts, suffix=".so", load=None)``
     the same on a hit, None on a miss (nothing is built).
+``count=False`` (both): the lookup is not counted in `cache_info`'s hits and misses (they
+    count compiled functions; tracejit.cache.joint stores differentiated graphs too).
 ``invalidate(key, reason=None)``, ``cache_info()``, ``clear_cache()``.
 
 Robustness (tests/backend/test_cache_faults.py): every file of an entry is listed in its meta.json
@@ -178,8 +180,9 @@ def _shared_lock(root: Path, key: str) -> Iterator[bool]:
         locks.release(fd)
 
 
-def _hit(key: str, lib: Path, load: Callable | None):
-    _stats.count(hit=True)
+def _hit(key: str, lib: Path, load: Callable | None, count: bool = True):
+    if count:
+        _stats.count(hit=True)
     _log(f"tracejit cache hit {key}: {lib}")
     store.touch(lib.parent)
     return str(lib) if load is None else load(str(lib))
@@ -190,7 +193,7 @@ class _Miss(Exception):
         self.reason = reason
 
 
-def _lookup(key: str, suffix: str, load: Callable | None):
+def _lookup(key: str, suffix: str, load: Callable | None, count: bool = True):
     reason = None
     for root in _roots():
         entry = store.entry_path(root, key)
@@ -200,16 +203,21 @@ def _lookup(key: str, suffix: str, load: Callable | None):
             defect = store.check_entry(entry, suffix)
             if defect is None:
                 try:
-                    return _hit(key, entry / ("lib" + suffix), load)
+                    return _hit(key, entry / ("lib" + suffix), load, count)
                 except Exception as exc:  # noqa: BLE001 - unloadable: rebuilt, load re-raises
                     reason = f"it failed to load ({type(exc).__name__}: {exc})"
     raise _Miss(reason)
 
 
-def lookup(parts: dict, suffix: str = ".so", load: Callable[[str], object] | None = None):
+def lookup(
+    parts: dict,
+    suffix: str = ".so",
+    load: Callable[[str], object] | None = None,
+    count: bool = True,
+):
     """The stored library of `parts` (``load(path)`` if given, else its path), or None."""
     try:
-        return _lookup(cache_key(parts), suffix, load)
+        return _lookup(cache_key(parts), suffix, load, count)
     except _Miss:
         return None
 
@@ -225,6 +233,7 @@ def get_or_build(
     meta: dict | None = None,
     files: dict[str, bytes] | None = None,
     load: Callable[[str], object] | None = None,
+    count: bool = True,
 ):
     """The library for `parts`, built by ``build(source_path, library_path)`` once.
 
@@ -240,10 +249,11 @@ def get_or_build(
     """
     key = cache_key(parts)
     try:
-        return _lookup(key, suffix, load)
+        return _lookup(key, suffix, load, count)
     except _Miss as miss:
         reason = miss.reason
     job = _Job(key, parts, source, build, suffix, meta, files or {}, load, reason)
+    job.count = count
     root = _roots()[-1]
     try:
         return job.run(root)
@@ -267,6 +277,7 @@ class _Job:
         self.suffix, self.meta, self.files, self.load = suffix, meta, files, load
         self.reason = reason  # why the stored entry must be replaced, if it failed to load
         self.counted = False
+        self.count = True  # whether cache_info counts this job (get_or_build's `count`)
 
     def run(self, root: Path):
         path = store.lock_path(root, self.key)
@@ -296,12 +307,12 @@ class _Job:
         lib = entry / ("lib" + self.suffix)
         defect = store.check_entry(entry, self.suffix)
         if defect is None and self.reason is None:  # another process built it meanwhile
-            return _hit(self.key, lib, self.load)
+            return _hit(self.key, lib, self.load, self.count)
         if defect is None or defect != "missing":
             _report(entry, self.reason or defect)
         if entry.exists():  # corrupt, unloadable, or half-published by an older tracejit
             store.remove_tree(entry)
-        if not self.counted:  # a build retried in the private fallback is one miss
+        if self.count and not self.counted:  # a build retried in the private fallback is one miss
             _stats.count(hit=False)
             self.counted = True
         _log(f"tracejit cache miss {self.key}: compiling into {entry}")

@@ -82,6 +82,11 @@ class ConstValue:
     def __hash__(self) -> int:
         return self._hash
 
+    def __reduce__(self):
+        # Not the stored hash: bytes hash differently in another process (PYTHONHASHSEED), and
+        # an unpickled constant must equal (and intern with) one made here
+        return ConstValue, (self.array,)
+
     def __eq__(self, other) -> bool:
         return (
             isinstance(other, ConstValue)

@@ -45,6 +45,20 @@ def region_outputs(fwd_nodes: Iterable[Node]) -> set[Value]:
     return {v for n in fwd_nodes for v in n.outputs if v in _OUTPUTS}
 
 
+def has_marks(graph) -> bool:
+    """Whether any value of `graph` (or of its regions, at any depth) carries a mark: its
+    text (`cache.graph_key`) does not show them, so its differentiation is not stored."""
+    from tracejit.ir.builder import _region_graphs
+
+    stack = [graph]
+    while stack:
+        for node in stack.pop().nodes:
+            if any(v in _MARKS or v in _OUTPUTS for v in node.outputs):
+                return True
+            stack.extend(_region_graphs(node.attrs))
+    return False
+
+
 def must_recompute(node: Node) -> bool:
     """Whether `node` lies in a checkpoint region whose policy does not save it."""
     policy = _MARKS.get(node.outputs[0]) if node.outputs else None

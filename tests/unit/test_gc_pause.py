@@ -1,0 +1,40 @@
+"""The cyclic collector paused during compiles (tracejit/gc_pause.py)."""
+
+from __future__ import annotations
+
+import gc
+
+from tracejit.gc_pause import paused
+
+
+def _in_oldest_generation(obj) -> bool:
+    return any(o is obj for o in gc.get_objects(generation=2))
+
+
+def test_what_survives_a_compile_goes_to_the_oldest_generation_unscanned():
+    assert gc.isenabled()
+    with paused():
+        assert not gc.isenabled()
+        kept = [[i] for i in range(5000)]
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    assert _in_oldest_generation(kept) and _in_oldest_generation(kept[-1])
+
+
+def test_a_users_frozen_objects_stay_frozen_and_survivors_stay_young():
+    gc.freeze()
+    frozen = gc.get_freeze_count()
+    try:
+        with paused():
+            kept = [[i] for i in range(100)]
+        assert gc.get_freeze_count() == frozen
+        assert not _in_oldest_generation(kept)
+    finally:
+        gc.unfreeze()
+
+
+def test_nested_pauses_resume_only_at_the_outermost():
+    with paused():
+        with paused():
+            pass
+        assert not gc.isenabled()
+    assert gc.isenabled()

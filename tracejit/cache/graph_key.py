@@ -84,24 +84,31 @@ def graph_fingerprint(graph: Graph) -> str | None:
 
 
 def _fingerprint(graph: Graph) -> str:
-    names: dict[Value, int] = {}
+    # One pass, a few dict lookups per node: a value's number and the text of each distinct
+    # type are made once (the key of a 400-step RNN's graph is taken twice per first call).
+    names: dict[Value, str] = {}
+    types: dict[tuple, str] = {}
 
     def bind(v: Value) -> str:
-        names[v] = len(names)
-        return f"%{names[v]}:{_type(v)}"
+        name = names[v] = f"%{len(names)}"
+        aval = (v.shape, v.dtype, v.weak)
+        text = types.get(aval)
+        if text is None:
+            text = types[aval] = _type(v)
+        return f"{name}:{text}"
 
-    def ref(v: Value) -> str:
-        return f"%{names[v]}" if v in names else "?"
-
-    lines = ["in " + " ".join(bind(v) for v in graph.inputs)]
+    lines = ["in " + " ".join([bind(v) for v in graph.inputs])]
+    get = names.get
     for node in graph.nodes:
-        if node.prim.name == "debug_print":  # jit prints around the executable: not stored
+        name = node.prim.name
+        if name == "debug_print":  # jit prints around the executable: not stored
             raise _Unkeyable("debug_print")
-        attrs = ",".join(f"{k}={_attr(v)}" for k, v in sorted(node.attrs.items()))
-        args = " ".join(ref(v) for v in node.inputs)
-        outs = " ".join(bind(v) for v in node.outputs)
-        lines.append(f"{outs} = {node.prim.name}[{attrs}] {args}")
-    lines.append("out " + " ".join(ref(v) for v in graph.outputs))
+        attrs = node.attrs
+        text = ",".join([f"{k}={_attr(attrs[k])}" for k in sorted(attrs)]) if attrs else ""
+        args = " ".join([get(v, "?") for v in node.inputs])
+        outs = " ".join([bind(v) for v in node.outputs])
+        lines.append(f"{outs} = {name}[{text}] {args}")
+    lines.append("out " + " ".join([get(v, "?") for v in graph.outputs]))
     return "\n".join(lines)
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import tracejit as tj
+import tracejit.numpy as tnp
 from tracejit.errors import ArgumentError, IntegerOverflowError
 
 
@@ -82,3 +83,34 @@ def test_a_nan_static_argument_raises_instead_of_retracing():
 def test_returning_a_non_array_raises_by_name(out):
     with pytest.raises(ArgumentError, match=r"jit\(<lambda>\) returned a .* as output"):
         tj.jit(lambda x: out)(np.ones(2))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda m: m.full(3, 2**70, dtype="int32"),
+        lambda m: m.full(3, 2**40, dtype=np.int32),
+        lambda m: m.asarray([1, 2**40], dtype=np.int32),
+        lambda m: m.asarray(2**64, dtype=np.int64),
+    ],
+    ids=["full-2**70", "full-2**40", "asarray-list", "asarray-2**64"],
+)
+def test_creating_an_array_from_an_int_beyond_its_dtype_is_an_integer_overflow_error(make):
+    # Regression: NumPy's raw OverflowError ("Python int too large to convert to C long").
+    with pytest.raises(OverflowError):  # NumPy refuses the same value: the input is bad
+        make(np)
+    with pytest.raises(IntegerOverflowError, match="int32|int64|C long"):
+        make(tnp)
+    with pytest.raises(IntegerOverflowError):
+        tj.jit(lambda x: x + make(tnp))(np.ones(3, np.int32))
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_take_with_an_empty_list_is_an_empty_take(axis):
+    # Regression: `[]` is float64 to NumPy, and take raised "indices must be integers".
+    x = np.arange(6.0).reshape(2, 3)
+    want = np.take(x, [], axis=axis)
+    for got in (tnp.take(x, [], axis=axis), tj.jit(lambda a: tnp.take(a, [], axis=axis))(x)):
+        assert got.shape == want.shape and got.dtype == want.dtype
+    with pytest.raises(TypeError, match="indices must be integers"):  # non-empty floats stay bad
+        tnp.take(x, [0.5])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tracejit.errors import ShapeError, TracejitValueError, UnsupportedError
+from tracejit.errors import IntegerOverflowError, ShapeError, TracejitValueError, UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.numpy._const_array import returns_const_array
 from tracejit.numpy._core import (
@@ -23,6 +23,7 @@ from tracejit.numpy._core import (
     promote,
     shape_of,
 )
+from tracejit.tracer.checks import check_int_fits
 from tracejit.tracer.core import Tracer, bind
 
 _FLOAT64 = np.dtype(np.float64)
@@ -132,6 +133,7 @@ def full(shape, fill_value, dtype=None):
         value = cast(fill_value, dtype) if dtype is not None else cast(fill_value, fill_value.dtype)
         return broadcast_to(value, shape)
     dt = _dtype(dtype, aval_of(fill_value)[0])
+    check_int_fits(fill_value, dt, "fill_value")
     return np.full(shape, fill_value, dtype=dt)
 
 
@@ -304,7 +306,12 @@ def asarray(a, dtype=None):
         out = _stack_nested(a)
         return out if dtype is None else cast(out, dtype)
     dt = aval_of(a)[0] if dtype is None else dtypes.canonical(dtype)
-    return np.asarray(a, dtype=dt)
+    try:
+        return np.asarray(a, dtype=dt)
+    except OverflowError as err:  # a Python int beyond the dtype (NumPy's message says which)
+        raise IntegerOverflowError(
+            f"{err}: use a wider dtype (e.g. np.int64 or float) for the array"
+        ) from None
 
 
 def array(object, dtype=None, copy: bool = True, ndmin: int = 0):

@@ -309,6 +309,8 @@ def _clamped(idx, n: int):
 
 def _index_array(indices, op: str):
     idx = asarray(indices) if isinstance(indices, (Tracer, list, tuple)) else np.asarray(indices)
+    if isinstance(indices, (list, tuple)) and not isinstance(idx, Tracer) and idx.size == 0:
+        idx = idx.astype(np.int64)  # `[]` is float64 to NumPy, and an empty index to np.take
     if not dtypes.is_int(idx.dtype):
         raise TracejitTypeError(f"{op}: indices must be integers, got dtype {idx.dtype}")
     return idx

@@ -33,8 +33,9 @@ from tracejit.ir.custom_call import CustomCall, custom_vjp_call_p, inline_graph
 from tracejit.ir.graph import Graph, Value
 from tracejit.ir.passes.dce import remove_dead_nodes
 from tracejit.pytree import PyTreeDef, tree_flatten, tree_unflatten
+from tracejit.tracer.arguments import abstractify
 from tracejit.tracer.core import Tracer, bind
-from tracejit.tracer.jit import Traced, abstractify, trace_flat
+from tracejit.tracer.tracing import Traced, trace_flat
 
 _CLOSURE_FIX = (
     "Pass that value as an explicit argument (and give its derivative in the rule). "

@@ -20,7 +20,8 @@ from tracejit.ir.forward import jvp_graph
 from tracejit.ir.passes import optimize
 from tracejit.pytree import tree_flatten, tree_unflatten
 from tracejit.tracer.core import Tracer, bind
-from tracejit.transforms import _check_float_inputs, _Traceable, run_graph
+from tracejit.tracer.tracing import inline
+from tracejit.transforms import _check_float_inputs, _Traceable
 
 
 def _shape(x) -> tuple[int, ...]:
@@ -92,14 +93,14 @@ class ForwardJVP:
     def jvp(self, tangents) -> tuple:
         """`(out, tangent_out)` (and `aux`) in one evaluation."""
         args = self.leaves + self.traced.captured + self._tangent_leaves(tangents)
-        values = run_graph(self.graph, args)
+        values = inline(self.graph, args)
         n_out = len(self.traced.graph.outputs)
         out, aux, t_out = self._split(values, values[n_out:])
         return (out, t_out, aux) if self.has_aux else (out, t_out)
 
     def linearize(self) -> tuple:
         """`(out, f_jvp)` (and `aux`): the primal now; `f_jvp` re-runs it with the tangents."""
-        values = run_graph(self.traced.graph, self.leaves + self.traced.captured)
+        values = inline(self.traced.graph, self.leaves + self.traced.captured)
         out, aux, _ = self._split(values, None)
 
         def f_jvp(*tangents):

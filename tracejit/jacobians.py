@@ -20,7 +20,8 @@ from tracejit.forward_mode import ForwardJVP, _dtype, _shape, check_float_output
 from tracejit.ir import dtypes
 from tracejit.ir.autodiff_control import WhileLoopNotReversible
 from tracejit.pytree import tree_flatten, tree_unflatten
-from tracejit.transforms import _normalize_argnums, _owned, vjp
+from tracejit.tracer.tracing import owned
+from tracejit.transforms import _normalize_argnums, vjp
 
 
 def _zeros_like(x):
@@ -147,7 +148,7 @@ def _block(stacked, lo: int, hi: int, out_shape, in_shape, forward: bool):
     if forward:  # (n_in, *out) -> out + in
         part = tnp.reshape(part, (hi - lo, int(np.prod(out_shape, dtype=np.int64))))
         part = tnp.transpose(part)
-    return _owned(tnp.reshape(part, tuple(out_shape) + tuple(in_shape)))
+    return owned(tnp.reshape(part, tuple(out_shape) + tuple(in_shape)))
 
 
 def _push(wrt: _Wrt, what: str, forward: bool):

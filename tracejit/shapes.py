@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tracejit.pytree import tree_flatten, tree_unflatten
-from tracejit.tracer.jit import Jitted, ShapeDtypeStruct
+from tracejit.tracer.jit_options import ShapeDtypeStruct
+from tracejit.tracer.tracing import trace
 
 
 def eval_shape(fun: Callable, *args, **kwargs):
@@ -17,7 +18,7 @@ def eval_shape(fun: Callable, *args, **kwargs):
     >>> tj.eval_shape(lambda x: x.sum(axis=0), tj.ShapeDtypeStruct((3, 4), np.float32))
     ShapeDtypeStruct(shape=(4,), dtype=float32)
     """
-    traced, _ = Jitted(fun)._get_trace(args, kwargs)
+    traced = trace(fun, args, kwargs)
     outs = [ShapeDtypeStruct(v.shape, v.dtype) for v in traced.graph.outputs]
     return tree_unflatten(traced.out_tree, outs)
 

@@ -22,79 +22,27 @@ from tracejit.errors import TracejitTypeError, TracejitValueError
 from tracejit.ir import dtypes
 from tracejit.ir.autodiff import joint_graph
 from tracejit.ir.graph import Graph, verify
-from tracejit.ir.interpret import eval_graph
 from tracejit.ir.partition import partition
 from tracejit.ir.passes import optimize
 from tracejit.ir.rematerialize import rematerialize
-from tracejit.numpy._const_array import ConstArray
 from tracejit.pytree import PyTreeDef, tree_flatten, tree_unflatten
-from tracejit.tracer.core import Trace, Tracer, bind
-from tracejit.tracer.jit import Jitted, Traced
-
-# ---------------------------------------------------------------- running graphs
-
-
-def _rebinder(trace: Trace | None):
-    """Re-bind one node: NumPy when eager, a node of `trace` when tracing."""
-
-    def apply(node, xs):
-        if node.prim.name == "const":
-            if trace is None:
-                return [node.attrs["value"].array]
-            (v,) = trace.record(node.prim, [], node.attrs, source=None)
-            return [Tracer(trace, v, None)]
-        out = bind(node.prim, *xs, **node.attrs)
-        outs = out if node.prim.multiple_results else [out]
-        if node.phase == "backward" and isinstance(outs[0], Tracer):
-            recorded = outs[0]._trace.graph.nodes
-            if recorded and outs[0]._value in recorded[-1].outputs:
-                recorded[-1].phase = "backward"  # keep the mark when inlined (debug_nans)
-        return outs
-
-    return apply
-
-
-def run_graph(graph: Graph, args: Sequence) -> list:
-    """Evaluate `graph` on arrays (eagerly) or tracers (inlining into their trace).
-
-    When tracing, concrete arguments and constants become nodes of the trace, so nothing
-    is folded into large constant arrays behind the enclosing trace's back.
-    """
-    traces = [a._trace for a in args if isinstance(a, Tracer)]
-    trace = max(traces, key=lambda t: t.level) if traces else None
-    inputs = []
-    for a, v in zip(args, graph.inputs):
-        if not isinstance(a, Tracer):
-            a = np.asarray(a, dtype=v.dtype)
-            if trace is not None:
-                a = Tracer(trace, trace.to_value(a), None)
-        inputs.append(a)
-    outs = eval_graph(graph, inputs, _rebinder(trace))
-    return [_owned(o) for o in outs]
-
-
-def _owned(x):
-    """Copy read-only views (broadcasts, constants) so users get ordinary writable arrays,
-    returned (as `jit` returns them) as ConstArray views, which have `.block_until_ready()`."""
-    if type(x) is np.ndarray:
-        if not (x.flags.owndata and x.flags.writeable):
-            x = np.array(x, copy=True)
-        return x.view(ConstArray)
-    return x
-
+from tracejit.tracer.arguments import ArgSpec
+from tracejit.tracer.core import Tracer, bind
+from tracejit.tracer.tracing import TraceCache, Traced, inline
 
 # ---------------------------------------------------------------- tracing and checks
 
 
 class _Traceable:
-    """Traces `fun` per argument signature (through `Jitted`) and caches joint graphs."""
+    """Traces `fun` per argument signature (`tracer.tracing.TraceCache`) and caches joint
+    graphs."""
 
     def __init__(self, fun: Callable, what: str):
         if not callable(fun):
             raise TracejitTypeError(f"{what} expects a function, got {type(fun).__name__}")
         self.fun = fun
         self.what = what
-        self._jitted: dict[tuple[int, ...], Jitted] = {}
+        self._caches: dict[tuple[int, ...], TraceCache] = {}
         self._joints: dict[tuple, tuple[Traced, Graph]] = {}
 
     def trace(self, args, kwargs, argnums=()) -> tuple[Traced, list, list[str]]:
@@ -102,13 +50,14 @@ class _Traceable:
         numbers, strings, None, ...) stay concrete, as in JAX, so `range(n)` works on them.
         The leaves and names returned are those of the traced (non-static) arguments."""
         static = tuple(i for i, a in enumerate(args) if i not in argnums and _is_static(a))
-        jitted = self._jitted.get(static)
-        if jitted is None:
-            jitted = self._jitted[static] = Jitted(self.fun, static_argnums=static)
-        traced, leaves = jitted._get_trace(args, kwargs)
-        dyn = tuple(a for i, a in enumerate(args) if i not in static)
-        names = jitted._leaf_names(dyn, kwargs, len(args))
-        return traced, list(leaves), names
+        cache = self._caches.get(static)
+        if cache is None:
+            label = f"{self.what}({getattr(self.fun, '__name__', 'function')})"
+            spec = ArgSpec(self.fun, static_argnums=static, label=label)
+            cache = self._caches[static] = TraceCache(self.fun, spec, label)
+        call = cache.spec.split(args, kwargs)
+        traced, leaves = cache.trace_call(call)
+        return traced, list(leaves), cache.spec.leaf_names(call)
 
     def joint(self, traced: Traced, wrt: tuple[int, ...], seeded: tuple[int, ...], remat=False):
         """The optimized joint graph; with `remat`, checkpointed regions are recomputed in
@@ -239,7 +188,7 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
         _check_float_inputs(traced.graph, wrt, names, what)
         joint = traceable.joint(traced, wrt, (out_index,), remat=True)
         seed = np.ones((), traced.graph.outputs[out_index].dtype)
-        outs = run_graph(joint, leaves + traced.captured + [seed])
+        outs = inline(joint, leaves + traced.captured + [seed])
         n_out = len(traced.graph.outputs)
         value = tree_unflatten(traced.out_tree, outs[:n_out])
         grads, it = [], iter(outs[n_out:])
@@ -314,7 +263,7 @@ class VJPFunction:
             elif ct.dtype != out.dtype:
                 ct = bind("convert", ct, dtype=out.dtype)
             cts.append(ct)
-        grads = iter(run_graph(self.backward, list(self._residuals) + cts))
+        grads = iter(inline(self.backward, list(self._residuals) + cts))
         return tuple(
             tree_unflatten(t, [next(grads) for _ in range(t.num_leaves)]) for t in self._trees
         )
@@ -360,7 +309,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, memory_budget: float | N
     dump.write("partition_backward", part.backward)
     part.forward = optimize(part.forward, config.verify_graphs, dump=dump)
     part.backward = optimize(part.backward, config.verify_graphs, dump=dump)
-    fwd = run_graph(part.forward, leaves + traced.captured)
+    fwd = inline(part.forward, leaves + traced.captured)
     n_out = len(graph.outputs)
     all_out = tree_unflatten(traced.out_tree, fwd[:n_out])
     fn = VJPFunction(part, fwd[n_out:], traced, seeded, trees, out_tree)

@@ -14,8 +14,8 @@ from typing import Any
 from tracejit.batching.interpreter import batch_graph
 from tracejit.errors import BatchingError, TracejitTypeError, TracejitValueError
 from tracejit.pytree import PyTreeDef, tree_flatten, tree_unflatten
-from tracejit.tracer.jit import Traced, abstractify, trace_flat
-from tracejit.transforms import run_graph
+from tracejit.tracer.arguments import abstractify
+from tracejit.tracer.tracing import Traced, inline, trace_flat
 
 AxisSpec = Any  # int | None | a pytree prefix of ints and Nones
 
@@ -80,7 +80,7 @@ class _Vmapped:
             if not hit[0].captured:  # a graph reading outer tracers is valid for this call only
                 self._cache[key] = hit
         traced, batched = hit
-        outs = run_graph(batched, list(leaves) + traced.captured)
+        outs = inline(batched, list(leaves) + traced.captured)
         return tree_unflatten(traced.out_tree, outs)
 
     def _leaf_axes(self, args, kwargs) -> list:

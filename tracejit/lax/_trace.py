@@ -16,8 +16,8 @@ from tracejit.errors import ShapeError
 from tracejit.ir import dtypes
 from tracejit.ir.graph import Graph, Value
 from tracejit.pytree import PyTreeDef, keystr_paths, tree_flatten, tree_unflatten
+from tracejit.tracer.arguments import abstractify
 from tracejit.tracer.core import Trace, Tracer, bind
-from tracejit.tracer.jit import abstractify
 
 AVal = tuple  # (shape, dtype, weak)
 

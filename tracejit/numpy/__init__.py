@@ -28,4 +28,7 @@ from tracejit.numpy._signal import *
 from tracejit.numpy._sorting import *
 from tracejit.numpy._stats import *
 from tracejit.numpy._vectorize import *
-from tracejit.tracer import methods as _methods  # noqa: F401  (Tracer operators)
+
+# isort: split
+# last: installs Tracer's operators, methods and NumPy protocols, which call the above
+from tracejit.numpy import _tracer_methods  # noqa: F401

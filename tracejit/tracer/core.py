@@ -59,7 +59,7 @@ class Trace:
             if x._trace is self:
                 return x._value
             if not x._trace.active:
-                raise _leak_error(x)
+                raise leak_error(x)
             key = id(x)
             if key not in self._captured_ids:
                 v = Value(x.shape, x.dtype, x.weak)
@@ -109,7 +109,7 @@ class Trace:
         return sorted(n for n in names if n)
 
 
-def _leak_error(t: Tracer) -> TracerLeakError:
+def leak_error(t: Tracer) -> TracerLeakError:
     where = f" It was created at {t._origin}." if t._origin else ""
     return TracerLeakError(
         f"A traced value {t._value.type_str} from {t._trace.name} was used after its trace "
@@ -131,7 +131,7 @@ def bind(prim: Primitive | str, *args, **attrs):
         return outs if prim.multiple_results else outs[0]
     for t in tracers:
         if not t._trace.active:
-            raise _leak_error(t)
+            raise leak_error(t)
     trace = max((t._trace for t in tracers), key=lambda tr: tr.level)
     inputs = [trace.to_value(a) for a in args]
     source = user_frame()
@@ -143,14 +143,13 @@ def bind(prim: Primitive | str, *args, **attrs):
     return result if prim.multiple_results else result[0]
 
 
-def _lazy_tnp():
-    from tracejit import numpy as tnp
-
-    return tnp
-
-
 class Tracer:
-    """A traced array: knows its shape and dtype, records every operation applied to it."""
+    """A traced array: knows its shape and dtype, records every operation applied to it.
+
+    Its operators, array methods and NumPy protocols (`__array_ufunc__`,
+    `__array_function__`) are installed by `tracejit.numpy` (numpy/_tracer_methods.py): the
+    tracer does not import the NumPy layer built on it.
+    """
 
     __slots__ = ("_origin", "_trace", "_value")
     __array_priority__ = 1000  # NumPy defers binary operators with arrays to us
@@ -167,14 +166,6 @@ class Tracer:
     size = property(lambda self: self._value.size)
     nbytes = property(lambda self: self._value.nbytes)
     itemsize = property(lambda self: self._value.dtype.itemsize)
-
-    @property
-    def T(self):
-        return _lazy_tnp().transpose(self)
-
-    @property
-    def mT(self):
-        return _lazy_tnp().matrix_transpose(self)
 
     def __repr__(self) -> str:
         return f"Tracer<{self._value.type_str}>"
@@ -237,17 +228,6 @@ class Tracer:
 
     def item(self, *args):
         raise self._concretization_error("item()")
-
-    # -- NumPy protocols: np.exp(t), np.sum(t, axis=1) trace like tnp
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        from tracejit.tracer.protocols import array_ufunc
-
-        return array_ufunc(ufunc, method, inputs, kwargs)
-
-    def __array_function__(self, func, types, args, kwargs):
-        from tracejit.tracer.protocols import array_function
-
-        return array_function(func, args, kwargs)
 
 
 def is_tracer(x) -> bool:

@@ -8,11 +8,8 @@ argument values, device). Python scalars are traced as weak 0-d values, so `f(x,
 from __future__ import annotations
 
 import functools
-import inspect
 import logging
 import types
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -22,7 +19,6 @@ from tracejit.backends import check_device, compile_graph, graph_parts, load_cac
 from tracejit.config import config
 from tracejit.debug_print import PrintingExecutable, hoist_prints
 from tracejit.errors import (
-    ArgumentError,
     DeviceError,
     IntegerOverflowError,
     TracejitTypeError,
@@ -31,13 +27,13 @@ from tracejit.errors import (
 )
 from tracejit.ir import dtypes
 from tracejit.ir.custom_call import expand_custom_calls
-from tracejit.ir.graph import Graph, verify
-from tracejit.ir.interpret import eval_graph
+from tracejit.ir.graph import Graph
 from tracejit.ir.passes import optimize, unused_inputs
-from tracejit.numpy._const_array import ConstArray
-from tracejit.pytree import PyTreeDef, keystr_paths, tree_flatten, tree_unflatten
+from tracejit.pytree import tree_flatten, tree_unflatten
 from tracejit.tracer import checks
-from tracejit.tracer.core import Trace, Tracer, bind
+from tracejit.tracer.arguments import ArgSpec, SplitCall, abstractify, as_tuple
+from tracejit.tracer.const_array import ConstArray
+from tracejit.tracer.core import Tracer
 from tracejit.tracer.jit_options import (
     ShapeDtypeStruct,
     check_donate,
@@ -47,70 +43,10 @@ from tracejit.tracer.jit_options import (
     mark_donated,
     run_donating,
 )
+from tracejit.tracer.lowered import Compiled, Lowered
+from tracejit.tracer.tracing import TraceCache, Traced, inline, trace_flat
 
 log = logging.getLogger("tracejit")
-
-
-def abstractify(x, name: str) -> tuple[tuple[int, ...], np.dtype, bool]:
-    """(shape, dtype, weak) of one argument leaf, or a clear error for a non-array."""
-    if isinstance(x, Tracer):
-        return x.shape, x.dtype, x.weak
-    if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
-        dtype = dtypes.python_scalar_dtype(x)
-        checks.check_int_fits(x, dtype, f"argument {name}")
-        return (), dtype, True
-    checks.reject_subclass(x, f"argument {name}")
-    if isinstance(x, (np.ndarray, np.generic)):
-        return x.shape, dtypes.canonical(x.dtype), False
-    if hasattr(x, "__cuda_array_interface__"):
-        return tuple(x.shape), dtypes.canonical(x.dtype), False
-    if isinstance(x, ShapeDtypeStruct):
-        return x.shape, dtypes.canonical(x.dtype), False
-    raise ArgumentError(
-        f"argument {name} of type {type(x).__name__} is not an array or a Python scalar; "
-        "pass arrays, or mark the argument static with static_argnums/static_argnames"
-    )
-
-
-@dataclass
-class Traced:
-    graph: Graph
-    out_tree: PyTreeDef
-    captured: list  # outer tracers the graph reads after its explicit inputs
-
-
-def trace_flat(fun: Callable, rebuild: Callable, treedef: PyTreeDef, avals, names, label: str):
-    """Call `fun` on tracers standing for the leaves; returns the traced graph."""
-    trace = Trace(label)
-    try:
-        tracers = [trace.new_input(s, d, w, n) for (s, d, w), n in zip(avals, names)]
-        args, kwargs = rebuild(tree_unflatten(treedef, tracers))
-        out = fun(*args, **kwargs)
-        out_leaves, out_tree = tree_flatten(out)
-        for i, leaf in enumerate(out_leaves):
-            if not isinstance(leaf, Tracer):
-                _check_output(leaf, i, label)
-        graph = trace.finish(out_leaves)
-        if config.verify_graphs:
-            verify(graph)
-    finally:
-        trace.active = False
-    return Traced(graph, out_tree, [t for t, _ in trace.captured])
-
-
-def _check_output(leaf, i: int, label: str) -> None:
-    try:
-        abstractify(leaf, f"output {i} of {label}")
-    except ArgumentError:
-        if isinstance(leaf, np.ndarray):
-            raise  # a subclass: its own message
-        raise checks.bad_output(leaf, i, label) from None
-
-
-def _as_tuple(x) -> tuple:
-    if x is None:
-        return ()
-    return (x,) if isinstance(x, (int, str)) else tuple(x)
 
 
 class Jitted:
@@ -120,19 +56,11 @@ class Jitted:
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.device = check_device(device) if device is not None else None
-        self.static_argnums = set(_as_tuple(static_argnums))
-        self.static_argnames = set(_as_tuple(static_argnames))
-        checks.check_static_spec(fun, self.static_argnums, self.static_argnames, self._label())
-        try:
-            self._params = list(inspect.signature(fun).parameters)
-        except (TypeError, ValueError):
-            self._params = []
-        for name in list(self.static_argnames):  # a static name passed positionally
-            if name in self._params:
-                self.static_argnums.add(self._params.index(name))
-        self.donate_argnums = check_donate(_as_tuple(donate_argnums), self.static_argnums)
+        self.spec = ArgSpec(fun, static_argnums, static_argnames, self._label())
+        self.static_argnums = self.spec.static_argnums
+        self.donate_argnums = check_donate(as_tuple(donate_argnums), self.static_argnums)
+        self.traces = TraceCache(fun, self.spec, self._label())
         self._executables: dict[Any, Any] = {}
-        self._traces: dict[Any, Traced] = {}
         self._graphs: dict[Any, Graph] = {}  # the optimized graph per key, for debug_nans
         # (leaf, dtype): a Python int argument the graph converts to a narrower integer dtype
         self._int_args: dict[Any, list] = {}
@@ -140,58 +68,10 @@ class Jitted:
         # each argument is the whole signature, so flattening and abstractifying are skipped
         self._fast: dict[Any, tuple] = {}
 
-    # -- argument handling
-    def _split(self, args, kwargs):
-        static = tuple((i, args[i]) for i in sorted(self.static_argnums) if i < len(args))
-        static += tuple(sorted((k, v) for k, v in kwargs.items() if k in self.static_argnames))
-        dyn_args = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
-        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
-        for where, v in static:
-            checks.check_static_value(self._static_name(where), v)
-            try:
-                hash(v)
-            except TypeError:
-                raise TracejitTypeError(
-                    f"static argument of type {type(v).__name__} must be hashable "
-                    f"({_hashable_hint(v)})"
-                ) from None
-        n_args = len(args)
-
-        def rebuild(tree):
-            dyn_a, dyn_k = tree
-            it = iter(dyn_a)
-            full = [args[i] if i in self.static_argnums else next(it) for i in range(n_args)]
-            return full, {**dict(s for s in static if isinstance(s[0], str)), **dyn_k}
-
-        return (dyn_args, dyn_kwargs), static, rebuild
-
-    def _static_name(self, where) -> str:
-        if isinstance(where, str):
-            return where
-        return self._params[where] if where < len(self._params) else f"args[{where}]"
-
-    def _leaf_names(self, dyn_args, dyn_kwargs, n_args) -> list[str]:
-        positions = [i for i in range(n_args) if i not in self.static_argnums]
-        names = []
-        for pos, a in zip(positions, dyn_args):
-            base = self._params[pos] if pos < len(self._params) else f"args[{pos}]"
-            names += keystr_paths(tree_flatten(a)[1], base)
-        for k in sorted(dyn_kwargs):
-            names += keystr_paths(tree_flatten(dyn_kwargs[k])[1], k)
-        return names
-
-    def _get_trace(self, args, kwargs) -> tuple[Traced, list]:
-        dyn, static, rebuild = self._split(args, kwargs)
-        leaves, treedef = tree_flatten(dyn)
-        names = self._leaf_names(*dyn, len(args))
-        avals = tuple(abstractify(x, n) for x, n in zip(leaves, names))
-        key = (treedef, avals, static)
-        traced = self._traces.get(key)
-        if traced is None:
-            traced = trace_flat(self.fun, rebuild, treedef, avals, names, self._label())
-            if not traced.captured:  # a graph reading outer tracers is valid for this call only
-                self._traces[key] = traced
-        return traced, leaves
+    def trace(self, args: tuple, kwargs: dict) -> tuple[Traced, list]:
+        """The traced graph for this call's signature (traced once per signature), and the
+        call's traced leaves."""
+        return self.traces.get(args, kwargs)
 
     def _label(self) -> str:
         return f"jit({getattr(self.fun, '__name__', 'function')})"
@@ -230,24 +110,24 @@ class Jitted:
     def _dispatch(self, args, kwargs, donated: tuple[int, ...] = ()):
         """The general call: inline into an enclosing trace, or look up / compile and run.
         `donated`: leaves whose buffers the outputs may reuse (donate_argnums)."""
-        dyn, static, _rebuild = self._split(args, kwargs)
-        leaves, treedef = tree_flatten(dyn)
+        call = self.spec.split(args, kwargs)
+        leaves, treedef = tree_flatten(call.dynamic)
         if any(isinstance(x, Tracer) for x in leaves):
-            return self._inline(args, kwargs)
+            return self._inline(call)
         try:
             avals = tuple(_fast_aval(x) for x in leaves)
         except (TypeError, IntegerOverflowError):  # name the offending argument (slow path)
-            for x, name in zip(leaves, self._leaf_names(*dyn, len(args))):
+            for x, name in zip(leaves, self.spec.leaf_names(call)):
                 abstractify(x, name)
             raise
         device = self.device or config.default_device
-        key = (treedef, avals, static, device)
+        key = (treedef, avals, call.static, device)
         entry = self._executables.get(key)
         if entry is None:
             entry = self._compile(key, args, kwargs)
         for i, dtype in self._int_args.get(key, ()):
             if not checks.int_fits(leaves[i], dtype):
-                name = self._leaf_names(*self._split(args, kwargs)[0], len(args))[i]
+                name = self.spec.leaf_names(call)[i]
                 checks.check_int_fits(leaves[i], dtype, f"argument {name}")
         executable, out_tree = entry
         arrays = [
@@ -275,9 +155,9 @@ class Jitted:
                     f"{self._label()}: donate_argnums={sorted(self.donate_argnums)} names "
                     f"argument {i}, but the call passed {len(args)} positional argument(s)"
                 )
-        dyn, _, _ = self._split(args, kwargs)
-        leaves = tree_flatten(dyn)[0]
-        check_not_donated(leaves, self._leaf_names(*dyn, len(args)))
+        call = self.spec.split(args, kwargs)
+        leaves = tree_flatten(call.dynamic)[0]
+        check_not_donated(leaves, self.spec.leaf_names(call))
         out = self._dispatch(args, kwargs, self._donated_leaves(args))
         if not any(isinstance(x, Tracer) for x in leaves):
             for i in self.donate_argnums:
@@ -297,14 +177,10 @@ class Jitted:
             start += n
         return tuple(out)
 
-    def _inline(self, args, kwargs):
-        """Called inside another trace: replay our graph into it (grad(jit(f)) etc.)."""
-        traced, leaves = self._get_trace(args, kwargs)
-        outs = eval_graph(
-            traced.graph,
-            list(leaves) + traced.captured,
-            lambda node, xs: _rebind(node, xs),
-        )
+    def _inline(self, call: SplitCall):
+        """Called inside another trace: record our graph into it (grad(jit(f)) etc.)."""
+        traced, leaves = self.traces.trace_call(call)
+        outs = inline(traced.graph, list(leaves) + traced.captured)
         return tree_unflatten(traced.out_tree, outs)
 
     def _compile(self, key, args, kwargs):
@@ -317,7 +193,7 @@ class Jitted:
             timing.collect() as times,
         ):
             with timing.phase("trace"):  # includes autodiff, which is also timed on its own
-                traced, _ = self._get_trace(args, kwargs)
+                traced, _ = self.trace(args, kwargs)
             dump.write("traced", traced.graph)
             parts = graph_parts(traced.graph, key[3], self._label())
             executable = load_cached(parts, key[3], self._label())  # warm: skips what follows
@@ -348,8 +224,7 @@ class Jitted:
         unused = unused_inputs(graph)
         if not unused:
             return
-        dyn, _, _ = self._split(args, kwargs)
-        names = self._leaf_names(*dyn, len(args))
+        names = self.traces.leaf_names(args, kwargs)
         listed = ", ".join(repr(names[i]) if i < len(names) else f"input {i}" for i in unused)
         text = f"{self._label()}: no output depends on argument(s) {listed}"
         dump.write("unused_inputs", text)
@@ -357,8 +232,7 @@ class Jitted:
             log.warning(text)
 
     def _explain_miss(self, key, args, kwargs):
-        dyn, _, _ = self._split(args, kwargs)
-        names = self._leaf_names(*dyn, len(args))
+        names = self.traces.leaf_names(args, kwargs)
         if not self._executables:
             log.info("%s: tracing for the first time", self._label())
             return
@@ -369,7 +243,7 @@ class Jitted:
         log.warning("%s: cache miss, retracing%s: %s", self._label(), more, "; ".join(closest))
 
     def lower(self, *args, **kwargs) -> Lowered:
-        traced, _ = self._get_trace(args, kwargs)
+        traced, _ = self.trace(args, kwargs)
         device = self.device or config.default_device
         graph, _ = hoist_prints(expand_custom_calls(traced.graph))  # printed values: outputs
         graph = optimize(graph, config.verify_graphs)
@@ -380,15 +254,6 @@ def _signature(args) -> str:
     return ", ".join(
         f"{x.dtype}{list(x.shape)}" if hasattr(x, "shape") else type(x).__name__ for x in args
     )
-
-
-def _hashable_hint(v) -> str:
-    if isinstance(v, (np.ndarray, np.generic)) or hasattr(v, "__cuda_array_interface__"):
-        return "an array is not hashable: pass it as a traced argument, or as a tuple of values"
-    instead = {list: "a tuple", set: "a frozenset", dict: "a tuple of (key, value) pairs"}
-    if type(v) in instead:
-        return f"use {instead[type(v)]} instead of a {type(v).__name__}"
-    return "make it hashable, e.g. a tuple or a frozen dataclass"
 
 
 def _signature_diffs(old, key, names: list[str]) -> list[str]:
@@ -450,54 +315,6 @@ def _host_copies(xs):
     return [device_get(x) for x in xs]
 
 
-def _rebind(node, xs):
-    if node.prim.name == "const":
-        return [node.attrs["value"].array]
-    out = bind(node.prim, *xs, **node.attrs)
-    return out if node.prim.multiple_results else [out]
-
-
-class Lowered:
-    """A traced and optimized function for one signature: `as_text()`, `compile()`."""
-
-    def __init__(self, graph: Graph, device: str, name: str):
-        self.graph = graph
-        self.device = device
-        self.name = name
-
-    def as_text(self) -> str:
-        return str(self.graph)
-
-    def graph_svg(self, what: str = "schedule") -> str:
-        """SVG of the fused kernel schedule (`what="schedule"`) or of the IR (`"ir"`), drawn by
-        `tracejit.dot` and rendered by Graphviz's `dot`; open the file in a browser."""
-        from tracejit import dot
-
-        draw = {"schedule": dot.schedule_dot, "ir": dot.graph_dot}.get(what)
-        if draw is None:
-            raise ArgumentError(f"graph_svg(what={what!r}): expected 'schedule' or 'ir'")
-        return dot.to_svg(draw(self))
-
-    def compile(self) -> Compiled:
-        return Compiled(compile_graph(self.graph, self.device, self.name))
-
-
-class Compiled:
-    def __init__(self, executable):
-        self.executable = executable
-
-    def source(self) -> str:
-        return self.executable.source()
-
-    def kernels(self) -> list[str]:
-        return self.executable.kernels()
-
-    def __call__(self, *arrays: Sequence[np.ndarray]):
-        return self.executable(
-            [a if hasattr(a, "__cuda_array_interface__") else np.asarray(a) for a in arrays]
-        )
-
-
 def jit(fun=None, *, static_argnums=(), static_argnames=(), device=None, donate_argnums=()):
     """Compile `fun` per argument signature; use as `@jit` or `@jit(static_argnums=1)`.
 
@@ -540,7 +357,7 @@ def make_ir(fun, static_argnums=(), static_argnames=()):
     jitted = Jitted(fun, static_argnums, static_argnames)
 
     def make(*args, **kwargs) -> Graph:
-        traced, _ = jitted._get_trace(args, kwargs)
+        traced, _ = jitted.trace(args, kwargs)
         return traced.graph
 
     return make
@@ -551,8 +368,11 @@ __all__ = [
     "Jitted",
     "Lowered",
     "ShapeDtypeStruct",
+    "Traced",
     "UnsupportedError",
+    "abstractify",
     "disable_jit",
     "jit",
     "make_ir",
+    "trace_flat",
 ]

@@ -1,6 +1,7 @@
-"""Operators and array methods of `Tracer`, each forwarding to `tracejit.numpy`.
+"""Operators, array methods and NumPy protocols of `Tracer`, each forwarding to `tracejit.numpy`.
 
-Imported by `tracejit.numpy` once its functions exist; lookups happen at call time.
+Imported by `tracejit.numpy` once its functions exist (lookups happen at call time): the
+NumPy layer installs itself on the tracer, so `tracejit.tracer` never imports it.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import numpy as np
 
 import tracejit.numpy as tnp
 from tracejit.errors import ImmutableArrayError
+from tracejit.numpy._protocols import array_function, array_ufunc
 from tracejit.tracer.core import Tracer
 
 
@@ -132,6 +134,21 @@ Tracer.__getitem__ = _getitem
 Tracer.__setitem__ = _setitem
 Tracer.__index__ = _index
 Tracer.__array__ = _array
+Tracer.T = property(lambda self: tnp.transpose(self))
+Tracer.mT = property(lambda self: tnp.matrix_transpose(self))
 Tracer.real = property(lambda self: tnp.real(self))
 Tracer.imag = property(lambda self: tnp.imag(self))
 Tracer.__hash__ = None
+
+
+# NumPy protocols: np.exp(t), np.sum(t, axis=1) trace like tnp
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    return array_ufunc(ufunc, method, inputs, kwargs)
+
+
+def _array_function(self, func, types, args, kwargs):
+    return array_function(func, args, kwargs)
+
+
+Tracer.__array_ufunc__ = _array_ufunc
+Tracer.__array_function__ = _array_function

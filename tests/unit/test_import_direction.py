@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "tracejit"
+PACKAGE = Path(__file__).resolve().parents[2] / "tracejit"
 
 # (importing package, forbidden prefixes)
 CONTRACTS = [

@@ -28,7 +28,7 @@ import numpy as np
 from tracejit import cache
 from tracejit.cache import graph_key, payload
 from tracejit.config import config
-from tracejit.errors import CacheError
+from tracejit.errors import CacheError, TracejitTypeError
 from tracejit.ir.graph import Graph
 
 SUFFIX = ".pkl"
@@ -77,7 +77,7 @@ def _has_custom_rules(graph: Graph) -> bool:
 def _load(path: str) -> Graph:
     graph = payload.loads(Path(path).read_bytes())
     if not isinstance(graph, Graph):
-        raise TypeError(f"{path} holds a {type(graph).__name__}, not a Graph")
+        raise TracejitTypeError(f"{path} holds a {type(graph).__name__}, not a Graph")
     return graph
 
 

@@ -74,14 +74,16 @@ void Executor::FreeDeleter::operator()(char* p) const { std::free(p); }
 
 Executor::Executor(const std::string& library, std::vector<ArraySpec> inputs,
                    std::vector<ArraySpec> outputs, std::vector<py::array> consts,
-                   int64_t arena_bytes, uintptr_t sgemm, uintptr_t dgemm, py::object fallback)
+                   int64_t arena_bytes, uintptr_t sgemm, uintptr_t dgemm, py::object fallback,
+                   py::object out_type)
     : inputs_(std::move(inputs)),
       outputs_(std::move(outputs)),
       consts_(std::move(consts)),
       arena_bytes_(arena_bytes),
       sgemm_(reinterpret_cast<void*>(sgemm)),
       dgemm_(reinterpret_cast<void*>(dgemm)),
-      fallback_(std::move(fallback)) {
+      fallback_(std::move(fallback)),
+      out_type_(std::move(out_type)) {
   handle_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle_) {
     const char* why = dlerror();
@@ -172,6 +174,20 @@ int Executor::call_fallback(int64_t step, void* const* ptrs) {
   return 0;
 }
 
+py::array Executor::new_output(size_t i) const {
+  const ArraySpec& spec = outputs_[i];
+  if (out_type_.is_none()) return py::array(spec.dtype, spec.shape);
+  // A fresh C-contiguous array created directly as the ndarray subclass `out_type_`.
+  auto& api = py::detail::npy_api::get();
+  std::vector<Py_intptr_t> dims(spec.shape.begin(), spec.shape.end());
+  py::dtype descr = spec.dtype;
+  PyObject* obj = api.PyArray_NewFromDescr_(
+      reinterpret_cast<PyTypeObject*>(out_type_.ptr()), descr.release().ptr(),
+      static_cast<int>(dims.size()), dims.data(), nullptr, nullptr, 0, nullptr);
+  if (!obj) throw py::error_already_set();
+  return py::reinterpret_steal<py::array>(obj);
+}
+
 py::array Executor::check_output(size_t i, py::handle out) const {
   const ArraySpec& spec = outputs_[i];
   const std::string which = "donated buffer for output " + std::to_string(i);
@@ -224,8 +240,7 @@ py::list Executor::run_with(const py::sequence& args, const py::object& outs, in
   for (size_t i = 0; i < outputs_.size(); ++i) {
     // A donated input's buffer (chosen by ir/donation.py) or a fresh array.
     py::object given = donated ? py::object(outs[py::int_(i)]) : py::object(py::none());
-    py::array out = given.is_none() ? py::array(outputs_[i].dtype, outputs_[i].shape)
-                                    : check_output(i, given);
+    py::array out = given.is_none() ? new_output(i) : check_output(i, given);
     out_ptrs[i] = out.mutable_data();
     results.append(out);
   }
@@ -253,7 +268,7 @@ void register_executor(py::module_& m) {
                        "Runs a compiled schedule (a tj_run library) in one call, GIL released.")
       .def(py::init([](const std::string& library, const py::list& inputs, const py::list& outputs,
                        std::vector<py::array> consts, int64_t arena_bytes, uintptr_t sgemm,
-                       uintptr_t dgemm, py::object fallback) {
+                       uintptr_t dgemm, py::object fallback, py::object out_type) {
              auto specs = [](const py::list& items) {
                std::vector<ArraySpec> out;
                for (auto item : items) {
@@ -265,11 +280,11 @@ void register_executor(py::module_& m) {
              };
              return std::make_unique<Executor>(library, specs(inputs), specs(outputs),
                                                std::move(consts), arena_bytes, sgemm, dgemm,
-                                               std::move(fallback));
+                                               std::move(fallback), std::move(out_type));
            }),
            py::arg("library"), py::arg("inputs"), py::arg("outputs"), py::arg("consts"),
            py::arg("arena_bytes"), py::arg("sgemm") = 0, py::arg("dgemm") = 0,
-           py::arg("fallback") = py::none())
+           py::arg("fallback") = py::none(), py::arg("out_type") = py::none())
       .def("__call__", &Executor::run, py::arg("args"), py::arg("outs") = py::none())
       .def("run_profiled", &Executor::run_profiled, py::arg("args"), py::arg("nsteps"),
            py::arg("outs") = py::none(),

@@ -33,7 +33,8 @@ class Executor {
  public:
   Executor(const std::string& library, std::vector<ArraySpec> inputs,
            std::vector<ArraySpec> outputs, std::vector<pybind11::array> consts,
-           int64_t arena_bytes, uintptr_t sgemm, uintptr_t dgemm, pybind11::object fallback);
+           int64_t arena_bytes, uintptr_t sgemm, uintptr_t dgemm, pybind11::object fallback,
+           pybind11::object out_type);
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
@@ -59,6 +60,7 @@ class Executor {
 
   pybind11::array check_input(size_t i, pybind11::handle arg) const;
   pybind11::array check_output(size_t i, pybind11::handle out) const;
+  pybind11::array new_output(size_t i) const;
   Arena take_arena();
   void give_arena(Arena arena);
 
@@ -72,6 +74,7 @@ class Executor {
   void* sgemm_;
   void* dgemm_;
   pybind11::object fallback_;
+  pybind11::object out_type_;  // None (np.ndarray) or the ndarray subclass of fresh outputs
   std::mutex pool_mutex_;
   std::vector<Arena> pool_;
 };

@@ -59,16 +59,20 @@ def test_jvp_through_while_loop_with_a_data_dependent_trip_count(device):
 
 
 def test_fori_loop_with_traced_bounds_jvp_and_jacfwd(device):
-    def f(x, n):
+    def f(x, n):  # n is traced under jit: the fori_loop is a while_loop
         return lax.fori_loop(0, n, lambda i, v: tnp.tanh(v * 1.3 + i * 0.1), x)
 
     x, t = np.array([0.2, -0.4]), np.array([1.0, 2.0])
     n = np.int64(4)
-    _, tan = tj.jvp(lambda x: f(x, n), (x,), (t,))
-    np.testing.assert_allclose(tan, _fd(lambda x: f(x, n), [x], [t]), rtol=1e-6)
+    tangent = tj.jit(lambda x, t, n: tj.jvp(lambda v: f(v, n), (x,), (t,))[1], device=device)
+    np.testing.assert_allclose(
+        tj.device_get(tangent(x, t, n)), _fd(lambda x: f(x, n), [x], [t]), rtol=1e-6
+    )
     jac = tj.jit(tj.jacfwd(f), device=device)(x, n)
     cols = [_fd(lambda x: f(x, n), [x], [e]) for e in np.eye(2)]
     np.testing.assert_allclose(tj.device_get(jac), np.stack(cols, axis=1), rtol=1e-6)
+    with pytest.raises(UnsupportedError, match="while_loop"):  # it is a while_loop indeed
+        tj.jit(tj.grad(lambda x, n: f(x, n).sum()))(x, n)
 
 
 def test_fori_loop_with_static_bounds_jvp():

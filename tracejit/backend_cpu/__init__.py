@@ -35,6 +35,7 @@ from tracejit.ir.gather_plan import is_native
 from tracejit.ir.graph import Graph
 from tracejit.ir.interpret import apply_primitive
 from tracejit.ir.primitives import get as get_primitive
+from tracejit.numpy._const_array import ConstArray
 
 # The modules whose text decides the generated C++ (hashed into source-keyed entries).
 _CODEGEN_MODULES = tuple(
@@ -147,16 +148,12 @@ class CpuExecutable:
         spec = [(tuple(shape), dtype) for shape, dtype in in_spec]
         out_spec = [(buffers[b].shape, buffers[b].dtype) for b in schedule.outputs]
         abi.check_runtime_abi()
-        self._executor = _core.Executor(
-            library,
-            spec,
-            out_spec,
-            schedule.consts,
-            schedule.arena_bytes,
-            sgemm,
-            dgemm,
-            fallbacks if fallbacks else None,
-        )
+        args = (library, spec, out_spec, schedule.consts, schedule.arena_bytes, sgemm, dgemm)
+        args += (fallbacks if fallbacks else None,)
+        try:  # fresh outputs are created as ConstArray (jit's host results) in C++
+            self._executor = _core.Executor(*args, out_type=ConstArray)
+        except TypeError:  # an extension built before `out_type`: jit views them instead
+            self._executor = _core.Executor(*args)
 
     def __call__(self, args: Sequence[np.ndarray], outs: list | None = None) -> list[np.ndarray]:
         """Run; `outs` (donation): per output, None or the array to write it into."""

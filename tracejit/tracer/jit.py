@@ -39,6 +39,7 @@ from tracejit.tracer.jit_options import (
     check_donate,
     check_not_donated,
     disable_jit,
+    donated_leaves,
     jit_disabled,
     mark_donated,
     run_donating,
@@ -158,24 +159,14 @@ class Jitted:
         call = self.spec.split(args, kwargs)
         leaves = tree_flatten(call.dynamic)[0]
         check_not_donated(leaves, self.spec.leaf_names(call))
-        out = self._dispatch(args, kwargs, self._donated_leaves(args))
+        out = self._dispatch(
+            args, kwargs, donated_leaves(args, self.static_argnums, self.donate_argnums)
+        )
         if not any(isinstance(x, Tracer) for x in leaves):
             for i in self.donate_argnums:
                 for leaf in tree_flatten(args[i])[0]:
                     mark_donated(leaf)
         return out
-
-    def _donated_leaves(self, args) -> tuple[int, ...]:
-        """Indices, among the traced leaves, of the leaves of the donated arguments."""
-        out, start = [], 0
-        for i, a in enumerate(args):
-            if i in self.static_argnums:
-                continue
-            n = len(tree_flatten(a)[0])
-            if i in self.donate_argnums:
-                out += range(start, start + n)
-            start += n
-        return tuple(out)
 
     def _inline(self, call: SplitCall):
         """Called inside another trace: record our graph into it (grad(jit(f)) etc.)."""

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tracejit.errors import DonatedArgumentError, TracejitValueError
+from tracejit.pytree import tree_flatten
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,19 @@ def check_not_donated(leaves, names) -> None:
             )
 
 
+def donated_leaves(args: tuple, static: set[int], donate: tuple[int, ...]) -> tuple[int, ...]:
+    """Indices, among a call's traced leaves, of the leaves of the donated arguments."""
+    out, start = [], 0
+    for i, a in enumerate(args):
+        if i in static:
+            continue
+        n = len(tree_flatten(a)[0])
+        if i in donate:
+            out += range(start, start + n)
+        start += n
+    return tuple(out)
+
+
 # executable -> {donated leaves: {output index: input index}} (ir/donation.py's plans)
 _plans: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -178,6 +192,7 @@ __all__ = [
     "check_donate",
     "check_not_donated",
     "disable_jit",
+    "donated_leaves",
     "jit_disabled",
     "mark_donated",
     "run_donating",

@@ -191,7 +191,7 @@ py::array Executor::new_output(size_t i) const {
 py::array Executor::check_output(size_t i, py::handle out) const {
   const ArraySpec& spec = outputs_[i];
   const std::string which = "donated buffer for output " + std::to_string(i);
-  if (!py::isinstance<py::array>(out)) throw ShapeError(which + " is not a NumPy array");
+  if (!py::isinstance<py::array>(out)) throw ArgumentError(which + " is not a NumPy array");
   auto arr = py::reinterpret_borrow<py::array>(out);
   bool ok = same_dtype(arr.dtype(), spec.dtype) &&
             static_cast<size_t>(arr.ndim()) == spec.shape.size() &&
@@ -232,7 +232,7 @@ py::list Executor::run_with(const py::sequence& args, const py::object& outs, in
   }
   const bool donated = !outs.is_none();
   if (donated && static_cast<size_t>(py::len(outs)) != outputs_.size()) {
-    throw ShapeError("the compiled function has " + std::to_string(outputs_.size()) +
+    throw ArgumentError("the compiled function has " + std::to_string(outputs_.size()) +
                      " outputs, got " + std::to_string(py::len(outs)) + " output buffers");
   }
   py::list results;

@@ -141,10 +141,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--stride", type=int, default=1, help="check every n-th float32")
     ap.add_argument("--rows", type=int, default=1 << 16)
+    ap.add_argument("--only", default="", help="comma-separated functions (default: all)")
     args = ap.parse_args()
+    only = set(args.only.split(",")) if args.only else None
     t0 = time.perf_counter()
-    results = [check_elementwise(n, args.stride) for n in ELEMENTWISE]
-    results += [check_rows(n, args.rows) for n in ("softmax", "logsumexp")]
+    results = [check_elementwise(n, args.stride) for n in ELEMENTWISE if not only or n in only]
+    rows = [n for n in ("softmax", "logsumexp") if not only or n in only]
+    results += [check_rows(n, args.rows) for n in rows]
     every = "every float32" if args.stride == 1 else f"every {args.stride}th float32"
     print(
         f"| function | inputs ({every}) | count | tracejit max ulp (at x) | NumPy max ulp (at x) |"

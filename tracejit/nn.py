@@ -122,13 +122,17 @@ def gelu(x, approximate: bool = True):
     return tnp.multiply(tnp.multiply(x, 0.5), phi)
 
 
-def _shifted(x, axis):
+def _shifted(x, axis, name: str):
     """(x - m, m) with m = max(x, axis, keepdims) behind stop_gradient, 0 where not finite.
 
     Subtracting the max keeps exp from overflowing; the max is a constant for the gradient
     (the shift cancels mathematically), and a row of -inf shifts by 0 instead of giving nan.
     """
-    m = tnp.max(x, axis=axis, keepdims=True)
+    axes = normalize_axes(axis, len(shape_of(x)), name)
+    if any(shape_of(x)[a] == 0 for a in axes):  # nothing to shift (NumPy-style: empty out)
+        m = tnp.max(x, axis=axis, keepdims=True, initial=-np.inf)
+    else:
+        m = tnp.max(x, axis=axis, keepdims=True)
     m = tnp.stop_gradient(tnp.where(tnp.isfinite(m), m, 0.0))
     return tnp.subtract(x, m), m
 
@@ -142,7 +146,7 @@ def logsumexp(x, axis=None, keepdims: bool = False):
     """
     x = _float(x)
     axes = normalize_axes(axis, len(shape_of(x)), "logsumexp")
-    shifted, m = _shifted(x, axes)
+    shifted, m = _shifted(x, axes, "logsumexp")
     out = tnp.add(tnp.log(tnp.sum(tnp.exp(shifted), axis=axes, keepdims=True)), m)
     if keepdims:
         return out
@@ -157,7 +161,7 @@ def log_softmax(x, axis=-1):
     array([-0.69314718, -0.69314718])
     """
     x = _float(x)
-    shifted, _ = _shifted(x, axis)
+    shifted, _ = _shifted(x, axis, "log_softmax")
     return tnp.subtract(shifted, tnp.log(tnp.sum(tnp.exp(shifted), axis=axis, keepdims=True)))
 
 
@@ -169,7 +173,7 @@ def softmax(x, axis=-1):
     array([[0.25, 0.75]])
     """
     x = _float(x)
-    shifted, _ = _shifted(x, axis)
+    shifted, _ = _shifted(x, axis, "softmax")
     e = tnp.exp(shifted)
     return tnp.divide(e, tnp.sum(e, axis=axis, keepdims=True))
 

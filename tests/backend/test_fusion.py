@@ -205,3 +205,27 @@ def test_a_deep_elementwise_chain_compiles_without_recursion():
 
     x = np.linspace(-2, 2, 10)
     close(tj.jit(f)(x), tj.jit(f, device="numpy")(x))
+
+
+def test_no_kernel_writes_a_constant_buffer():
+    # A scalar constant that a library step needs in memory (the index of `take`, here the
+    # fill value of unique(size=)) is a "const" buffer holding its payload. Fusion used to
+    # also store it from a kernel on every call: memory that every call and thread shares
+    # (and on the CPU the payload's own NumPy array) was written while others read it.
+    from tracejit.ir.fusion import fuse
+    from tracejit.ir.memory import step_io
+
+    i = np.array([[3, -1, 0, 7], [2, 2, -5, 1], [0, 4, 4, -2]])
+
+    def f(i):
+        return tuple(tnp.unique_counts(i % 3, size=3)) + (tnp.take(i.ravel(), 0) * 2,)
+
+    s = fuse(tj.make_ir(f)(i))
+    consts = {b.id for b in s.buffers if b.kind == "const"}
+    assert any(isinstance(st, K.Fallback) and set(st.inputs) & consts for st in s.steps)
+    assert not [st.name for st in s.steps if step_io(st)[1] & consts]
+    want = np.unique_counts(i % 3)
+    got = tj.jit(f)(i)
+    np.testing.assert_array_equal(got[0], want.values)
+    np.testing.assert_array_equal(got[1], want.counts)
+    assert got[2] == 6

@@ -99,3 +99,28 @@ def test_int_inputs_promote_like_numpy():
     out = tj.nn.sigmoid(np.array([0, 1]))
     assert out.dtype == np.float64
     assert tj.nn.relu(np.array([-1, 2])).dtype == np.int64
+
+
+@pytest.mark.parametrize("mode", ["eager", "jit"])
+def test_softmax_family_over_a_size_zero_axis_is_empty_not_an_error(mode):
+    # NumPy-style: nothing to normalize gives an empty result (scipy's logsumexp: -inf),
+    # where the max used for the shift raised ShapeError.
+    import scipy.special
+
+    x = np.zeros((3, 0), np.float32)
+
+    def f(x):
+        return (
+            tj.nn.softmax(x, axis=-1),
+            tj.nn.log_softmax(x, axis=-1),
+            tj.nn.logsumexp(x, axis=-1),
+            tj.nn.softmax(x, axis=0),
+        )
+
+    got = f(x) if mode == "eager" else tj.jit(f)(x)
+    empty = np.empty((3, 0), np.float32)  # (scipy's softmax raises on a size-0 axis)
+    want = [empty, empty, scipy.special.logsumexp(x, axis=-1).astype(np.float32), empty]
+    for g, w in zip(got, want):
+        g = np.asarray(g)
+        assert g.shape == w.shape and g.dtype == np.float32
+        np.testing.assert_array_equal(g, w)

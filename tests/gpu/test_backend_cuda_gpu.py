@@ -326,3 +326,78 @@ def assert_native_bit_exact(fun, *args):
         got, want = np.where(np.isnan(got), np.nan, got), np.where(np.isnan(want), np.nan, want)
     assert got.tobytes() == want.tobytes(), (fun, got, want)
     assert jitted.lower(*args).compile().executable.fallbacks() == []
+
+
+@needs_gpu
+def test_gpu_outputs_placed_over_inputs_do_not_read_them_through_restrict():
+    # Regression (H100): the memory plan placed a kernel's output over a dying input its
+    # value does not depend on; that input was `const __restrict__`, so nvcc could load it
+    # after the store. `unique_counts(i % 3, size=3)` gave [3, 0, 0]. Under the emulator a
+    # restrict pointer aliasing a written one is an error (tests/cuda_emulator/cupy/_module.py).
+    i = np.array([[3, -1, 0, 7], [2, 2, -5, 1], [0, 4, 4, -2]])
+    values, counts = tj.jit(lambda i: tuple(tnp.unique_counts(i % 3, size=3)), device="cuda")(i)
+    want = np.unique_counts(i % 3)
+    np.testing.assert_array_equal(tj.device_get(values), want.values)
+    np.testing.assert_array_equal(tj.device_get(counts), want.counts)
+
+
+@needs_gpu
+def test_gpu_pow_is_exact_where_the_result_is_representable():
+    # CUDA's pow is within 2 ulps but missed exact float64 results in the last bit on an
+    # H100 (NumPy's glibc pow is exact there). tj_pow multiplies for integer exponents up to
+    # 64 when every product is exact (checked with an FMA) and calls pow otherwise.
+    import cupy
+
+    from tracejit.backend_cuda.codegen import HEADER
+    from tracejit.backend_cuda.launcher import load_module
+
+    src = (
+        HEADER
+        + r"""
+    extern "C" __global__ void k(const double* x, const double* y, double* out, int* exact) {
+      const int i = threadIdx.x;
+      double r = 0;
+      exact[i] = tj_pow_by_products(x[i], y[i], &r);
+      out[i] = tj_pow(x[i], y[i]);
+    }"""
+    )
+    x = np.array([3.0, -2.0, 1.5, 10.0, 10.0, 0.5, 2.0, 3.0, -0.5, 1e200, 2.0, 7.0])
+    y = np.array([5.0, -3.0, 4.0, 22.0, 23.0, -10.0, -1074.0, 0.5, 7.0, 2.0, 64.0, 2.5])
+    exact = [True, True, True, True, False, True, False, False, True, False, True, False]
+    out, flags = cupy.empty(len(x)), cupy.empty(len(x), np.int32)
+    kernel = load_module(cupy, src, ["k"]).get_function("k")
+    xs, ys = cupy.asarray(x), cupy.asarray(y)
+    kernel((1,), (len(x),), tuple(a.data.ptr for a in (xs, ys, out, flags)))
+    assert (flags.get() != 0).tolist() == exact
+    with np.errstate(over="ignore"):
+        got, want = out.get(), x**y
+    np.testing.assert_array_equal(got[exact], want[exact])
+    np.testing.assert_allclose(got, want, rtol=4e-16)
+
+
+@needs_gpu
+def test_gpu_random_bytes_in_every_file_of_its_cache_entries_rebuild(tmp_path, monkeypatch):
+    # The cache-fault suite (tests/backend/test_cache_faults.py) corrupts the C++ entries;
+    # a CUDA function has two of its own: the program (source.cu, lib.pkl) under the traced
+    # graph's key and the NVRTC binary (lib.cubin) under the source's. Every file of both,
+    # overwritten with random bytes: one warning, a rebuild, the right answer.
+    from tracejit import cache
+    from tracejit.backend_cuda import launcher
+
+    monkeypatch.setattr(tj.config, "cache_dir", str(tmp_path))
+    x = np.arange(4.0)
+
+    def run():
+        return tj.device_get(tj.jit(lambda x: x * 2.0 + 1.0, device="cuda")(x)).tolist()
+
+    assert run() == (x * 2.0 + 1.0).tolist()
+    files = list(tmp_path.glob("??/*/*"))
+    assert {p.suffix for p in files} >= {".cubin", ".cu", ".pkl", ".json"}
+    rng = np.random.default_rng(0)
+    for path in files:  # new files in their place (the emulator's cubin is a loaded library)
+        junk = path.with_name("junk")
+        junk.write_bytes(rng.integers(0, 256, max(path.stat().st_size, 64), np.uint8).tobytes())
+        junk.replace(path)
+    monkeypatch.setattr(launcher, "_modules", {})  # a fresh process: nothing loaded yet
+    with pytest.warns(cache.CacheCorruptionWarning):
+        assert run() == (x * 2.0 + 1.0).tolist()

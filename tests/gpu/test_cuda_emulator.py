@@ -150,3 +150,19 @@ def test_a_machine_without_cupy_runs_the_cuda_tests_on_the_emulator():
     assert importlib.util.find_spec("cupy") is not None
     if EMULATED:
         assert "cuda" in TEST_DEVICES
+
+
+def test_a_restrict_pointer_that_aliases_a_written_one_is_an_error(tmp_path):
+    # `const T* __restrict__` promises nvcc that nothing the kernel writes changes it; it may
+    # then load through the non-coherent cache after a store to the same address (an H100
+    # gave wrong results where g++ -O1 did not). Distinct buffers launch fine.
+    src = r"""
+    extern "C" __global__ void inplace(const float* __restrict__ x, float* y) {
+      y[threadIdx.x] = x[threadIdx.x] + 1.0f;
+    }"""
+    cupy, kernel = _kernel(tmp_path, src, "inplace")
+    x, y = cupy.zeros(4, np.float32), cupy.zeros(4, np.float32)
+    kernel((1,), (4,), (x.data.ptr, y.data.ptr))
+    assert (y.get() == 1).all()
+    with pytest.raises(RuntimeError, match="restrict parameter 0 aliases"):
+        kernel((1,), (4,), (x.data.ptr, x.data.ptr))

@@ -57,6 +57,13 @@ typedef void (*tj_sgemm_t)(int, int, int, int, int, int, float, const float*, in
 typedef void (*tj_dgemm_t)(int, int, int, int, int, int, double, const double*, int,
                            const double*, int, double, double*, int);
 
+// s + c += x with Neumaier's correction (rows.py: the totals of float64 sums).
+static inline void tj_neumaier(long double& s, long double& c, long double x) {
+  const long double t = s + x;
+  c += (__builtin_fabsl(s) >= __builtin_fabsl(x)) ? (s - t) + x : (x - t) + s;
+  s = t;
+}
+
 // Parallel loops run on the runtime's thread pool (cpp/pool.h), which the runtime hands to
 // the library through tj_set_pool: the caller takes blocks too and never waits for a worker
 // that has not started one, and idle workers sleep (no spinning against other processes).

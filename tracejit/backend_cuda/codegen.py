@@ -56,6 +56,50 @@ typedef unsigned long long uint64_t;
 #include <cstdint>
 #endif
 #define TJ_FN static __device__ __forceinline__
+// CUDA's pow and powf are within 2 ulps, and not always exact where the result is
+// representable (an H100 missed NumPy's exact float64 results in the last bit). An integer
+// exponent up to 64 multiplies instead, each product checked exact with an FMA (its exact
+// rounding error must be 0, with the result far above the subnormals, where that error is
+// representable), and 0.5 on a positive x is sqrt; anything else calls pow.
+#define TJ_POW_EXACT_MIN 0x1p-969
+TJ_FN bool tj_pow_by_products(double x, double y, double* out) {
+  const double n = y < 0 ? -y : y;
+  if (!(n <= 64.0) || n != (double)(int)n || x != x || x == 0.0 || isinf(x)) return false;
+  double p = 1.0, b = x;
+  for (int k = (int)n; k; k >>= 1) {
+    if (k & 1) {
+      const double q = p * b;
+      if (fma(p, b, -q) != 0.0 || fabs(q) < TJ_POW_EXACT_MIN) return false;
+      p = q;
+    }
+    if (k > 1) {
+      const double s = b * b;
+      if (fma(b, b, -s) != 0.0 || fabs(s) < TJ_POW_EXACT_MIN) return false;
+      b = s;
+    }
+  }
+  if (y < 0) {
+    const double r = 1.0 / p;
+    if (fma(r, p, -1.0) != 0.0 || fabs(r) < TJ_POW_EXACT_MIN) return false;
+    p = r;
+  }
+  *out = p;
+  return true;
+}
+TJ_FN double tj_pow(double x, double y) {
+  double r;
+  if (tj_pow_by_products(x, y, &r)) return r;
+  if (y == 0.5 && x > 0) return sqrt(x);
+  return (pow)(x, y);
+}
+TJ_FN float tj_powf(float x, float y) {
+  double r;  // exact in double and representable as a float: exact
+  if (tj_pow_by_products(x, y, &r) && (double)(float)r == r) return (float)r;
+  if (y == 0.5f && x > 0) return sqrtf(x);
+  return (powf)(x, y);
+}
+#define pow(x, y) tj_pow(x, y)
+#define powf(x, y) tj_powf(x, y)
 """
 
 DEVICE_RUNTIME = r"""

@@ -264,7 +264,11 @@ def _float_pow(a: str, b: str, dt: np.dtype, uses: set, d: Dialect) -> str:
     }
     if b in fast:
         return fast[b]
-    return f"{_libm('pow', dt, uses, d)}({a}, {b})"
+    # NumPy: x ** 0 and 1 ** y are 1 for every x and y, signaling NaNs too (libm's pow
+    # gives NaN for a signaling NaN; found by the fuzzer)
+    one = literal(1, dt, d)
+    call = f"{_libm('pow', dt, uses, d)}({a}, {b})"
+    return f"((({b}) == 0 || ({a}) == {one}) ? {one} : {call})"
 
 
 _COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}

@@ -228,13 +228,14 @@ class _Builder:
                 raise Invalid("reduction result read at another index")
             n = self.group.reduces[self.rid[v]]
             return K.Acc(self.rid[v], n.outputs[0].dtype)
+        if node is not None and node.prim.name == "const" and f.kind[node] == "inline":
+            # a scalar constant is a literal even where a library step needs it in a buffer
+            return K.Literal(node.attrs["value"].array.item(), v.dtype)
         if v in f.materialized and v not in self.in_group:
             return self._load(v, amap)
         if node is None:
             return self._load(v, amap)
         name = node.prim.name
-        if name == "const":
-            return K.Literal(node.attrs["value"].array.item(), v.dtype)
         if name == "iota":
             off, coefs = amap[node.attrs["axis"]]
             return K.Index(off, coefs, v.dtype)
@@ -364,7 +365,9 @@ def _initial_steps(f: _Fuser) -> Steps:
     for node in f.graph.nodes:
         kind, order = f.kind[node], f.order[node]
         v = node.outputs[0] if node.outputs else None
-        if kind == "inline" and v in f.materialized:
+        if kind == "inline" and v in f.materialized and node.prim.name != "const":
+            # (a materialized scalar constant is a "const" buffer holding its payload: no
+            # kernel writes it, so no kernel writes memory that every call shares)
             groups.append(Group(("e", v.shape), stores=[v], order=order))
         elif kind == "reduce":
             axes = node.attrs.get("axes", (node.attrs.get("axis"),))

@@ -46,12 +46,27 @@ class RawKernel:
             raise RuntimeError(f"CUDA_ERROR_NOT_FOUND: no kernel named {name!r}") from None
         self._fn.restype = ctypes.c_int
         self._lib = lib
+        sig = ctypes.addressof(ctypes.c_char.in_dll(lib, "tjemu_sig_" + name))
+        self._kinds = ctypes.string_at(sig).decode()
 
     def __call__(self, grid, block, args, **kwargs) -> None:
         from cupy.cuda._stream import issue
 
         grid, block, args = _dim3(grid), _dim3(block), [int(a) for a in args]
+        self._check_aliasing(args)
         issue(lambda: self._launch(grid, block, args))
+
+    def _check_aliasing(self, args: list[int]) -> None:
+        """A `__restrict__` read-only pointer equal to a written one is undefined behaviour
+        that g++ -O1 forgives and nvcc does not: it may load through the non-coherent cache
+        and schedule the load after a store to the same address (seen on an H100)."""
+        written = {a for a, k in zip(args, self._kinds) if k == "w"}
+        for i, (a, k) in enumerate(zip(args, self._kinds)):
+            if k == "r" and a in written:
+                raise RuntimeError(
+                    f"CUDA emulator: kernel {self.name}: restrict parameter {i} aliases a "
+                    "buffer the kernel writes (undefined behaviour on a GPU)"
+                )
 
     def _launch(self, grid, block, args) -> None:
         grid = _Dim3(*_dim3(grid))

@@ -317,6 +317,11 @@ extern "C" __attribute__((visibility("default"))) size_t tjemu_stack_bytes() {
         args, grid, block, workspace, error, error_len);                                   \
   }
 
+// Which parameters are `const T* __restrict__` (r), written (w), other const pointers (c):
+// RawKernel checks at each launch that no restrict parameter aliases a written one.
+#define TJEMU_SIGNATURE(name, kinds) \
+  extern "C" __attribute__((visibility("default"))) const char tjemu_sig_##name[] = kinds;
+
 template <class... A>
 constexpr size_t tjemu_arity_of(void (*)(A...)) {
   return sizeof...(A);

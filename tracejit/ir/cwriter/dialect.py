@@ -60,10 +60,11 @@ class Dialect:
         """A shared C text written with GCC builtins, in this dialect's math spelling."""
         return text if self.builtins else _BUILTIN.sub(lambda m: self.math(m.group(1)), text)
 
-    def param(self, ctype: str, buf: int, written: bool) -> str:
-        """The parameter declaring buffer `buf` of element type `ctype`."""
+    def param(self, ctype: str, buf: int, written: bool, may_alias: bool = False) -> str:
+        """The parameter declaring buffer `buf` of element type `ctype` (`may_alias`: it may
+        share memory with a buffer the kernel writes, so it is never `__restrict__`)."""
         if self.restrict_inputs and not written:
-            return f"const {ctype}* __restrict__ b{buf}"
+            return f"const {ctype}* b{buf}" if may_alias else f"const {ctype}* __restrict__ b{buf}"
         return f"{ctype}* b{buf}"
 
 

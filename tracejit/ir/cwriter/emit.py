@@ -164,7 +164,48 @@ def param_text(dialect: Dialect, kernel: K.Kernel, buffers: dict[int, K.Buffer])
     """The C parameter list of `kernel`'s buffers."""
     written = {s.buf for s in kernel.stores}
     ids = buffer_ids(kernel)
-    return ", ".join(dialect.param(c_type(buffers[b].dtype), b, b in written) for b in ids)
+    return ", ".join(
+        dialect.param(c_type(buffers[b].dtype), b, b in written, may_alias(b, written, buffers))
+        for b in ids
+    )
 
 
-__all__ = ["Emitter", "affine", "buffer_ids", "decompose", "indent", "param_text"]
+def _root(b: int, buffers: dict[int, K.Buffer]) -> K.Buffer:
+    buf = buffers[b]
+    while buf.kind == "view":
+        buf = buffers[buf.base]
+    return buf
+
+
+def _span(buf: K.Buffer) -> tuple:
+    """(allocation, start, end) of a root buffer's bytes: temporaries share the arena."""
+    if buf.kind != "temp":
+        return (buf.id, 0, 1)
+    if buf.offset < 0:  # not planned yet: it may share with any temporary
+        return ("arena", 0, 1 << 62)
+    return ("arena", buf.offset, buf.offset + max(buf.nbytes, 1))
+
+
+def may_alias(b: int, written: set[int], buffers: dict[int, K.Buffer]) -> bool:
+    """Whether buffer `b` may share memory with a buffer the kernel writes: a temporary the
+    memory plan put in place of a dying one (ir/memory.py), or an input that a call donates
+    to an output of its shape and dtype (ir/donation.py). Such a buffer must not be
+    `__restrict__`: nvcc may then load it through the non-coherent cache and after a store
+    to the same address; an in-place output whose value did not depend on the input it
+    replaced read the new value (`unique_counts` gave [3, 0, 0] on an H100)."""
+    if b in written:
+        return False
+    rb = _root(b, buffers)
+    span = _span(rb)
+    for w in written:
+        wb = _root(w, buffers)
+        other = _span(wb)
+        if other[0] == span[0] and other[1] < span[2] and span[1] < other[2]:
+            return True
+        donatable = rb.kind == "input" and wb.kind == "output"
+        if donatable and (wb.shape, wb.dtype) == (rb.shape, rb.dtype):
+            return True
+    return False
+
+
+__all__ = ["Emitter", "affine", "buffer_ids", "decompose", "indent", "may_alias", "param_text"]

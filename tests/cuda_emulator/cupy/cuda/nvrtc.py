@@ -47,8 +47,27 @@ def createProgram(source: str, name: str, headers, include_names) -> _Program:
     return _Program(source, name)
 
 
+def _signature(source: str, start: int) -> str:
+    """One letter per parameter of the kernel whose parameter list opens at `start`: `r` a
+    `const T* __restrict__`, `w` a pointer the kernel may write, `c` another `const T*`."""
+    params = source[start : source.index(")", start)].split(",")
+    kinds = []
+    for p in params:
+        if "*" not in p:
+            kinds.append("v")
+        elif p.strip().startswith("const") and "__restrict__" in p:
+            kinds.append("r")
+        else:
+            kinds.append("c" if p.strip().startswith("const") else "w")
+    return "".join(kinds)
+
+
 def compileProgram(prog: _Program, options) -> None:
-    entries = "".join(f"\nTJEMU_ENTRY({k})" for k in KERNEL.findall(prog.source))
+    # each kernel's entry point, and its parameter kinds for RawKernel's aliasing check
+    entries = "".join(
+        f'\nTJEMU_ENTRY({m.group(1)})\nTJEMU_SIGNATURE({m.group(1)}, "{_signature(prog.source, m.end())}")'
+        for m in KERNEL.finditer(prog.source)
+    )
     with tempfile.TemporaryDirectory(prefix="tjemu-") as tmp:
         src, lib = Path(tmp, "kernel.cu"), Path(tmp, "kernel.so")
         src.write_text(prog.source + "\n" + entries + "\n")

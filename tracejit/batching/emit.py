@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from tracejit.errors import TracejitAttributeError
-from tracejit.ir.graph import ConstValue, Graph, Node, Value
+from tracejit.ir.builder import GraphBuilder
+from tracejit.ir.graph import ConstValue, Graph, Value
 from tracejit.ir.primitives import get
 
 
@@ -20,13 +21,10 @@ class Builder:
         self.graph = graph
         self.source: str | None = None
         self.phase = "forward"
+        self._builder = GraphBuilder(graph)  # interning: equal nodes are added once
 
     def bind_all(self, name: str, *inputs: Value, **attrs) -> list[Value]:
-        prim = get(name)
-        avals = [(v.shape, v.dtype, v.weak) for v in inputs]
-        outs = [Value(*aval) for aval in prim.abstract_eval(avals, attrs)]
-        self.graph.nodes.append(Node(prim, list(inputs), attrs, outs, self.source, self.phase))
-        return outs
+        return self._builder.bind(get(name), list(inputs), attrs, self.source, self.phase)
 
     def bind(self, name: str, *inputs: Value, **attrs) -> Value:
         return self.bind_all(name, *inputs, **attrs)[0]

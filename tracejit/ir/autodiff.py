@@ -37,6 +37,9 @@ from tracejit.ir.primitives import RuleTable, get
 Rule = Callable[..., list]
 
 
+_OWN = object()  # Emitter.bind_all's default source: the emitter's current one
+
+
 class Emitter:
     """Appends backward nodes to a graph; `e.mul(a, b)` binds the primitive `mul`."""
 
@@ -48,7 +51,13 @@ class Emitter:
         self._builder = GraphBuilder(graph)
 
     def bind(self, name: str, *inputs: Value, **attrs) -> Value:
-        return self._builder.bind(get(name), list(inputs), attrs, self.source, "backward")[0]
+        return self.bind_all(get(name), list(inputs), attrs)[0]
+
+    def bind_all(self, prim, inputs: list[Value], attrs: dict, phase="backward", source=_OWN):
+        """Every output of `prim(*inputs, **attrs)` (a multi-result primitive's too); the
+        node takes `source` (default: the forward node's line being differentiated)."""
+        source = self.source if source is _OWN else source
+        return self._builder.bind(prim, list(inputs), attrs, source, phase)
 
     def __getattr__(self, name: str):
         if name.startswith("_"):

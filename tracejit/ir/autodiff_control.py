@@ -32,11 +32,7 @@ from tracejit.ir.regions import Region
 
 def _emit(e: Emitter, name: str, inputs: list[Value], attrs: dict) -> list[Value]:
     """Append a multi-result node (Emitter.bind returns only the first result)."""
-    prim = get(name)
-    avals = prim.abstract_eval([(v.shape, v.dtype, v.weak) for v in inputs], attrs)
-    outs = [Value(*a) for a in avals]
-    e.graph.nodes.append(Node(prim, list(inputs), attrs, outs, e.source, "backward"))
-    return outs
+    return e.bind_all(get(name), inputs, attrs)
 
 
 def _replace_forward(e: Emitter, out: list[Value], inputs, attrs: dict, extra: list) -> list:

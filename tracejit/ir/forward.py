@@ -113,10 +113,7 @@ def _jvp_by_transpose(e: Emitter, node: Node, ins: list[Value], tins: list) -> t
 
 def emit_multi(e: Emitter, prim, inputs: list[Value], attrs: dict, like: Node) -> list[Value]:
     """Append a multi-result node of primitive `prim` (its outputs typed by its rule)."""
-    avals = prim.abstract_eval([(v.shape, v.dtype, v.weak) for v in inputs], attrs)
-    outs = [Value(*a) for a in avals]
-    e.graph.nodes.append(Node(prim, list(inputs), attrs, outs, like.source, "forward"))
-    return outs
+    return e.bind_all(prim, inputs, attrs, "forward", like.source)
 
 
 __all__ = ["JVP_RULES", "defjvp", "has_while", "jvp_graph"]

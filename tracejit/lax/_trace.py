@@ -15,9 +15,10 @@ import numpy as np
 from tracejit.errors import ShapeError
 from tracejit.ir import dtypes
 from tracejit.ir.graph import Graph, Value
-from tracejit.pytree import PyTreeDef, keystr_paths, tree_flatten, tree_unflatten
+from tracejit.pytree import PyTreeDef, keystr_paths
 from tracejit.tracer.arguments import abstractify
-from tracejit.tracer.core import Trace, Tracer, bind
+from tracejit.tracer.core import Tracer, bind
+from tracejit.tracer.tracing import trace_flat
 
 AVal = tuple  # (shape, dtype, weak)
 
@@ -40,20 +41,11 @@ def type_str(aval: AVal) -> str:
 
 def trace_region(fun: Callable, in_tree: PyTreeDef, avals: list[AVal], label: str) -> Traced:
     """Trace `fun(*tree_unflatten(in_tree, tracers))` into a closed region graph."""
-    trace = Trace(label)
-    try:
-        tracers = [trace.new_input(s, d, w, f"{label} argument") for s, d, w in avals]
-        out = fun(*tree_unflatten(in_tree, tracers))
-        leaves, out_tree = tree_flatten(out)
-        for i, leaf in enumerate(leaves):
-            if not isinstance(leaf, Tracer):
-                abstractify(leaf, f"output {i} of {label}")
-        graph = trace.finish(leaves)
-    finally:
-        trace.active = False
-    n = len(avals)
-    graph.inputs = graph.inputs[n:] + graph.inputs[:n]
-    return Traced(graph, out_tree, [t for t, _ in trace.captured])
+    names = [f"{label} argument"] * len(avals)
+    traced = trace_flat(fun, lambda tree: (tree, {}), in_tree, avals, names, label)
+    graph, n = traced.graph, len(avals)
+    graph.inputs = graph.inputs[n:] + graph.inputs[:n]  # captured values first
+    return Traced(graph, traced.out_tree, traced.captured)
 
 
 def out_avals(graph: Graph, start: int = 0, stop: int | None = None) -> list[AVal]:

@@ -29,13 +29,13 @@ from tracejit import cache, debug, timing
 from tracejit.backend_cpu import abi, blas, compiler
 from tracejit.cache import payload
 from tracejit.config import config
+from tracejit.const_array import ConstArray
 from tracejit.errors import CompileError
 from tracejit.ir import kernel
 from tracejit.ir.gather_plan import is_native
 from tracejit.ir.graph import Graph
 from tracejit.ir.interpret import apply_primitive
 from tracejit.ir.primitives import get as get_primitive
-from tracejit.numpy._const_array import ConstArray
 
 # The modules whose text decides the generated C++ (hashed into source-keyed entries).
 _CODEGEN_MODULES = tuple(

@@ -5,7 +5,7 @@ constants inside `jit`), but as this thin subclass, so that two JAX habits work 
 `x.at[i].add(v)` (a functional update, traced when `i` or `v` is), `x[i]` with a traced
 index (a gather; a plain NumPy array cannot accept a traced index) and
 `x.block_until_ready()`. `jit` returns its host (CPU, NumPy-device) results as this too. The
-class is `tracejit.tracer.const_array.ConstArray`; this module installs its indexing.
+class is `tracejit.const_array.ConstArray`; this module installs its indexing.
 
 >>> import numpy as np, tracejit.numpy as tnp
 >>> tnp.zeros(3).at[1].add(2.0)
@@ -18,7 +18,7 @@ import functools
 
 import numpy as np
 
-from tracejit.tracer.const_array import ConstArray
+from tracejit.const_array import ConstArray
 from tracejit.tracer.core import Tracer
 
 
@@ -42,7 +42,7 @@ def _getitem(self, index):
     return np.ndarray.__getitem__(self, index)
 
 
-# installed here: the class lives with the tracer (jit returns it), the indexing is tnp's
+# installed here: the class is shared with jit and the executor; the indexing is tnp's
 ConstArray.at = property(_at)
 ConstArray.__getitem__ = _getitem
 

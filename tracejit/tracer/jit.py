@@ -17,6 +17,7 @@ import numpy as np
 from tracejit import debug, gc_pause, progress, timing
 from tracejit.backends import check_device, compile_graph, graph_parts, load_cached
 from tracejit.config import config
+from tracejit.const_array import ConstArray
 from tracejit.debug_print import PrintingExecutable, hoist_prints
 from tracejit.errors import (
     DeviceError,
@@ -32,7 +33,6 @@ from tracejit.ir.passes import optimize, unused_inputs
 from tracejit.pytree import tree_flatten, tree_unflatten
 from tracejit.tracer import checks
 from tracejit.tracer.arguments import ArgSpec, SplitCall, abstractify, as_tuple
-from tracejit.tracer.const_array import ConstArray
 from tracejit.tracer.core import Tracer
 from tracejit.tracer.jit_options import (
     ShapeDtypeStruct,

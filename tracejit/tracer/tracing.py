@@ -25,13 +25,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from tracejit.config import config
+from tracejit.const_array import ConstArray
 from tracejit.errors import ArgumentError
 from tracejit.ir.graph import Graph, verify
 from tracejit.ir.interpret import eval_graph
 from tracejit.pytree import PyTreeDef, tree_flatten, tree_unflatten
 from tracejit.tracer import checks
 from tracejit.tracer.arguments import ArgSpec, SplitCall, abstractify
-from tracejit.tracer.const_array import ConstArray
 from tracejit.tracer.core import Trace, Tracer, bind, leak_error
 
 

@@ -1,8 +1,10 @@
 """`ConstArray`: the NumPy array jit returns and `tnp` creation functions make, with JAX's manners.
 
 A thin `np.ndarray` subclass: `x.block_until_ready()` works on it, and `tracejit.numpy`
-installs `x.at[i].add(v)` and traced-index `x[i]` on it (numpy/_const_array.py), so the tracer
-and jit use the class without importing the NumPy layer. Everything else is NumPy's:
+installs `x.at[i].add(v)` and traced-index `x[i]` on it (numpy/_const_array.py). It sits at
+the top of the package, beside `pytree.py`: jit, the transformations and the CPU executor
+(which creates its outputs as this class) use it without importing the NumPy layer or the
+tracer. Everything else is NumPy's:
 arithmetic and NumPy functions on a ConstArray return plain `np.ndarray`s.
 
 >>> import numpy as np

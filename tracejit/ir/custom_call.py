@@ -15,12 +15,12 @@ is made of ordinary primitives, a second derivative differentiates it like any c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from tracejit.errors import UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.ir.autodiff import VJP_RULES, Emitter
-from tracejit.ir.graph import Graph, Node, Value
+from tracejit.ir.graph import Graph, Node, Value, inline_graph
 from tracejit.ir.interpret import evaluate
 from tracejit.ir.primitives import OPAQUE, register
 
@@ -60,17 +60,6 @@ class CustomCall:
 
     def __repr__(self) -> str:
         return f"<{self.name}>"
-
-
-def inline_graph(nodes: list[Node], graph: Graph, inputs: Sequence[Value], phase=None):
-    """Append copies of `graph`'s nodes (fresh output Values) reading `inputs`; its outputs."""
-    env: dict[Value, Value] = dict(zip(graph.inputs, inputs))
-    for node in graph.nodes:
-        outs = [Value(v.shape, v.dtype, v.weak) for v in node.outputs]
-        ins = [env[v] for v in node.inputs]
-        nodes.append(Node(node.prim, ins, node.attrs, outs, node.source, phase or node.phase))
-        env.update(zip(node.outputs, outs))
-    return [env[v] for v in graph.outputs]
 
 
 def _rule(avals, call: CustomCall):

@@ -142,6 +142,19 @@ class Graph:
         return out
 
 
+def inline_graph(nodes: list[Node], graph: Graph, inputs, phase: str | None = None) -> list[Value]:
+    """Append to `nodes` copies of `graph`'s nodes (fresh output Values) reading `inputs`
+    (one per graph input); the copies' outputs standing for `graph.outputs`. `phase`, when
+    given, marks every copy (else each keeps its own)."""
+    env: dict[Value, Value] = dict(zip(graph.inputs, inputs))
+    for node in graph.nodes:
+        outs = [Value(v.shape, v.dtype, v.weak) for v in node.outputs]
+        ins = [env[v] for v in node.inputs]
+        nodes.append(Node(node.prim, ins, node.attrs, outs, node.source, phase or node.phase))
+        env.update(zip(node.outputs, outs))
+    return [env[v] for v in graph.outputs]
+
+
 def _names():
     letters = "abcdefghijklmnopqrstuvwxyz"
     for length in itertools.count(1):

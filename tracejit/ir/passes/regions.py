@@ -16,7 +16,7 @@ Every other pass treats a region node as one opaque, pure operation.
 from __future__ import annotations
 
 from tracejit.ir.control import clamp_index
-from tracejit.ir.graph import Graph, Node, Value
+from tracejit.ir.graph import Graph, Node, Value, inline_graph
 from tracejit.ir.passes.dce import remove_dead_nodes
 from tracejit.ir.regions import Region, has_regions, map_regions
 
@@ -84,16 +84,6 @@ def _chosen_branch(node: Node, producer: dict) -> Graph | None:
     return branches[clamp_index(index.attrs["value"].array, len(branches))].graph
 
 
-def _inline(graph: Graph, args: list[Value], nodes: list[Node]) -> list[Value]:
-    """Append copies of `graph`'s nodes (fresh values) reading `args`; its outputs."""
-    env = dict(zip(graph.inputs, args))
-    for n in graph.nodes:
-        outs = [Value(v.shape, v.dtype, v.weak) for v in n.outputs]
-        nodes.append(Node(n.prim, [env[v] for v in n.inputs], n.attrs, outs, n.source, n.phase))
-        env.update(zip(n.outputs, outs))
-    return [env[v] for v in graph.outputs]
-
-
 def region_pass(stage: str):
     """The pass of `stage`: a `cond` on a constant index becomes its branch's nodes; other
     region nodes are pruned, then `stage`'s pipeline runs in each of their regions."""
@@ -114,7 +104,7 @@ def region_pass(stage: str):
                 changed = True
             branch = _chosen_branch(node, producer)
             if branch is not None:
-                env.update(zip(node.outputs, _inline(branch, node.inputs[1:], nodes)))
+                env.update(zip(node.outputs, inline_graph(nodes, branch, node.inputs[1:])))
                 changed = True
                 continue
             new = node

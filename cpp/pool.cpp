@@ -1,7 +1,10 @@
 #include "pool.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/sysinfo.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -22,6 +25,24 @@ constexpr int32_t kMaxBackoff = 256;
 // worker can cost a time slice, many times the loop): a stall outweighs several 2x wins.
 constexpr double kAverageWeight = 0.125;
 constexpr double kMaxRatio = 8.0;
+// How often the pool reads the machine's count of running tasks.
+constexpr int64_t kCrowdCheckNs = 50'000'000;
+
+// The running-task count of /proc/loadavg ("0.50 0.40 0.30 3/456 789": 3), or -1.
+int running_tasks() {
+  const int fd = ::open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char text[128];
+  const ssize_t n = ::read(fd, text, sizeof(text) - 1);
+  ::close(fd);
+  if (n <= 0) return -1;
+  text[n] = 0;
+  int fields = 0;
+  for (char* p = text; *p; ++p) {
+    if (*p == ' ' && ++fields == 3) return std::atoi(p + 1);
+  }
+  return -1;
+}
 
 thread_local bool in_job = false;  // nested loops (a block that loops in parallel) run inline
 
@@ -65,9 +86,14 @@ TjPool descriptor{&run_shared, 1};
 // A forked child has none of the parent's threads: it starts a pool of its own.
 void after_fork_in_child() { the_pool = nullptr; }
 
+bool adapt_from_env() {
+  const char* text = std::getenv("TRACEJIT_POOL_ADAPT");
+  return !(text && std::string(text) == "0");
+}
+
 }  // namespace
 
-Pool::Pool(int threads) : threads_(threads < 1 ? 1 : threads) {}
+Pool::Pool(int threads) : threads_(threads < 1 ? 1 : threads), adapt_(adapt_from_env()) {}
 
 Pool::~Pool() {
   {
@@ -106,9 +132,10 @@ void Pool::run(int64_t nblocks, BlockFn fn, void* arg) {
   std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
   Record* rec = nullptr;
   bool serial = threads_ < 2 || nblocks == 1 || in_job || !busy.owns_lock();
+  if (!serial && adapt_ && crowded()) serial = true;
   if (!serial) {
     rec = &record(fn);
-    if (rec->serial_left > 0) {
+    if (adapt_ && rec->serial_left > 0) {
       --rec->serial_left;
       serial = true;
     }
@@ -152,6 +179,20 @@ void Pool::wait_done(int64_t nblocks) {
   caller_waiting_.store(true);
   finished_.wait(lock, [&] { return done_.load() >= nblocks; });
   caller_waiting_.store(false);
+}
+
+bool Pool::crowded() {
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  if (crowded_checked_ns_ >= 0 && now - crowded_checked_ns_ < kCrowdCheckNs) return crowded_;
+  crowded_checked_ns_ = now;
+  const int running = running_tasks();
+  // Ours among them: the caller, and workers not asleep (spinning after the last loop).
+  const int awake = static_cast<int>(workers_.size()) - sleepers_.load();
+  const int others = running - 1 - std::max(awake, 0);
+  crowded_ = running >= 0 && others >= get_nprocs();
+  return crowded_;
 }
 
 Pool::Record& Pool::record(BlockFn fn) {

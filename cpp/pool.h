@@ -16,6 +16,12 @@
 // averaged per loop (block function). While that average is above 1, the loop runs on the
 // caller alone, trying a split again after 1, 2, 4, ... 256 runs (benchmarks/contention.py
 // measures it next to a busy process).
+//
+// And when other runnable threads already fill every core (Linux's count of running tasks
+// in /proc/loadavg, read at most every 50 ms, less this process's awake threads), no loop is
+// split: a worker would only queue behind them, and the caller would wait for it.
+// TRACEJIT_POOL_ADAPT=0 turns both off (every loop big enough is split: tests of the split
+// path on a loaded machine, and measuring the pool itself).
 
 #pragma once
 
@@ -56,9 +62,11 @@ class Pool {
     float ratio = 0.5f;       // average time split / time alone (a win until measured)
   };
   Record& record(BlockFn fn);
+  bool crowded();  // other runnable tasks fill every core (see the top); busy_'s holder only
   static void learn(Record& rec, int64_t nblocks, int64_t mine, double own_s, double total_s);
 
   const int threads_;
+  const bool adapt_;  // the adaptive fallbacks above (TRACEJIT_POOL_ADAPT=0: off)
   std::vector<std::thread> workers_;
   std::mutex mu_;  // guards the job fields and `sleepers_`
   std::condition_variable wake_;
@@ -75,6 +83,8 @@ class Pool {
   std::atomic<bool> caller_waiting_{false};
   std::condition_variable finished_;  // the caller's wait for the last started block
   Record records_[64];                 // by a hash of the function; only busy_'s holder
+  int64_t crowded_checked_ns_ = -1;    // when crowded() last read /proc/loadavg
+  bool crowded_ = false;
 };
 
 // The process-wide pool descriptor handed to every loaded library.

@@ -1,9 +1,10 @@
 """The runtime's thread pool (cpp/pool.h): results do not depend on how a loop ran.
 
 A parallel loop runs split across the pool's threads, or on the caller alone (one thread, a
-nested loop, or after the pool measured that splitting that loop lost to one thread, which
-depends on the machine's load). Blocks are the same either way, so every run gives the same
-bits; these tests run many calls in fresh processes with one and with two threads.
+nested loop, after the pool measured that splitting that loop lost to one thread, or while
+other tasks fill every core: both depend on the machine's load). Blocks are the same either
+way, so every run gives the same bits; these tests run many calls in fresh processes with one
+and with two threads, adaptive (the default) and always splitting (TRACEJIT_POOL_ADAPT=0).
 """
 
 from __future__ import annotations
@@ -38,9 +39,10 @@ print(hashlib.sha256(b"".join(first)).hexdigest())
 
 
 @functools.cache
-def _run(threads: int) -> str:
+def _run(threads: int, adapt: str = "1") -> str:
     env = dict(os.environ, TRACEJIT_CACHE_DIR=str(tj.config.cache_dir))
     env["TRACEJIT_NUM_THREADS"] = str(threads)
+    env["TRACEJIT_POOL_ADAPT"] = adapt
     run = subprocess.run(
         [sys.executable, "-c", _MANY_CALLS],
         env=env,
@@ -53,9 +55,9 @@ def _run(threads: int) -> str:
     return run.stdout.split()[-1]
 
 
-@pytest.mark.parametrize("threads", [2, 3])
-def test_many_parallel_calls_give_the_one_thread_bits(threads):
-    assert _run(threads) == _run(1)
+@pytest.mark.parametrize("threads, adapt", [(2, "1"), (2, "0"), (3, "0")])
+def test_many_parallel_calls_give_the_one_thread_bits(threads, adapt):
+    assert _run(threads, adapt) == _run(1)
 
 
 def test_the_program_splits_its_rows_across_the_pool():

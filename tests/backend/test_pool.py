@@ -38,6 +38,7 @@ sys.stdout.buffer.write(b"".join(np.ascontiguousarray(o).tobytes() for o in outs
 
 def _run(threads: int, cache_dir: str) -> bytes:
     env = dict(os.environ, TRACEJIT_NUM_THREADS=str(threads), TRACEJIT_CACHE_DIR=cache_dir)
+    env["TRACEJIT_POOL_ADAPT"] = "0"  # split every big loop, even on a loaded machine
     env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), env.get("PYTHONPATH", "")])
     done = subprocess.run(
         [sys.executable, "-c", _PROGRAM], env=env, capture_output=True, check=False, timeout=300

@@ -38,9 +38,10 @@ from tracejit.tracer.core import Tracer, bind
 from tracejit.tracer.tracing import Traced, trace_flat
 
 _CLOSURE_FIX = (
-    "Pass that value as an explicit argument (and give its derivative in the rule). "
-    "custom_vjp functions, fwd and bwd may close over traced values (closure conversion: "
-    "the derivative w.r.t. such a value is the function's own); custom_jvp ones may not."
+    "Pass that value as an explicit argument (and give its derivative in the rule), or "
+    "read it in the function itself: custom functions and their rules may close over "
+    "traced values (closure conversion: the derivative w.r.t. such a value is the "
+    "function's own), but not over values of a trace that has ended."
 )
 
 
@@ -120,34 +121,32 @@ class _Custom:
     def _build(self, args, diff, avals, key) -> tuple[CustomCall, PyTreeDef, list]:
         """The call and the tracers it closes over (its operands after the explicit ones).
 
-        custom_vjp traces fwd and bwd now, while the traces of any tracers they close over
-        are active, and closure-converts them (custom_closure.py); a call made while they
-        trace (fwd often calls the function itself) and custom_jvp trace them on first use.
+        The rules are traced now, while the traces of any tracers they close over are
+        active, and closure-converted (custom_closure.py); a call made while they trace (a
+        fwd or jvp usually calls the function itself) traces them on first use instead.
         """
         primal_fn = lambda *d: self.fun(*self._full_args(args, d))
-        closure = self.kind == "custom_vjp"
-        primal = _trace(primal_fn, diff, avals, self.__name__, closure)
+        primal = _trace(primal_fn, diff, avals, self.__name__, closure=True)
         name = f"{self.kind} {self.__name__}"
-        if not closure or key in self._building:
+        if key in self._building:
             rules = lambda: self._lazy_rules(args, diff, avals, primal)
             return CustomCall(name, primal.graph, rules), primal.out_tree, primal.captured
         self._building.add(key)
         try:
-            fwd, bwd = self._closure_traces(args, diff, avals, primal)
+            closed, fwd, bwd = self._eager_rules(args, diff, avals, primal)
         finally:
             self._building.discard(key)
-        closed = custom_closure.union(primal, fwd, bwd)
-        n = len(avals)
-        n_bwd = len(bwd.graph.inputs) - len(bwd.captured)
-        bwd_t = Traced(custom_closure.with_inputs(bwd, n_bwd, closed), bwd.out_tree, [])
-        bwd_g = _input_cotangents(bwd_t, diff, avals, self.__name__)
         if not closed:
-            return CustomCall(name, primal.graph, lambda: (fwd.graph, bwd_g)), primal.out_tree, []
+            return CustomCall(name, primal.graph, lambda: (fwd, bwd)), primal.out_tree, []
+        n, n_out = len(avals), len(primal.graph.outputs)
         primal_g = custom_closure.with_inputs(primal, n, closed)
-        fwd_g = custom_closure.with_inputs(fwd, n, closed)
-        n_out = len(primal.graph.outputs)
-        graphs = custom_closure.closed_call_graphs(primal_g, fwd_g, bwd_g, n, n_out)
+        graphs = custom_closure.closed_call_graphs(primal_g, fwd, bwd, n, n_out)
         return CustomCall(name, primal_g, lambda: graphs), primal.out_tree, closed
+
+    def _eager_rules(self, args, diff, avals, primal: Traced) -> tuple[list, Graph, Graph]:
+        """(closed-over tracers, fwd: (explicit, closed) -> outs + residuals,
+        bwd: (residuals, output cts, closed) -> explicit cts)."""
+        raise NotImplementedError
 
     def _lazy_rules(self, args, diff, avals, primal: Traced) -> tuple[Graph, Graph]:
         if primal.captured:  # a call from its own fwd, closing over tracers, differentiated
@@ -163,9 +162,6 @@ class _Custom:
                 f"{self.kind} {self.__name__!r}: its rule reads a traced value whose trace "
                 f"has ended. {_CLOSURE_FIX}"
             ) from e
-
-    def _closure_traces(self, args, diff, avals, primal: Traced) -> tuple[Traced, Traced]:
-        raise NotImplementedError
 
     def _derivative_graphs(self, args, diff, avals, primal: Traced) -> tuple[Graph, Graph]:
         raise NotImplementedError
@@ -203,6 +199,14 @@ class custom_vjp(_Custom):
     def _derivative_graphs(self, args, diff, avals, primal: Traced) -> tuple[Graph, Graph]:
         fwd, bwd = self._closure_traces(args, diff, avals, primal, closure=False)
         return fwd.graph, _input_cotangents(bwd, diff, avals, self.__name__)
+
+    def _eager_rules(self, args, diff, avals, primal: Traced) -> tuple[list, Graph, Graph]:
+        fwd, bwd = self._closure_traces(args, diff, avals, primal)
+        closed = custom_closure.union(primal, fwd, bwd)
+        n_bwd = len(bwd.graph.inputs) - len(bwd.captured)
+        bwd_t = Traced(custom_closure.with_inputs(bwd, n_bwd, closed), bwd.out_tree, [])
+        bwd_g = _input_cotangents(bwd_t, diff, avals, self.__name__)
+        return closed, custom_closure.with_inputs(fwd, len(avals), closed), bwd_g
 
     def _closure_traces(self, args, diff, avals, primal: Traced, closure=True) -> tuple:
         """The traced fwd and bwd (closing over tracers only with `closure`)."""
@@ -305,6 +309,20 @@ class custom_jvp(_Custom):
         """fwd saves the inputs; bwd is the transpose of the user's JVP at those inputs."""
         g = primal.graph
         fwd = Graph(list(g.inputs), list(g.nodes), list(g.outputs) + list(g.inputs))
+        jvp = self._trace_jvp(args, diff, avals, primal, closure=False)
+        return fwd, _transpose_tangents(jvp.graph, len(avals), len(g.outputs))
+
+    def _eager_rules(self, args, diff, avals, primal: Traced) -> tuple[list, Graph, Graph]:
+        jvp = self._trace_jvp(args, diff, avals, primal, closure=True)
+        closed = custom_closure.union(primal, jvp)
+        n = len(avals)
+        g = custom_closure.with_inputs(primal, n, closed)
+        fwd = Graph(list(g.inputs), list(g.nodes), list(g.outputs) + list(g.inputs[:n]))
+        jvp_g = custom_closure.with_inputs(jvp, 2 * n, closed)
+        return closed, fwd, _transpose_tangents(jvp_g, n, len(g.outputs), len(closed))
+
+    def _trace_jvp(self, args, diff, avals, primal: Traced, closure: bool) -> Traced:
+        """The user's jvp traced on (primals, tangents) of the differentiable leaves."""
         n = len(avals)
         nondiff = self._nondiff(args)
         tangent_avals = [(s, d, False) for s, d, _ in avals]
@@ -316,18 +334,20 @@ class custom_jvp(_Custom):
             return self.jvp(*nondiff, primals, tangents)
 
         name = self.__name__
-        jvp = _trace(jvp_flat, tuple(range(2 * n)), list(avals) + tangent_avals, f"{name} jvp")
+        flat = tuple(range(2 * n))
+        jvp = _trace(jvp_flat, flat, list(avals) + tangent_avals, f"{name} jvp", closure)
         want = PyTreeDef(tuple, None, (primal.out_tree, primal.out_tree))
         if jvp.out_tree != want:
             raise TracejitTypeError(
                 f"custom_jvp {name!r}: the jvp must return (output, tangent) structured as "
                 f"{want}, got {jvp.out_tree}"
             )
-        return fwd, _transpose_tangents(jvp.graph, n, len(g.outputs))
+        return jvp
 
 
-def _transpose_tangents(jvp: Graph, n_in: int, n_out: int) -> Graph:
-    """(primals, output cts) -> input cts: the VJP of the tangent map, taken at zero tangents.
+def _transpose_tangents(jvp: Graph, n_in: int, n_out: int, n_closed: int = 0) -> Graph:
+    """(primals, output cts, closed) -> input cts: the VJP of the tangent map, taken at
+    zero tangents (`jvp` takes primals, tangents, then `n_closed` closed-over values).
 
     The tangent outputs are linear in the tangent inputs, so this is their transpose.
     """
@@ -336,11 +356,12 @@ def _transpose_tangents(jvp: Graph, n_in: int, n_out: int) -> Graph:
     joint = joint_graph(jvp, wrt, seeded)
     primals = [Value(v.shape, v.dtype) for v in jvp.inputs[:n_in]]
     cts = [Value(v.shape, v.dtype) for v in jvp.outputs[:n_out]]
-    graph = Graph(primals + cts, [], [])
+    closed = [Value(v.shape, v.dtype, v.weak) for v in jvp.inputs[2 * n_in :]]
+    graph = Graph(primals + cts + closed, [], [])
     b = Builder(graph)
-    zeros = [b.full(0, v.shape, v.dtype) for v in jvp.inputs[n_in:]]
+    zeros = [b.full(0, v.shape, v.dtype) for v in jvp.inputs[n_in : 2 * n_in]]
     seeds = [cts[j - n_out] for j in seeded]
-    results = inline_graph(graph.nodes, joint, primals + zeros + seeds)
+    results = inline_graph(graph.nodes, joint, primals + zeros + closed + seeds)
     in_cts = iter(results[len(jvp.outputs) :])
     for i, v in enumerate(jvp.inputs[:n_in]):
         float_in = n_in + i in wrt

@@ -1,16 +1,15 @@
-"""custom_vjp functions (and their fwd / bwd) closing over traced values: closure conversion.
+"""custom_vjp / custom_jvp functions (and their rules) closing over traced values: closure
+conversion.
 Oracles: the analytic rule the user wrote, and central finite differences in float64 of the
 primal for the closed-over values (whose derivative is the primal's own)."""
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from _finite_diff import numeric_grad
 
 import tracejit as tj
 import tracejit.numpy as tnp
-from tracejit.errors import CustomRuleClosureError
 
 
 def _scaled(s):
@@ -67,14 +66,26 @@ def test_vmap_of_grad_through_a_closure_converted_rule():
     np.testing.assert_allclose(per_row(xs, ss), np.cos(xs) * ss * 10.0, rtol=1e-12)
 
 
-def test_custom_jvp_closing_over_a_tracer_names_the_fix():
+def test_custom_jvp_closing_over_a_tracer():
     def f(x, s):
         @tj.custom_jvp
         def g(v):
-            return v * s
+            return tnp.sin(v) * s
 
-        g.defjvp(lambda p, t: (g(*p), t[0] * s))
+        g.defjvp(lambda p, t: (g(*p), t[0] * tnp.cos(p[0]) * s * 10.0))  # 10x, to tell apart
         return g(x).sum()
 
-    with pytest.raises(CustomRuleClosureError, match="explicit argument"):
-        tj.grad(f)(X, S)
+    gx, gs = tj.grad(f, argnums=(0, 1))(X, S)
+    np.testing.assert_allclose(gx, 10.0 * S * np.cos(X), rtol=1e-12)
+    np.testing.assert_allclose(gs, np.sin(X), rtol=1e-12)  # the primal's own derivative
+    _, tangent = tj.jvp(lambda x: f(x, S), (X,), (np.ones(3),))
+    np.testing.assert_allclose(tangent, (10.0 * S * np.cos(X)).sum(), rtol=1e-12)
+
+
+def test_second_order_differentiates_the_rule():
+    def grad_x(x, s):  # the rule's output: 10 s cos(x)
+        return tj.grad(lambda v: _scaled(s)(v).sum())(x)
+
+    gx, gs = tj.grad(lambda x, s: grad_x(x, s).sum(), argnums=(0, 1))(X, S)
+    np.testing.assert_allclose(gx, -10.0 * S * np.sin(X), rtol=1e-12)
+    np.testing.assert_allclose(gs, 10.0 * np.cos(X), rtol=1e-12)

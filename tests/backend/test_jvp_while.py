@@ -113,6 +113,9 @@ def test_second_order_forward_mode_and_linearize_through_while():
     np.testing.assert_array_equal(out, f(x))
     np.testing.assert_allclose(f_jvp(t), df(x), rtol=1e-12)
     np.testing.assert_allclose(f_jvp(2 * t), 2 * df(x), rtol=1e-12)
+    out, tangent, aux = tj.jvp(lambda v: (f(v), f(v)[0] > 5.0), (x,), (t,), has_aux=True)
+    np.testing.assert_allclose(tangent, df(x), rtol=1e-12)
+    assert aux == (f(x)[0] > 5.0)
 
 
 def test_reverse_mode_through_while_still_says_to_use_scan():

@@ -13,10 +13,13 @@ bounds, `cond`, `switch`; reverse mode of `while_loop` raises UnsupportedError).
 array([1., 2., 6.])
 """
 
+from ._associative_scan import associative_scan
 from ._cond import cond, select_n, switch
 from ._scan import map, scan
+from ._slicing import dynamic_slice, dynamic_update_slice, stop_gradient
 from ._while import fori_loop, while_loop
 from .parallel import all_gather, axis_index, pmax, pmean, pmin, ppermute, psum, psum_scatter
 
 __all__ = ["cond", "fori_loop", "map", "scan", "select_n", "switch", "while_loop"]
+__all__ += ["associative_scan", "dynamic_slice", "dynamic_update_slice", "stop_gradient"]
 __all__ += ["all_gather", "axis_index", "pmax", "pmean", "pmin", "ppermute", "psum", "psum_scatter"]

@@ -25,7 +25,7 @@ import warnings
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent)]
+sys.path[:0] = [str(HERE), str(HERE / "backend"), str(HERE.parent)]  # test_fuzz*.py: tests/backend
 if os.environ.get("TRACEJIT_CUDA_EMULATOR") == "1":
     sys.path.insert(0, str(HERE / "cuda_emulator"))
 

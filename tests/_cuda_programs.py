@@ -66,6 +66,23 @@ def _reductions(x):
     return outs
 
 
+def _complex_ops(z, w):
+    """Every op compiled code computes on complex values (sums and matmuls on real parts)."""
+    return [
+        *_unary(z.dtype)(z),
+        *_binary(z.dtype)(z, w),
+        *_convert(z),
+        bind("real", z),
+        bind("imag", z),
+        bind("conj", z),
+        bind("complex", bind("imag", z), bind("real", w)),
+        tnp.sum(z, axis=0),
+        z @ w.T,
+        tnp.abs(z),
+        tnp.exp(z),
+    ]
+
+
 def _rowwise_last(x, g, b):
     """Reductions over the last axis only: valid for any number of rows, 0 included."""
     mu = tnp.mean(x, axis=-1, keepdims=True)
@@ -174,6 +191,9 @@ def corpus() -> dict[str, tuple]:
             a,
             b,
         )
+    for dt in (np.complex64, np.complex128):
+        z = np.zeros((3, 5), dt)
+        progs[f"all_ops_{np.dtype(dt).name}"] = (_complex_ops, z, z)
     x = lazy((64, 1024))
     progs["rowwise_f32"] = (_rowwise, x, lazy((1024,)), lazy((1024,)))
     progs["rowwise_f64_small"] = (_rowwise, *(lazy(s, np.float64) for s in [(5, 7), (7,), (7,)]))

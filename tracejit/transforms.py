@@ -138,10 +138,10 @@ def _leaf_ranges(args, argnums) -> tuple[list[list[int]], list[PyTreeDef]]:
 def _check_float_inputs(graph: Graph, wrt: Sequence[int], names: list[str], what: str):
     for i in wrt:
         v = graph.inputs[i]
-        if not dtypes.is_float(v.dtype):
+        if not dtypes.is_inexact(v.dtype):
             raise TracejitTypeError(
                 f"{what}: cannot differentiate with respect to {names[i]!r} of dtype {v.dtype}: "
-                "gradients need float inputs. Cast it (x.astype(np.float32)) or leave it out "
+                "gradients need float or complex inputs. Cast it (x.astype(np.float32)) or leave it out "
                 "of argnums (close over it, or pass it as another argument)."
             )
 
@@ -297,7 +297,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, memory_budget: float | N
     _, trees = _leaf_ranges(primals, range(len(primals)))
     wrt = tuple(range(len(leaves)))
     _check_float_inputs(graph, wrt, names, "vjp")
-    seeded = tuple(i for i in range(n_main) if dtypes.is_float(graph.outputs[i].dtype))
+    seeded = tuple(i for i in range(n_main) if dtypes.is_inexact(graph.outputs[i].dtype))
     joint = traceable.joint(traced, wrt, seeded)
     with timing.phase("partition"):
         part = partition(joint, len(graph.inputs), len(graph.outputs), budget)

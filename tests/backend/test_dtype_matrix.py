@@ -220,16 +220,3 @@ def test_16_bit_float_gradients_match_finite_differences(dtype):
     fd = [(loss64(x64 + e) - loss64(x64 - e)) / (2 * h) for e in np.eye(len(x)) * h]
     eps = float(tnp.finfo(dt).eps)
     np.testing.assert_allclose(g.astype(np.float64), fd, rtol=4 * eps, atol=8 * eps)
-
-
-@pytest.mark.parametrize("op", ["sum", "mul", "real", "jit"])
-def test_complex_is_a_clear_error_when_compiled(op):
-    z = np.ones(3, np.complex64)
-    fns = {
-        "sum": lambda z: tnp.sum(z),
-        "mul": lambda z: z * 2,
-        "real": lambda z: tnp.real(z),
-        "jit": lambda z: z,
-    }
-    with pytest.raises(tj.errors.UnsupportedError, match="complex64"):
-        tj.jit(fns[op])(z)

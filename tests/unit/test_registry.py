@@ -34,8 +34,8 @@ from tracejit.ir.primitives import (
 )
 
 # Elementwise primitives whose operands are not one dtype of kinds (tested by name elsewhere:
-# test_autodiff, test_backend_cpu, test_checkpoint).
-OWN_OPERANDS = {"select", "convert", "remat_barrier"}
+# test_autodiff, test_backend_cpu, test_checkpoint; the complex ones in test_complex).
+OWN_OPERANDS = {"select", "convert", "remat_barrier", "real", "imag", "conj", "complex"}
 
 
 def _registered():

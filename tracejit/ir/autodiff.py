@@ -254,7 +254,7 @@ def _erf(e, ct, x, *, out):
 
 @defvjp("convert")
 def _convert(e, ct, x, *, out, dtype, weak=False):
-    if not dtypes.is_float(x.dtype):
+    if not dtypes.is_inexact(x.dtype):
         return [None]
     return [ct if ct.dtype == x.dtype else e.convert(ct, dtype=x.dtype)]
 
@@ -498,7 +498,7 @@ def _rule_for(node: Node) -> Rule:
 
 
 def _accumulate(e: Emitter, cts: dict[Value, Value], v: Value, ct: Value) -> None:
-    if not dtypes.is_float(v.dtype):
+    if not dtypes.is_inexact(v.dtype):
         return  # integer and bool values carry no cotangent
     assert ct.shape == v.shape and ct.dtype == v.dtype, (v, ct)
     cts[v] = e.add(cts[v], ct) if v in cts else ct
@@ -535,7 +535,7 @@ def joint_graph(graph: Graph, wrt: Sequence[int], seeded: Sequence[int]) -> Grap
     cts: dict[Value, Value] = {}
     for i in seeded:
         out = graph.outputs[i]
-        if not dtypes.is_float(out.dtype):
+        if not dtypes.is_inexact(out.dtype):
             raise TracejitTypeError(
                 f"output {i} has dtype {out.dtype}: only float outputs take a cotangent"
             )

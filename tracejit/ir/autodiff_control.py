@@ -50,7 +50,7 @@ def _replace_forward(e: Emitter, out: list[Value], inputs, attrs: dict, extra: l
 
 
 def _float_indices(values: list[Value]) -> list[int]:
-    return [i for i, v in enumerate(values) if dtypes.is_float(v.dtype)]
+    return [i for i, v in enumerate(values) if dtypes.is_inexact(v.dtype)]
 
 
 def _memory_budget() -> float:

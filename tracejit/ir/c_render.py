@@ -39,6 +39,7 @@ from tracejit.ir.c_types import (
     compute_dtype,
     float_suffix,
     is_low_precision,
+    real_dtype,
 )
 from tracejit.ir.cwriter.dialect import GCC, Dialect
 from tracejit.ir.primitives import Primitive, RuleTable
@@ -171,6 +172,9 @@ def literal(value, dtype, dialect: Dialect = GCC) -> str:
     if is_low_precision(dt):  # by its bits: exact, and the same text in every dialect
         bits = int(np.asarray(value, dtype=dt).view(np.uint16))
         return f"{c_type(dt)}::from_bits({bits:#06x})"
+    if dt.kind == "c":
+        z, part = complex(np.asarray(value, dtype=dt)), real_dtype(dt)
+        return f"{c_type(dt)}({literal(z.real, part, dialect)}, {literal(z.imag, part, dialect)})"
     c_type(dt)  # UnsupportedError for dtypes compiled code does not compute in
     v = float(np.asarray(value, dtype=dt))
     suffix = "f" if dt == np.float32 else ""
@@ -194,6 +198,16 @@ def _convert(x: str, src, dst, d: Dialect) -> str:
     src, dst = np.dtype(src), np.dtype(dst)
     if src == dst:
         return x
+    if src.kind == "c":  # NumPy: to complex part by part, to a real type the real part
+        if dst.kind == "c":
+            part = c_type(real_dtype(dst))
+            return f"{c_type(dst)}(({part})({x}).re, ({part})({x}).im)"
+        if dst == np.bool_:
+            return f"(({x}).re != 0 || ({x}).im != 0)"
+        return _convert(f"({x}).re", real_dtype(src), dst, d)
+    if dst.kind == "c":
+        part = real_dtype(dst)
+        return f"{c_type(dst)}({_convert(x, src, part, d)})"
     if dst == np.bool_:
         return f"({x} != 0)"
     if src.kind == "f" and dst.kind == "u" and dst.itemsize < 8:  # as NumPy: through int64

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from tracejit.errors import UnsupportedError
-from tracejit.ir.dtypes import BFLOAT16, FLOAT16, is_low_precision
+from tracejit.ir.dtypes import BFLOAT16, FLOAT16, is_low_precision, real_dtype
 
 C_TYPES = {
     np.dtype(np.bool_): "bool",
@@ -34,6 +34,8 @@ C_TYPES = {
     BFLOAT16: "tj_bf16",
     np.dtype(np.float32): "float",
     np.dtype(np.float64): "double",
+    np.dtype(np.complex64): "tj_c64",
+    np.dtype(np.complex128): "tj_c128",
 }
 # The unsigned type integer arithmetic wraps in: at least 32 bits, so C's promotion of the
 # narrow types to int never overflows (uint16 * uint16 would overflow a signed int).
@@ -47,7 +49,8 @@ UNSIGNED = {
     for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
 }
 
-TYPES_PRELUDE = r"""
+TYPES_PRELUDE = (
+    r"""
 #ifdef __CUDACC_RTC__
 typedef signed char int8_t;
 typedef short int16_t;
@@ -108,6 +111,39 @@ struct tj_bf16 {
   static TJ_MEMBER tj_bf16 from_bits(uint16_t b) { tj_bf16 h; h.bits = b; return h; }
 };
 """
+    + r"""
+// complex64/complex128: NumPy's layout (real, imaginary); NumPy's formulas for * and /.
+#define TJ_COMPLEX(C, R)                                                                   \
+  struct C {                                                                               \
+    R re, im;                                                                              \
+    C() = default;                                                                         \
+    TJ_MEMBER C(R r) : re(r), im(0) {}                                                     \
+    TJ_MEMBER C(R r, R i) : re(r), im(i) {}                                                \
+  };                                                                                       \
+  TJ_FN C operator+(C a, C b) { return C(a.re + b.re, a.im + b.im); }                      \
+  TJ_FN C operator-(C a, C b) { return C(a.re - b.re, a.im - b.im); }                      \
+  TJ_FN C operator-(C a) { return C(-a.re, -a.im); }                                       \
+  TJ_FN C operator*(C a, C b) {                                                            \
+    return C(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re);                        \
+  }                                                                                        \
+  TJ_FN C operator/(C a, C b) { /* Smith's algorithm, as NumPy's loops */                 \
+    const R ar = b.re < 0 ? -b.re : b.re, ai = b.im < 0 ? -b.im : b.im;                    \
+    if (ar >= ai) {                                                                        \
+      if (ar == 0 && ai == 0) return C(a.re / ar, a.im / ar);                              \
+      const R rat = b.im / b.re, scl = (R)1 / (b.re + b.im * rat);                         \
+      return C((a.re + a.im * rat) * scl, (a.im - a.re * rat) * scl);                      \
+    }                                                                                      \
+    const R rat = b.re / b.im, scl = (R)1 / (b.im + b.re * rat);                           \
+    return C((a.re * rat + a.im) * scl, (a.im * rat - a.re) * scl);                        \
+  }                                                                                        \
+  TJ_FN bool operator==(C a, C b) { return a.re == b.re && a.im == b.im; }                 \
+  TJ_FN bool operator!=(C a, C b) { return !(a == b); }                                    \
+  TJ_FN C tj_conj(C a) { return C(a.re, -a.im); }
+TJ_COMPLEX(tj_c64, float)
+TJ_COMPLEX(tj_c128, double)
+#undef TJ_COMPLEX
+"""
+)
 
 
 def c_type(dtype) -> str:
@@ -143,4 +179,5 @@ __all__ = [
     "compute_c_type",
     "compute_dtype",
     "float_suffix",
+    "real_dtype",
 ]

@@ -78,7 +78,7 @@ def _vjp_rule(e: Emitter, cts, *inputs, out, call: CustomCall):
     residuals = inline_graph(nodes, call.fwd, inputs, "forward")[len(out) :]
     seeds = [c if c is not None else e.full(0.0, o) for c, o in zip(cts, out)]
     in_cts = inline_graph(nodes, call.bwd, residuals + seeds, "backward")
-    return [ct if dtypes.is_float(x.dtype) else None for ct, x in zip(in_cts, inputs)]
+    return [ct if dtypes.is_inexact(x.dtype) else None for ct, x in zip(in_cts, inputs)]
 
 
 VJP_RULES.register(custom_vjp_call_p)(_vjp_rule)

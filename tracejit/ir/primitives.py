@@ -299,6 +299,7 @@ def elementwise_rule(name: str, kinds: str, out_dtype=None, arity: int = 1) -> E
 
 
 FLOAT, NUM, INT_BOOL, ANY = "f", "fi", "ib", "fib"
+COMPLEX = "c"  # + - * / negation and ==, != also take complex operands
 
 _erf_scalar = np.frompyfunc(__import__("math").erf, 1, 1)
 
@@ -325,7 +326,7 @@ def _pow(x, y):
 
 UNARY = {
     # name: (kinds, numpy impl, output dtype or None for "same as input", cost)
-    "neg": (NUM, np.negative, None, 1),
+    "neg": (NUM + COMPLEX, np.negative, None, 1),
     "abs": (NUM, np.abs, None, 1),
     "sign": (NUM, np.sign, None, 1),
     "exp": (FLOAT, np.exp, None, TRANSCENDENTAL),
@@ -361,10 +362,10 @@ UNARY = {
 }
 
 BINARY = {
-    "add": (ANY, np.add, None, 1),  # on bool: logical or, as NumPy
-    "sub": (NUM, np.subtract, None, 1),
-    "mul": (ANY, np.multiply, None, 1),
-    "div": (FLOAT, np.true_divide, None, 1),
+    "add": (ANY + COMPLEX, np.add, None, 1),  # on bool: logical or, as NumPy
+    "sub": (NUM + COMPLEX, np.subtract, None, 1),
+    "mul": (ANY + COMPLEX, np.multiply, None, 1),
+    "div": (FLOAT + COMPLEX, np.true_divide, None, 1),
     "floordiv": (NUM, np.floor_divide, None, 1),
     "mod": (NUM, np.remainder, None, 1),
     "pow": (NUM, _pow, None, TRANSCENDENTAL),
@@ -376,8 +377,8 @@ BINARY = {
     "xor": (INT_BOOL, np.bitwise_xor, None, 1),
     "shl": ("i", np.left_shift, None, 1),
     "shr": ("i", np.right_shift, None, 1),
-    "eq": (ANY, np.equal, np.bool_, 1),
-    "ne": (ANY, np.not_equal, np.bool_, 1),
+    "eq": (ANY + COMPLEX, np.equal, np.bool_, 1),
+    "ne": (ANY + COMPLEX, np.not_equal, np.bool_, 1),
     "lt": (ANY, np.less, np.bool_, 1),
     "le": (ANY, np.less_equal, np.bool_, 1),
     "gt": (ANY, np.greater, np.bool_, 1),

@@ -5,6 +5,7 @@
 array([1., 1.], dtype=float32)
 """
 
+from tracejit.numpy._complex import *
 from tracejit.numpy._construct import *
 from tracejit.numpy._core import broadcast_shapes, cast  # noqa: F401
 from tracejit.numpy._creation import *

@@ -12,6 +12,10 @@ from tracejit.tracer.core import bind
 
 def _unary_float(prim: str, doc_name: str):
     def fn(x):
+        if prim == "exp" and dtypes.is_complex(aval_of(x)[0]):
+            from tracejit.numpy._complex import complex_exp
+
+            return complex_exp(x)
         return elementwise(prim, x, to_float="ufunc")
 
     fn.__name__ = doc_name
@@ -83,6 +87,10 @@ def positive(x):
 
 def absolute(x):
     (x,) = promote(x)
+    if dtypes.is_complex(x.dtype):  # real-valued, from the real and imaginary parts
+        from tracejit.numpy._complex import complex_abs
+
+        return complex_abs(x)
     return x if x.dtype == np.bool_ else bind("abs", x)
 
 

@@ -14,8 +14,7 @@ import numpy as np
 from tracejit.errors import UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.numpy import _elementwise as ew
-from tracejit.numpy._core import aval_of, cast, promote, shape_of
-from tracejit.numpy._creation import zeros_like
+from tracejit.numpy._core import cast, promote, shape_of
 
 pi, e, euler_gamma = math.pi, math.e, float(np.euler_gamma)
 inf, nan = math.inf, math.nan
@@ -326,76 +325,6 @@ def array_equiv(a1, a2):
     except ValueError:
         return np.asarray(False)
     return all_(ew.equal(a1, a2))
-
-
-def _real_only(x, op: str):
-    """`x` promoted; UnsupportedError for complex values (not computed in yet)."""
-    (x,) = promote(x)
-    if dtypes.is_complex(aval_of(x)[0]):
-        raise UnsupportedError(f"{aval_of(x)[0]} is not supported by tnp.{op} yet")
-    return x
-
-
-def real(x):
-    """`np.real`: the real part of a real value is the value itself.
-
-    >>> import tracejit.numpy as tnp
-    >>> float(tnp.real(2.0))
-    2.0
-    """
-    return _real_only(x, "real")
-
-
-def conj(x):
-    """`np.conj`: the complex conjugate of a real value is the value itself."""
-    return _real_only(x, "conj")
-
-
-conjugate = conj
-
-
-def imag(x):
-    """`np.imag`: zero for real inputs.
-
-    >>> import numpy as np, tracejit.numpy as tnp
-    >>> tnp.imag(np.ones(2))
-    array([0., 0.])
-    """
-    return zeros_like(_real_only(x, "imag"))
-
-
-def angle(z, deg: bool = False):
-    """`np.angle` of a real value: pi for negatives, 0 otherwise (180/0 with deg=True).
-
-    >>> import numpy as np, tracejit.numpy as tnp
-    >>> tnp.angle(np.array([-2.0, 3.0]))
-    array([3.14159265, 0.        ])
-    """
-    (z,) = _floats(_real_only(z, "angle"))
-    out = ew.arctan2(zeros_like(z), z)
-    return rad2deg(out) if deg else out
-
-
-def iscomplex(x):
-    """`np.iscomplex`: False everywhere (no complex dtypes).
-
-    >>> import numpy as np, tracejit.numpy as tnp
-    >>> tnp.iscomplex(np.ones(2))
-    array([False, False])
-    """
-    return zeros_like(_real_only(x, "iscomplex"), dtype=np.bool_)
-
-
-def isreal(x):
-    """`np.isreal`: True everywhere (no complex dtypes).
-
-    >>> import numpy as np, tracejit.numpy as tnp
-    >>> tnp.isreal(np.ones(2))
-    array([ True,  True])
-    """
-    from tracejit.numpy._creation import ones_like
-
-    return ones_like(_real_only(x, "isreal"), dtype=np.bool_)
 
 
 def _ints_only(name: str, *xs):

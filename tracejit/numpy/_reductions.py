@@ -133,7 +133,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims: bool = False, initial=Non
 def _float_dtype(x, dtype) -> np.dtype:
     if dtype is not None:
         return dtypes.canonical(dtype)
-    return x.dtype if dtypes.is_float(x.dtype) else _FLOAT64
+    return x.dtype if dtypes.is_inexact(x.dtype) else _FLOAT64
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims: bool = False, *, where=None):
@@ -168,7 +168,7 @@ def _no_out(out, name: str) -> None:
 
 def _divide_by(x, n: float, dt):
     """`x / n` in dtype `dt` (n = 0 gives nan or inf, as NumPy does with a warning)."""
-    if not dtypes.is_float(dt):  # mean(dtype=int): NumPy divides, then casts back
+    if not dtypes.is_inexact(dt):  # mean(dtype=int): NumPy divides, then casts back
         return cast(_divide_by(cast(x, _FLOAT64), n, _FLOAT64), dt)
     denom = constant(n, dt, weak=False, trace=innermost_trace([x]))
     return bind("div", x, broadcast_to(denom, shape_of(x)))
@@ -187,6 +187,7 @@ def var(a, axis=None, dtype=None, ddof: float = 0, keepdims: bool = False, *, co
     shape = tuple(shape_of(x))
     axes = _axes(axis, shape, "var", scalar_axis=False)
     dt = _float_dtype(x, dtype)
+    _no_complex(dt, "var")
     if not dtypes.is_float(dt):
         dt = _FLOAT64
     x = cast(x, dt)
@@ -390,7 +391,15 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial: bool = False
 # ---------------------------------------------------------------- NaN-ignoring
 
 
+def _no_complex(dt, name: str) -> None:
+    if dtypes.is_complex(dt):  # var needs |x - mean|**2, isnan has no complex rendering
+        from tracejit.errors import UnsupportedError
+
+        raise UnsupportedError(f"{np.dtype(dt)} is not supported by tnp.{name} yet")
+
+
 def _nan_to_zero(x):
+    _no_complex(x.dtype, "nansum")
     if not dtypes.is_float(x.dtype):
         return x
     zero = broadcast_to(constant(0, x.dtype, weak=False, trace=innermost_trace([x])), shape_of(x))

@@ -26,6 +26,7 @@ from tracejit.ir.passes.regions import region_pass
 from tracejit.ir.passes.rewrite import Rule, rewrite
 from tracejit.ir.passes.simplify import RULES as SIMPLIFY_RULES
 from tracejit.ir.passes.simplify import STOP_GRADIENT_RULES
+from tracejit.ir.passes.split_complex import split_complex
 from tracejit.ir.passes.widen import widen_low_precision
 
 Pass = Callable[[Graph], Graph]
@@ -66,6 +67,11 @@ def _no_stats(fn: Pass):
     return run
 
 
+def lower_dtypes(graph: Graph, stats: dict | None = None) -> Graph:
+    """Steps the backends compute in other dtypes: ir/passes/widen.py, split_complex.py."""
+    return split_complex(widen_low_precision(graph, stats), stats)
+
+
 def rewrite_pass(*tables: list[Rule]):
     """The pass applying the rule `tables`, in order of priority, in one sweep (ir/passes/
     rewrite.py); the sweep also merges equal nodes (CSE)."""
@@ -89,9 +95,9 @@ PASSES: list[PassEntry] = [
         "rewrite", rewrite_pass(*GRAD_SAFE_RULES, NUMERICS_RULES), frozenset({"pre_grad", "joint"})
     ),
     PassEntry("rewrite", rewrite_pass(*POST_GRAD_RULES, NUMERICS_RULES), frozenset({"post_grad"})),
-    # reductions and matmuls over float16/bfloat16 in float32 (after the rewrites: they match
-    # the graph as traced)
-    PassEntry("widen", widen_low_precision, frozenset({"post_grad"})),
+    # reductions and matmuls over float16/bfloat16 in float32, over complex on real parts
+    # (after the rewrites: they match the graph as traced)
+    PassEntry("dtypes", lower_dtypes, frozenset({"post_grad"})),
     PassEntry("dce", _no_stats(remove_dead_nodes)),  # a graph traced with dead nodes
     # Last: bodies of loops and branches, with the enclosing graph's unused outputs pruned.
     *(PassEntry("regions", region_pass(s), frozenset({s})) for s in STAGES),

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tracejit.errors import TracejitTypeError
 from tracejit.ir import dtypes
 from tracejit.ir.autodiff import VJP_RULES
 from tracejit.ir.c_render import C_RULES, c_type
@@ -29,7 +30,7 @@ _COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64
 
 def _complex_operand(name: str, aval) -> None:
     if not dtypes.is_complex(aval[1]):
-        raise TypeError(f"{name} needs a complex operand, got {aval[1]}")
+        raise TracejitTypeError(f"{name} needs a complex operand, got {aval[1]}")
 
 
 def _part_rule(name: str):
@@ -49,7 +50,7 @@ def _conj_rule(avals):
 def _complex_rule(avals):
     (shape, dt, wa), (shape_b, dt_b, wb) = avals
     if shape != shape_b or dt != dt_b or dt not in _COMPLEX_OF:
-        raise TypeError(
+        raise TracejitTypeError(
             f"complex needs two float32 or float64 operands of one shape and dtype, got "
             f"{dt}{list(shape)} and {dt_b}{list(shape_b)}"
         )

@@ -3,9 +3,8 @@
 Imported into `tracejit.random`. Inverse-CDF formulas where one exists (exponential, gumbel,
 laplace, logistic, cauchy, pareto, rayleigh, weibull_min, triangular, geometric), sums of
 normals (maxwell), Gumbel-max for `categorical`. Like the rest of tracejit.random, the same key
-gives the same numbers inside and outside `jit` and on every device. Samplers that need a
-gamma variate (gamma, beta, dirichlet, chisquare, t, f, poisson, binomial) or a decomposition
-(multivariate_normal, orthogonal) are not here yet.
+gives the same numbers inside and outside `jit` and on every device. The gamma family is in
+_random_gamma.py; poisson, binomial, truncated_normal, the decompositions in _random_more.py.
 """
 
 from __future__ import annotations

@@ -4,21 +4,17 @@ fresh process with a warm disk cache runs none of those phases."""
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from _fresh_process import run_json
 
 import tracejit as tj
 from tracejit import backends, cache
 from tracejit.cache import keys
 
-ROOT = Path(__file__).resolve().parents[2]
 needs_cxx = pytest.mark.skipif(
     (shutil.which("g++") or shutil.which("c++")) is None, reason="no C++ compiler on PATH"
 )
@@ -56,19 +52,7 @@ print(json.dumps({"key": key, "value": float(value), "grad": grad.tolist(), **ca
 
 
 def _child(cache_dir: Path, seed: str) -> dict:
-    env = dict(os.environ, TRACEJIT_CACHE_DIR=str(cache_dir), PYTHONHASHSEED=seed)
-    env["PYTHONPATH"] = str(ROOT)
-    env.pop("TRACEJIT_LOG_COMPILES", None)
-    done = subprocess.run(
-        [sys.executable, "-c", CHILD],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_json(CHILD, cache_dir, seed)
 
 
 @needs_cxx

@@ -3,12 +3,12 @@ loads `grad`'s joint graph instead of differentiating, and still finds the compi
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 
 import numpy as np
+from _fresh_process import run_json
 
 import tracejit as tj
 from tracejit import config
@@ -38,17 +38,7 @@ print(json.dumps({"grad": g.tolist(), "phases": sorted(phases), "hits": info["hi
 
 
 def _fresh_process(cache_dir, seed: str) -> dict:
-    env = dict(os.environ, TRACEJIT_CACHE_DIR=str(cache_dir), PYTHONHASHSEED=seed)
-    run = subprocess.run(
-        [sys.executable, "-c", _GRAD_IN_A_FRESH_PROCESS],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    return json.loads(run.stdout.strip().splitlines()[-1])
+    return run_json(_GRAD_IN_A_FRESH_PROCESS, cache_dir, seed)
 
 
 def test_a_warm_process_loads_the_joint_graph_and_hits_the_compiled_function(tmp_path):

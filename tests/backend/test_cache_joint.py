@@ -77,19 +77,41 @@ from tracejit.ir.graph import ConstValue
 here, there = ConstValue(np.arange(5.0)), pickle.loads(sys.stdin.buffer.read())
 print(there == here, hash(there) == hash(here), len({here: 1, there: 2}))
 """
+_PICKLE_REGION = """
+import sys
+import numpy as np
+import tracejit as tj
+from tracejit.cache import payload
+from tracejit.ir.regions import Region
+graph = tj.make_ir(lambda x: np.sin(x) * 2.0)(np.ones(3))
+region = Region(graph)
+hash(region)
+sys.stdout.buffer.write(payload.dumps((graph, region)))
+"""
+_COMPARE_REGION = """
+import sys
+from tracejit.cache import payload
+from tracejit.ir.regions import Region
+graph, there = payload.loads(sys.stdin.buffer.read())
+here = Region(graph)
+print(there == here, hash(there) == hash(here), len({here: 1, there: 2}))
+"""
+
+
+def _child(code, seed, data=None):
+    env = dict(os.environ, PYTHONHASHSEED=seed)  # bytes and str hash differently per seed
+    cmd = [sys.executable, "-c", code]
+    return subprocess.run(cmd, env=env, input=data, capture_output=True, check=True).stdout
 
 
 def test_a_constant_pickled_in_another_process_equals_one_made_there():
-    def child(code, seed, data=None):
-        env = dict(os.environ, PYTHONHASHSEED=seed)  # bytes hash differently per seed
-        cmd = [sys.executable, "-c", code]
-        return subprocess.run(cmd, env=env, input=data, capture_output=True, check=True).stdout
+    got = _child(_COMPARE_CONST, "4", _child(_PICKLE_CONST, "3"))
+    assert got.split() == [b"True", b"True", b"1"]
 
-    assert child(_COMPARE_CONST, "4", child(_PICKLE_CONST, "3")).split() == [
-        b"True",
-        b"True",
-        b"1",
-    ]
+
+def test_a_region_pickled_in_another_process_equals_one_made_there():
+    got = _child(_COMPARE_REGION, "4", _child(_PICKLE_REGION, "3"))
+    assert got.split() == [b"True", b"True", b"1"]
 
 
 def test_a_graph_with_checkpoint_marks_is_not_stored():

@@ -63,6 +63,10 @@ class Region:
             self._hash = hash(self.key)
         return self._hash
 
+    def __reduce__(self):
+        # The graph only: a stored hash of text is another process's (PYTHONHASHSEED)
+        return Region, (self.graph,)
+
     def __eq__(self, other) -> bool:
         if not isinstance(other, Region):
             return NotImplemented

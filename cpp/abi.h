@@ -9,16 +9,37 @@
 #include <cstdint>
 #include <ctime>
 
+// The collectives of tracejit.lax.parallel in generated code (backend_cpu/collectives.py):
+// the non-blocking MPI functions of the libmpi that mpi4py loaded and the handles they take,
+// filled by tracejit/distributed/native.py (which mirrors this layout: every field 8 bytes).
+// Handles travel as intptr_t (MPICH's int handles and Open MPI's pointers both fit a register
+// argument); a request is stored in an int64_t. A collective that fails writes `failed` (its
+// kind + 1), `why` (1: timeout, 2: MPI error, 3: process count) and `count` for the message.
+struct TjMpi {
+  void* iallreduce;  // MPI_Iallreduce
+  void* iallgather;  // MPI_Iallgather
+  void* ireduce_scatter_block;  // MPI_Ireduce_scatter_block
+  void* isend;  // MPI_Isend
+  void* irecv;  // MPI_Irecv
+  void* test;  // MPI_Test
+  intptr_t comm, in_place;  // MPI_COMM_WORLD, MPI_IN_PLACE
+  intptr_t ops[3];  // MPI_SUM, MPI_MAX, MPI_MIN
+  intptr_t types[16];  // by tracejit/distributed/native.py's TYPES (MPI_BYTE last)
+  int64_t rank, size, timeout_ns;
+  int64_t failed, why, count;
+};
+
 // What a generated `tj_run(in, out, consts, arena, ctx)` receives: the BLAS gemm functions
 // (cblas_sgemm/cblas_dgemm or null), the callback that runs a step through NumPy, and, while
 // `tj.profile` records, room for each top-level step's start and duration (nanoseconds on
-// `tj_now_ns`'s clock; null otherwise).
+// `tj_now_ns`'s clock; null otherwise); the MPI collectives (null without them).
 struct TjContext {
   void* sgemm;
   void* dgemm;
   int (*fallback)(void* self, int64_t step, void* const* ptrs);
   void* self;
   int64_t* step_ns;  // 2 per step: start, duration
+  TjMpi* mpi;
 };
 
 // CLOCK_MONOTONIC in nanoseconds: the clock of Python's time.perf_counter on Linux.

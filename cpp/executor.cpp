@@ -75,13 +75,14 @@ void Executor::FreeDeleter::operator()(char* p) const { std::free(p); }
 Executor::Executor(const std::string& library, std::vector<ArraySpec> inputs,
                    std::vector<ArraySpec> outputs, std::vector<py::array> consts,
                    int64_t arena_bytes, uintptr_t sgemm, uintptr_t dgemm, py::object fallback,
-                   py::object out_type)
+                   py::object out_type, uintptr_t mpi)
     : inputs_(std::move(inputs)),
       outputs_(std::move(outputs)),
       consts_(std::move(consts)),
       arena_bytes_(arena_bytes),
       sgemm_(reinterpret_cast<void*>(sgemm)),
       dgemm_(reinterpret_cast<void*>(dgemm)),
+      mpi_(reinterpret_cast<TjMpi*>(mpi)),
       fallback_(std::move(fallback)),
       out_type_(std::move(out_type)) {
   handle_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -246,7 +247,7 @@ py::list Executor::run_with(const py::sequence& args, const py::object& outs, in
   }
   Arena arena = take_arena();
   CallState state{this, nullptr};
-  TjContext ctx{sgemm_, dgemm_, &fallback_trampoline, &state, step_ns};
+  TjContext ctx{sgemm_, dgemm_, &fallback_trampoline, &state, step_ns, mpi_};
   int rc;
   {
     py::gil_scoped_release release;
@@ -268,7 +269,8 @@ void register_executor(py::module_& m) {
                        "Runs a compiled schedule (a tj_run library) in one call, GIL released.")
       .def(py::init([](const std::string& library, const py::list& inputs, const py::list& outputs,
                        std::vector<py::array> consts, int64_t arena_bytes, uintptr_t sgemm,
-                       uintptr_t dgemm, py::object fallback, py::object out_type) {
+                       uintptr_t dgemm, py::object fallback, py::object out_type,
+                       uintptr_t mpi) {
              auto specs = [](const py::list& items) {
                std::vector<ArraySpec> out;
                for (auto item : items) {
@@ -280,11 +282,11 @@ void register_executor(py::module_& m) {
              };
              return std::make_unique<Executor>(library, specs(inputs), specs(outputs),
                                                std::move(consts), arena_bytes, sgemm, dgemm,
-                                               std::move(fallback), std::move(out_type));
+                                               std::move(fallback), std::move(out_type), mpi);
            }),
            py::arg("library"), py::arg("inputs"), py::arg("outputs"), py::arg("consts"),
            py::arg("arena_bytes"), py::arg("sgemm") = 0, py::arg("dgemm") = 0,
-           py::arg("fallback") = py::none(), py::arg("out_type") = py::none())
+           py::arg("fallback") = py::none(), py::arg("out_type") = py::none(), py::arg("mpi") = 0)
       .def("__call__", &Executor::run, py::arg("args"), py::arg("outs") = py::none())
       .def("run_profiled", &Executor::run_profiled, py::arg("args"), py::arg("nsteps"),
            py::arg("outs") = py::none(),

@@ -34,7 +34,7 @@ class Executor {
   Executor(const std::string& library, std::vector<ArraySpec> inputs,
            std::vector<ArraySpec> outputs, std::vector<pybind11::array> consts,
            int64_t arena_bytes, uintptr_t sgemm, uintptr_t dgemm, pybind11::object fallback,
-           pybind11::object out_type);
+           pybind11::object out_type, uintptr_t mpi);
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
@@ -73,6 +73,7 @@ class Executor {
   int64_t arena_bytes_;
   void* sgemm_;
   void* dgemm_;
+  TjMpi* mpi_;  // the collectives' MPI context (abi.h), or null
   pybind11::object fallback_;
   pybind11::object out_type_;  // None (np.ndarray) or the ndarray subclass of fresh outputs
   std::mutex pool_mutex_;

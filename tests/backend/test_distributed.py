@@ -76,6 +76,8 @@ def test_one_process_world_is_the_identity():
         np.testing.assert_array_equal(g, x[None])
         assert i == 0
     assert tj.distributed.process_index() == 0 and tj.distributed.process_count() == 1
+    # compiled to C++ copies over one process: no NumPy callback (backend_cpu/collectives.py)
+    assert tj.jit(fun).lower(x).compile().executable.fallbacks() == []
 
 
 def test_collectives_are_printed_in_the_ir_and_not_folded():

@@ -26,11 +26,12 @@ from pathlib import Path
 import numpy as np
 
 from tracejit import cache, debug, timing
-from tracejit.backend_cpu import abi, blas, compiler
+from tracejit.backend_cpu import abi, blas, collectives, compiler
 from tracejit.cache import payload
 from tracejit.config import config
 from tracejit.const_array import ConstArray
-from tracejit.errors import CompileError
+from tracejit.distributed import native as distributed_native
+from tracejit.errors import CompileError, TracejitError
 from tracejit.ir import kernel
 from tracejit.ir.gather_plan import is_native
 from tracejit.ir.graph import Graph
@@ -50,6 +51,7 @@ _CODEGEN_MODULES = tuple(
         "backend_cpu.fast_tanh",
         "backend_cpu.vector_math",
         "backend_cpu.gather",
+        "backend_cpu.collectives",
         "backend_cpu.rows",
         "backend_cpu.compiler",
         "ir.c_render",
@@ -76,7 +78,9 @@ def codegen_sources() -> tuple:
 
 def _is_callback(step: kernel.Step, buffers: dict[int, kernel.Buffer]) -> bool:
     """A Fallback step the generated C++ calls NumPy back for (not compiled natively)."""
-    return isinstance(step, kernel.Fallback) and not is_native(step, buffers)
+    if not isinstance(step, kernel.Fallback) or is_native(step, buffers):
+        return False
+    return not collectives.is_collective(step, buffers)  # MPI called from C++
 
 
 class _Fallbacks:
@@ -150,13 +154,24 @@ class CpuExecutable:
         abi.check_runtime_abi()
         args = (library, spec, out_spec, schedule.consts, schedule.arena_bytes, sgemm, dgemm)
         args += (fallbacks if fallbacks else None,)
-        try:  # fresh outputs are created as ConstArray (jit's host results) in C++
-            self._executor = _core.Executor(*args, out_type=ConstArray)
-        except TypeError:  # an extension built before `out_type`: jit views them instead
-            self._executor = _core.Executor(*args)
+        # the MPI context of compiled collectives (tracejit/distributed/native.py)
+        self._mpi = distributed_native.address() if collectives.USE in source else 0
+        self._executor = _core.Executor(*args, out_type=ConstArray, mpi=self._mpi)
+        self._agreed = not self._mpi  # checked at the first call, outside the cache's lock
 
     def __call__(self, args: Sequence[np.ndarray], outs: list | None = None) -> list[np.ndarray]:
         """Run; `outs` (donation): per output, None or the array to write it into."""
+        if not self._agreed:  # every process compiled the same collectives (debug check)
+            distributed_native.agree_on_collectives(self.schedule)
+            self._agreed = True
+        try:
+            return self._run(args, outs)
+        except TracejitError:
+            if self._mpi:  # a compiled collective failed: say why (timeout, process count)
+                distributed_native.raise_failure()
+            raise
+
+    def _run(self, args: Sequence[np.ndarray], outs: list | None) -> list[np.ndarray]:
         if timing.events is not None:  # tj.profile records each step's time
             from tracejit.backend_cpu.profiled import run_profiled
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from tracejit import timing
-from tracejit.backend_cpu import abi, vector_math
+from tracejit.backend_cpu import abi, collectives, vector_math
 from tracejit.backend_cpu.columns import ColumnWriter, PartialWriter, is_column, is_partial
 from tracejit.backend_cpu.emit import INLINE_F32_C, BaseWriter
 from tracejit.backend_cpu.gather import CPU_KERNELS, GATHER_C, is_native
@@ -259,6 +259,9 @@ def run_function(
         elif isinstance(step, K.Kernel):
             w = writer_for(table.hoist(step), table.buffers, uses)
             table.add(w.call(), w.k.name, w.function())
+        elif collectives.is_collective(step, buffers):  # MPI from C++, no callback
+            uses.add(collectives.USE)
+            table.add(collectives.statement(step, buffers), f"{fn}_s{i}", label=label)
         elif not isinstance(step, K.View):  # a view is only a pointer alias
             statement, helper = _statement(i, step, buffers, f"{fn}_s{i}")
             table.add(statement, f"{fn}_s{i}", helper, label)
@@ -299,6 +302,7 @@ def _generate(schedule: K.Schedule, name: str, loops) -> str:
         ABI,
         RUNTIME,
         GATHER_C if native else "",
+        collectives.COLLECTIVES_C if collectives.USE in uses else "",
         *regions,
         *functions,
         *run,

@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tracejit.backend_cpu import codegen
+from tracejit.backend_cpu.collectives import is_collective
 from tracejit.ir import fusion, memory
 from tracejit.ir import kernel as K
 from tracejit.ir.control import CONTROL_PRIMS, regions_in_order
@@ -109,6 +110,7 @@ def _compile_region(ctx: _Context, graph) -> Compiled:
     calls, scratch = _plan_steps(ctx, schedule, const_base)
     for i, step in enumerate(schedule.steps):
         callback = isinstance(step, K.Fallback) and not is_native(step, buffers)
+        callback = callback and not is_collective(step, buffers)
         if callback and i not in calls:  # NumPy, called back under an executable-wide id
             calls[i] = [codegen.callback_statement(ctx.next_callback, step)]
             ctx.callbacks[ctx.next_callback] = (step, buffers)

@@ -13,10 +13,10 @@
 them, so `tracejit.lax.psum`/`pmean`/`pmax`/`all_gather`/`psum_scatter`/`ppermute`/
 `axis_index` inside it are collectives over the processes (`tracejit/lax/parallel.py`).
 
-How the collectives run: they are primitives of the IR; the reference interpreter and the
-compiled CPU program both run them through mpi4py (the compiled program calls back into
-Python for that step, the same path as its other NumPy fallback steps, holding the GIL). The
-CUDA backend would copy device buffers to the host for them: NCCL is not wired up yet.
+How the collectives run: they are primitives of the IR; the reference interpreter runs them
+through mpi4py; the compiled CPU program calls MPI's functions from C++ with the GIL released
+(backend_cpu/collectives.py, with the context of `native.py`: no Python callback). The CUDA
+backend would copy device buffers to the host for them: NCCL is not wired up yet.
 
 Without `initialize()` (or without mpi4py) the world is this one process: collectives are
 identities, `process_count() == 1`.
@@ -28,7 +28,8 @@ import functools
 import os
 import sys
 
-from tracejit.distributed._comm import MpiComm, SingleComm
+from tracejit.distributed import native
+from tracejit.distributed._comm import MpiComm, SingleComm, timeout_seconds
 from tracejit.errors import DistributedError
 
 _STATE = {"comm": SingleComm(), "axes": []}
@@ -80,6 +81,7 @@ def initialize() -> None:
             f"{comm.rank} of {comm.size}: is mpi4py built against another MPI than mpiexec's?"
         )
     _abort_on_uncaught(MPI.COMM_WORLD)
+    native.bind_mpi(MPI.COMM_WORLD, timeout_seconds())
     _STATE["comm"] = comm
 
 

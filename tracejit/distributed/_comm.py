@@ -15,6 +15,7 @@ import zlib
 
 import numpy as np
 
+from tracejit.distributed.native import timeout_message
 from tracejit.errors import DistributedError
 
 
@@ -61,11 +62,8 @@ class MpiComm:
         while not request.Test():
             now = time.monotonic()
             if now > deadline:
-                raise DistributedError(
-                    f"{what}: process {self.rank} of {self.size} waited more than "
-                    f"{timeout_seconds():g} s for the others (TRACEJIT_DISTRIBUTED_TIMEOUT); "
-                    "another process died or did not reach this collective"
-                )
+                message = timeout_message(what, self.rank, self.size, timeout_seconds())
+                raise DistributedError(message)
             time.sleep(0 if now - start < 0.02 else 1e-3)
 
     def _op(self, op: str):

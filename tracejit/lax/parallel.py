@@ -2,8 +2,9 @@
 
 Inside `tj.distributed.spmd(f, axis_name="i")`: `psum`, `pmean`, `pmax`, `pmin`,
 `all_gather`, `psum_scatter`, `ppermute` and `axis_index`. Each is a primitive (traced,
-printed in the IR with its `axis_name`, run by the interpreter and the compiled program
-through `tracejit.distributed`'s communicator); `pmean` is `psum` divided by the count.
+printed in the IR with its `axis_name`, run by the interpreter through
+`tracejit.distributed`'s communicator and by the compiled CPU program as MPI calls from C++,
+backend_cpu/collectives.py); `pmean` is `psum` divided by the count.
 Pytrees are reduced in one bucket per dtype: leaves are flattened and concatenated, reduced
 by one collective, and split again (one all-reduce for a whole gradient, not one per leaf).
 

@@ -6,6 +6,7 @@
 from tracejit.ir import (  # noqa: F401  (registers every primitive)
     autodiff_control,
     control,
+    elementwise_ops,
     forward_control,
     linalg_prims,
     linalg_qr,

@@ -48,7 +48,8 @@ CRule = Callable[[list, np.dtype, np.dtype, dict, set, Dialect], str]
 C_RULES = RuleTable("C rendering")
 
 # Unary float functions with a libm name (float variant gets an "f" suffix). Every one has a
-# vector variant in glibc's libmvec (>= 2.35), so a declare-simd declaration vectorizes it.
+# vector variant in glibc's libmvec (>= 2.35), so a declare-simd declaration vectorizes it. The
+# entries of ir/elementwise_ops add theirs (`libm_unary`).
 LIBM_UNARY = {
     "exp": "exp",
     "exp2": "exp2",
@@ -57,18 +58,6 @@ LIBM_UNARY = {
     "log10": "log10",
     "log1p": "log1p",
     "expm1": "expm1",
-    "sin": "sin",
-    "cos": "cos",
-    "tan": "tan",
-    "asin": "asin",
-    "acos": "acos",
-    "atan": "atan",
-    "sinh": "sinh",
-    "cosh": "cosh",
-    "tanh": "tanh",
-    "asinh": "asinh",
-    "acosh": "acosh",
-    "atanh": "atanh",
     "erf": "erf",
 }
 LIBM_BINARY = {"pow": "pow", "atan2": "atan2"}
@@ -187,6 +176,15 @@ def _libm(name: str, dtype, uses: set, d: Dialect) -> str:
     fn = name + float_suffix(dtype)
     uses.add(fn)
     return d.libm_prefix + fn
+
+
+def libm_call(fn: str) -> CRule:
+    """The C rule of a call to libm function `fn` (`fnf` on float32) on every operand."""
+
+    def rule(args, dt, out_dt, attrs, uses, d):
+        return f"{_libm(fn, dt, uses, d)}({', '.join(args)})"
+
+    return rule
 
 
 def _math(name: str, dt: np.dtype, d: Dialect) -> str:
@@ -396,4 +394,4 @@ C_RULES.register("convert")(
 )
 C_RULES.register("select")(lambda args, *_: f"(({args[0]}) ? ({args[1]}) : ({args[2]}))")
 
-__all__ = ["C_RULES", "C_TYPES", "PRELUDE", "UNSIGNED", "c_type", "literal", "render"]
+__all__ = ["C_RULES", "C_TYPES", "PRELUDE", "UNSIGNED", "c_type", "libm_call", "literal", "render"]

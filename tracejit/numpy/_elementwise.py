@@ -6,6 +6,7 @@ import numpy as np
 
 from tracejit.errors import TracejitValueError, UnsupportedError
 from tracejit.ir import dtypes
+from tracejit.ir.elementwise_ops import TNP_NAMES
 from tracejit.numpy._core import aval_of, broadcast_all, cast, elementwise, promote
 from tracejit.tracer.core import bind
 
@@ -34,18 +35,11 @@ log10 = _unary_float("log10", "log10")
 log1p = _unary_float("log1p", "log1p")
 expm1 = _unary_float("expm1", "expm1")
 sqrt = _unary_float("sqrt", "sqrt")
-sin = _unary_float("sin", "sin")
-cos = _unary_float("cos", "cos")
-tan = _unary_float("tan", "tan")
-arcsin = asin = _unary_float("asin", "arcsin")
-arccos = acos = _unary_float("acos", "arccos")
-arctan = atan = _unary_float("atan", "arctan")
-sinh = _unary_float("sinh", "sinh")
-cosh = _unary_float("cosh", "cosh")
-tanh = _unary_float("tanh", "tanh")
-arcsinh = asinh = _unary_float("asinh", "arcsinh")
-arccosh = acosh = _unary_float("acosh", "arccosh")
-arctanh = atanh = _unary_float("atanh", "arctanh")
+
+# One function per entry of ir/elementwise_ops, under each of its NumPy names.
+_STYLES = {"float": _unary_float}
+for _prim, (_style, _names) in TNP_NAMES.items():
+    globals().update(dict.fromkeys(_names, _STYLES[_style](_prim, _names[0])))
 
 
 def _rounding(prim: str, name: str):

@@ -1,0 +1,13 @@
+"""The built-in elementwise primitives, one entry each, grouped by family.
+
+Each family module declares its primitives with `entry.elementwise_op(...)` (or a shorthand
+such as `entry.libm_unary`): one call carries the shape/dtype rule, NumPy reference, cost,
+fusion class (INLINE, from the kind), VJP, C rendering and the NumPy names `tracejit.numpy`
+wraps it under; batching comes from the elementwise kind. Adding a built-in elementwise
+primitive is one entry in its family's module.
+"""
+
+from tracejit.ir.elementwise_ops import trig  # noqa: F401  (registers its primitives)
+from tracejit.ir.elementwise_ops.entry import TNP_NAMES
+
+__all__ = ["TNP_NAMES"]

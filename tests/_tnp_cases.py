@@ -404,3 +404,42 @@ SETS = [
 ]
 CASES = CASES + SETS
 COMPILED = COMPILED + SETS
+
+_F = np.array([0.0, -0.0, 1.0, -0.75, 2.0**-1074, 3 * 2.0**-1060, 1e300, -1e-300, 0.1, 2.0**52,
+               np.finfo(np.float64).max, np.inf, -np.inf, np.nan])  # fmt: skip
+_F32 = np.array([0.0, -0.0, 1.0, -0.75, 2.0**-149, 3 * 2.0**-140, 1e38, -1e-38, 0.1, 2.0**23,
+                 np.finfo(np.float32).max, np.inf, -np.inf, np.nan], np.float32)  # fmt: skip
+_BITS = np.array([[1, 0, 1, 1, 0, 0, 0, 0, 1], [0, 1, 1, 0, 1, 1, 0, 1, 0]])
+_PX = np.linspace(-1.0, 1.0, 7)
+FLOAT_BITS = [
+    _c("frexp", lambda m, x: m.frexp(x), _F),
+    _c("frexp", lambda m, x: m.frexp(x), _F32),
+    _c("frexp", lambda m, x: m.frexp(x)[0], Y, grad=True),
+    _c("nextafter", lambda m, x: m.nextafter(x, np.roll(x, 1)), _F),
+    _c("nextafter", lambda m, x: m.nextafter(x, -x), _F32),
+    _c("nextafter", lambda m, x: m.nextafter(x, x * 0 + np.inf), _F[:-3]),
+    _c("spacing", lambda m, x: m.spacing(x), _F),
+    _c("spacing", lambda m, x: m.spacing(x), _F32),
+    _c("i0", lambda m, x: m.i0(x), np.array([0.0, -0.5, 3.0, 29.9, 30.0, -45.0, 700.0, 720.0])),
+    _c("i0", lambda m, x: m.i0(x * 4), Y, grad=True),
+    _c("i0", lambda m, x: m.i0(x * 2 + 31), Y, grad=True),
+    _c("packbits", lambda m, b: m.packbits(b), _BITS),
+    _c("packbits", lambda m, b: m.packbits(b > 0, axis=1, bitorder="little"), _BITS),
+    _c("packbits", lambda m, i: m.packbits(i, axis=0), I),
+    _c("unpackbits", lambda m, b: m.unpackbits(m.packbits(b, axis=-1), axis=-1), _BITS),
+    _c("unpackbits", lambda m, b: m.unpackbits(m.packbits(b), count=-3, bitorder="little"), _BITS),
+    _c("unpackbits", lambda m, b: m.unpackbits(m.packbits(b, axis=0), axis=0, count=5), _BITS),
+    _c("polyfit", lambda m, x, y: m.polyfit(x, y, 3), _PX, np.sin(3 * _PX), grad=True),
+    _c(
+        "polyfit",
+        lambda m, x, y, w: m.polyfit(x, np.stack([y, y * y], 1), 2, w=w),
+        _PX,
+        np.cos(_PX),
+        _PX + 2.0,
+        grad=True,
+    ),
+    _c("sort_complex", lambda m, x, y: m.sort_complex(x.round(1) + 1j * y), Y, X),
+    _c("sort_complex", lambda m, i: m.sort_complex(i[0]), I),
+]
+CASES = CASES + FLOAT_BITS
+COMPILED = COMPILED + FLOAT_BITS

@@ -192,14 +192,6 @@ def test_every_offered_name_is_tested():
 
 # api-targets.md names tracejit.numpy does not offer yet, each with what it needs.
 NOT_YET = {
-    "sort_complex": "complex dtypes",
-    "frexp": "a bit-level primitive (bitcast) for exact exponents of subnormals",
-    "spacing": "a bitcast or nextafter primitive",
-    "nextafter": "a bitcast or nextafter primitive",
-    "i0": "a Bessel-function primitive (or Cephes' Chebyshev series)",
-    "packbits": "uint8, which tracejit does not compute in",
-    "unpackbits": "uint8, which tracejit does not compute in",
-    "polyfit": "linalg.lstsq (LAPACK / cuSOLVER primitives)",
     "roots": "linalg.eigvals (LAPACK / cuSOLVER primitives)",
 }
 

@@ -5,6 +5,7 @@
 array([1., 1.], dtype=float32)
 """
 
+from tracejit.numpy._bessel import *
 from tracejit.numpy._complex import *
 from tracejit.numpy._construct import *
 from tracejit.numpy._core import broadcast_shapes, cast  # noqa: F401
@@ -13,6 +14,7 @@ from tracejit.numpy._dtypes import *
 from tracejit.numpy._einsum import *
 from tracejit.numpy._elementwise import *
 from tracejit.numpy._fft_module import *
+from tracejit.numpy._float_bits import *
 from tracejit.numpy._index_tricks import *
 from tracejit.numpy._indexing import *
 from tracejit.numpy._join import *
@@ -22,6 +24,8 @@ from tracejit.numpy._manip import *
 from tracejit.numpy._math import *
 from tracejit.numpy._misc import *
 from tracejit.numpy._more import *
+from tracejit.numpy._packbits import *
+from tracejit.numpy._polyfit import *
 from tracejit.numpy._reductions import *
 from tracejit.numpy._select import *
 from tracejit.numpy._shape import *

@@ -201,9 +201,11 @@ class CpuExecutable:
 
 def schedule_graph(graph: Graph) -> kernel.Schedule:
     """Fuse and plan `graph`: the schedule the C++ is generated from."""
+    from tracejit.distributed.overlap import collectives_early
     from tracejit.ir import fusion, memory
 
-    return memory.plan_memory(fusion.fuse(graph))
+    # collectives start as soon as their operands are computed (overlapping the backward)
+    return memory.plan_memory(fusion.fuse(collectives_early(graph)))
 
 
 def _in_spec(graph: Graph) -> list:

@@ -23,6 +23,8 @@ array([0., 1., 2.])
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from tracejit import distributed
@@ -129,28 +131,69 @@ def _size(axis_name: str) -> int:
     return distributed.process_count()
 
 
+# Gradients are reduced in buckets of about this many bytes (TRACEJIT_BUCKET_BYTES), filled
+# in the order the leaves were computed: the last layer's gradients (computed first by the
+# backward pass) form the first bucket, whose all-reduce the compiled program starts while
+# the backward pass goes on (tracejit/distributed/overlap.py orders the kernels for it).
+BUCKET_BYTES = int(os.environ.get("TRACEJIT_BUCKET_BYTES", str(1 << 20)))
+
+
+def _production_order(leaves: list) -> list[int]:
+    """Leaf indices in the order their values were computed in the trace (leaf order for
+    concrete values or leaves of different traces)."""
+    traces = {x._trace for x in leaves if isinstance(x, Tracer)}
+    if len(traces) != 1 or not all(isinstance(x, Tracer) for x in leaves):
+        return list(range(len(leaves)))
+    (trace,) = traces
+    position = {v: i for i, n in enumerate(trace.graph.nodes) for v in n.outputs}
+    return sorted(range(len(leaves)), key=lambda i: position.get(leaves[i]._value, -1))
+
+
+def _buckets(picked: list[int], leaves: list) -> list[list[int]]:
+    """`picked` split into runs of about BUCKET_BYTES (at least one leaf each)."""
+    out: list[list[int]] = [[]]
+    size = 0
+    for i in picked:
+        if out[-1] and size + leaves[i].nbytes > BUCKET_BYTES:
+            out.append([])
+            size = 0
+        out[-1].append(i)
+        size += leaves[i].nbytes
+    return out
+
+
 def _bucketed(name: str, tree, axis_name: str):
-    """`name` applied to every leaf of `tree`: one collective per dtype over all leaves."""
+    """`name` applied to every leaf of `tree`: one collective per bucket of leaves of one
+    dtype (BUCKET_BYTES each), not one per leaf."""
     from tracejit import numpy as tnp
 
     size = _size(axis_name)
     leaves, treedef = tree_flatten(tree)
-    leaves = [tnp.asarray(x) for x in leaves]
+    leaves = [x if isinstance(x, Tracer) else tnp.asarray(x) for x in leaves]
     out = list(leaves)
-    for dtype in dict.fromkeys(x.dtype for x in leaves):
-        picked = [i for i, x in enumerate(leaves) if x.dtype == dtype]
-        if len(picked) == 1:
-            (i,) = picked
-            out[i] = bind(name, leaves[i], axis_name=axis_name, count=size)
-            continue
-        flat = tnp.concatenate([tnp.ravel(leaves[i]) for i in picked])
-        reduced = bind(name, flat, axis_name=axis_name, count=size)
-        start = 0
-        for i in picked:
-            n = leaves[i].size
-            out[i] = tnp.reshape(reduced[start : start + n], leaves[i].shape)
-            start += n
+    order = _production_order(leaves)
+    for dtype in dict.fromkeys(leaves[i].dtype for i in order):
+        picked = [i for i in order if leaves[i].dtype == dtype]
+        for bucket in _buckets(picked, leaves):
+            reduced = _reduce_bucket(name, [leaves[i] for i in bucket], axis_name, size)
+            for i, r in zip(bucket, reduced):
+                out[i] = r
     return tree_unflatten(treedef, out)
+
+
+def _reduce_bucket(name: str, leaves: list, axis_name: str, size: int) -> list:
+    """`name` of each of `leaves` (one dtype) by one collective on their concatenation."""
+    from tracejit import numpy as tnp
+
+    if len(leaves) == 1:
+        return [bind(name, leaves[0], axis_name=axis_name, count=size)]
+    flat = tnp.concatenate([tnp.ravel(x) for x in leaves])
+    reduced = bind(name, flat, axis_name=axis_name, count=size)
+    out, start = [], 0
+    for x in leaves:
+        out.append(tnp.reshape(reduced[start : start + x.size], x.shape))
+        start += x.size
+    return out
 
 
 def psum(x, axis_name: str):

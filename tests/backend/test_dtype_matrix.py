@@ -184,16 +184,22 @@ def test_16_bit_float_conversions_are_bit_exact(dtype, device):
     x = _special_floats(np.random.default_rng(3))
     every = np.arange(2**16, dtype=np.uint16).view(dt)  # every 16-bit pattern, NaNs too
 
-    @tj.jit(device=device)
-    def f(x, h):
-        return x.astype(dt), h.astype(np.float32), h.astype(np.float64)
-
-    down, up32, up64 = (np.asarray(tj.device_get(o)) for o in f(x, every))
+    # float64 just off the 16-bit ties: rounding through float32 would land on the tie
+    rng = np.random.default_rng(4)
     with np.errstate(invalid="ignore", over="ignore"):
-        want = x.astype(dt)
-    nan = np.isnan(want.astype(np.float32))
-    assert np.array_equal(np.isnan(down.astype(np.float32)), nan)
-    np.testing.assert_array_equal(down.view(np.uint16)[~nan], want.view(np.uint16)[~nan])
+        x64 = x.astype(np.float64) * (1 + rng.uniform(-1e-9, 1e-9, x.size))
+
+    @tj.jit(device=device)
+    def f(x, x64, h):
+        return x.astype(dt), x64.astype(dt), h.astype(np.float32), h.astype(np.float64)
+
+    down, down64, up32, up64 = (np.asarray(tj.device_get(o)) for o in f(x, x64, every))
+    for got, src in ((down, x), (down64, x64)):  # ml_dtypes rounds float64 through float32
+        with np.errstate(invalid="ignore", over="ignore"):
+            want = src.astype(dt)
+        nan = np.isnan(want.astype(np.float32))
+        assert np.array_equal(np.isnan(got.astype(np.float32)), nan)
+        np.testing.assert_array_equal(got.view(np.uint16)[~nan], want.view(np.uint16)[~nan])
     for got, wide in ((up32, np.float32), (up64, np.float64)):
         with np.errstate(invalid="ignore"):  # ml_dtypes warns converting its NaNs
             ref = every.astype(wide)

@@ -351,6 +351,8 @@ def render(
         raise UnsupportedError(f"no C rendering for primitive {getattr(prim, 'name', prim)!r}")
     uses = set() if uses is None else uses
     dt, out_dt = np.dtype(dtype), np.dtype(out_dtype)
+    if getattr(prim, "name", prim) == "convert" and dt == np.float64 and out_dt == np.float16:
+        return f"((tj_f16)(tj_f64_to_f32_odd({args[0]})))"  # NumPy's, not double rounding
     if is_low_precision(dt) or is_low_precision(out_dt):  # computed in float, rounded after
         first = 1 if getattr(prim, "name", prim) == "select" else 0  # the condition is bool
         wide = list(args[:first]) + [_widen(a, dt) for a in args[first:]]

@@ -89,6 +89,15 @@ TJ_FN float tj_f16_to_f32(uint16_t h) {
   }
   return tj_bits_f32(u | (((uint32_t)h & 0x8000u) << 16));
 }
+// double -> float rounded to odd (truncated, the last bit set when inexact): rounding that to
+// float16 gives the correctly rounded double -> float16 (24 >= 11 + 2 bits), as NumPy's.
+TJ_FN float tj_f64_to_f32_odd(double d) {
+  const float f = (float)d;
+  if ((double)f == d || f != f) return f;
+  uint32_t u = tj_f32_bits(f);
+  if ((f < 0 ? -(double)f : (double)f) > (d < 0 ? -d : d)) u -= 1u;  // rounded up: truncate
+  return tj_bits_f32(u | 1u);
+}
 // float -> bfloat16 (the top 16 bits), round to nearest even; NaN stays a quiet NaN.
 TJ_FN uint16_t tj_f32_to_bf16(float f) {
   const uint32_t u = tj_f32_bits(f);

@@ -7,6 +7,7 @@ from tracejit.ir import (  # noqa: F401  (registers every primitive)
     autodiff_control,
     control,
     elementwise_ops,
+    fft_prims,
     forward_control,
     linalg_prims,
     linalg_qr,

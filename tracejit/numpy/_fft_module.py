@@ -1,8 +1,7 @@
-"""`tracejit.numpy.fft`: the helpers of `np.fft` that need no complex numbers.
+"""`tracejit.numpy.fft`: the module object, its helpers and the transforms.
 
 `fftfreq`/`rfftfreq` are NumPy's (static sizes); `fftshift`/`ifftshift` are rolls, so they
-trace and differentiate. The transforms themselves (fft, rfft, ...) need complex dtypes and an
-FFT primitive (pocketfft / cuFFT): not yet.
+trace and differentiate. The transforms (fft, rfft, ...) are in _fft_transforms.py.
 """
 
 from __future__ import annotations
@@ -13,6 +12,7 @@ import types
 import numpy as np
 
 from tracejit.numpy._core import asarray, normalize_axes, shape_of
+from tracejit.numpy._fft_transforms import TRANSFORMS
 from tracejit.numpy._join import roll
 
 
@@ -56,9 +56,9 @@ def rfftfreq(n: int, d: float = 1.0, *, dtype=None, device=None):
 
 
 fft = types.ModuleType("tracejit.numpy.fft", __doc__)
-for _fn in (fftshift, ifftshift, fftfreq, rfftfreq):
+for _fn in (fftshift, ifftshift, fftfreq, rfftfreq, *TRANSFORMS):
     setattr(fft, _fn.__name__, _fn)
-fft.__all__ = ["fftfreq", "fftshift", "ifftshift", "rfftfreq"]
+fft.__all__ = sorted(_fn.__name__ for _fn in (fftshift, ifftshift, fftfreq, rfftfreq, *TRANSFORMS))
 sys.modules.setdefault(fft.__name__, fft)
 
 __all__ = ["fft"]

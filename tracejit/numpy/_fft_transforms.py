@@ -1,0 +1,181 @@
+"""The transforms of `tracejit.numpy.fft`: fft, ifft, rfft, irfft, hfft, ihfft and their 2-D
+and n-D forms, with NumPy's `n`/`s`, `axis`/`axes` and `norm` ("backward", "ortho",
+"forward"). Each moves the transformed axes to the end, crops or zero-pads them to the
+requested lengths, binds the one `fft` primitive (ir/fft_prims.py: pocketfft through NumPy,
+a host step in compiled programs) and scales; gradients follow JAX's complex convention.
+
+>>> import numpy as np, tracejit.numpy as tnp
+>>> tnp.fft.fft(np.array([1.0, 0.0, -1.0, 0.0]))
+array([0.+0.j, 2.+0.j, 0.+0.j, 2.+0.j])
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tracejit import numpy as tnp
+from tracejit.errors import TracejitTypeError, TracejitValueError
+from tracejit.ir import dtypes
+from tracejit.ir.fft_prims import complex_dtype, real_dtype
+from tracejit.numpy._core import normalize_axis
+from tracejit.tracer.core import bind
+
+_INVERSE = {"fft": False, "rfft": False, "ifft": True, "irfft": True}
+
+
+def _operand(a, kind: str):
+    a = tnp.asarray(a)
+    if kind == "rfft":
+        if dtypes.is_complex(a.dtype):
+            raise TracejitTypeError("rfft: expected a real operand, got a complex one")
+        return tnp.astype(a, real_dtype(a.dtype) if a.dtype.kind == "f" else np.float64)
+    base = a.dtype if a.dtype.kind in "fc" else np.float64
+    return tnp.astype(a, complex_dtype(base))
+
+
+def _axes_and_lengths(a, s, axes, kind: str):
+    nd = tnp.ndim(a)
+    if axes is None:
+        axes = tuple(range(nd - len(s), nd)) if s is not None else tuple(range(nd))
+    axes = tuple(normalize_axis(ax, nd, "fft") for ax in axes)
+    if len(set(axes)) != len(axes):
+        raise TracejitValueError(f"fft: repeated axes {axes} are not supported")
+    if s is None:
+        s = [tnp.shape(a)[ax] for ax in axes]
+        if kind == "irfft":
+            s[-1] = 2 * (s[-1] - 1)
+    s = tuple(int(n) for n in s)
+    if len(s) != len(axes) or any(n < 1 for n in s):
+        raise TracejitValueError(f"fft: invalid lengths {s} for axes {axes}")
+    return axes, s
+
+
+def _fit(x, axis: int, n: int):
+    """`x` cropped or zero-padded to length `n` along `axis`."""
+    have = tnp.shape(x)[axis]
+    if have > n:
+        return tnp.take(x, np.arange(n), axis=axis)
+    if have < n:
+        widths = [(0, 0)] * tnp.ndim(x)
+        widths[axis] = (0, n - have)
+        return tnp.pad(x, widths)
+    return x
+
+
+def _scale(norm, n: int, inverse: bool) -> float:
+    if norm in (None, "backward"):
+        return 1.0
+    if norm == "ortho":
+        return math.sqrt(n) if inverse else 1.0 / math.sqrt(n)
+    if norm == "forward":
+        return float(n) if inverse else 1.0 / n
+    raise TracejitValueError(f'norm must be "backward", "ortho" or "forward", got {norm!r}')
+
+
+def _transform(a, kind: str, s, axes, norm):
+    x = _operand(a, kind)
+    axes, s = _axes_and_lengths(x, s, axes, kind)
+    _scale(norm, 1, False)  # validate before tracing anything
+    k = len(axes)
+    ends = tuple(range(tnp.ndim(x) - k, tnp.ndim(x)))
+    x = tnp.moveaxis(x, axes, ends)
+    for i, (ax, n) in enumerate(zip(ends, s)):
+        x = _fit(x, ax, n // 2 + 1 if kind == "irfft" and i == k - 1 else n)
+    out = bind("fft", x, kind=kind, lengths=s)
+    factor = _scale(norm, math.prod(s), _INVERSE[kind])
+    if factor != 1.0:
+        out = tnp.multiply(out, tnp.astype(tnp.asarray(factor), real_dtype(out.dtype)))
+    return tnp.moveaxis(out, ends, axes)
+
+
+def _one(n, axis):
+    return None if n is None else (n,), (axis,)
+
+
+def fft(a, n=None, axis: int = -1, norm=None):
+    """`np.fft.fft`: the 1-D discrete Fourier transform along `axis`."""
+    return _transform(a, "fft", *_one(n, axis), norm)
+
+
+def ifft(a, n=None, axis: int = -1, norm=None):
+    """`np.fft.ifft`: the inverse of `fft`."""
+    return _transform(a, "ifft", *_one(n, axis), norm)
+
+
+def rfft(a, n=None, axis: int = -1, norm=None):
+    """`np.fft.rfft`: the non-negative frequencies of a real signal's transform.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.fft.rfft(np.array([1.0, 2.0, 3.0, 4.0]))
+    array([10.+0.j, -2.+2.j, -2.+0.j])
+    """
+    return _transform(a, "rfft", *_one(n, axis), norm)
+
+
+def irfft(a, n=None, axis: int = -1, norm=None):
+    """`np.fft.irfft`: the real signal (length n, default 2 (m - 1)) of `rfft` output."""
+    return _transform(a, "irfft", *_one(n, axis), norm)
+
+
+_SWAP = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
+
+
+def _swapped(norm):
+    _scale(norm, 1, False)
+    return _SWAP[norm]
+
+
+def hfft(a, n=None, axis: int = -1, norm=None):
+    """`np.fft.hfft`: the real transform of a Hermitian-symmetric signal's half."""
+    return irfft(tnp.conj(_operand(a, "fft")), n, axis, _swapped(norm))
+
+
+def ihfft(a, n=None, axis: int = -1, norm=None):
+    """`np.fft.ihfft`: the inverse of `hfft`."""
+    return tnp.conj(rfft(a, n, axis, _swapped(norm)))
+
+
+def fftn(a, s=None, axes=None, norm=None):
+    """`np.fft.fftn`: the transform over `axes` (default: all, or the last len(s))."""
+    return _transform(a, "fft", s, axes, norm)
+
+
+def ifftn(a, s=None, axes=None, norm=None):
+    """`np.fft.ifftn`: the inverse of `fftn`."""
+    return _transform(a, "ifft", s, axes, norm)
+
+
+def rfftn(a, s=None, axes=None, norm=None):
+    """`np.fft.rfftn`: the n-D transform of a real signal, halved along the last axis."""
+    return _transform(a, "rfft", s, axes, norm)
+
+
+def irfftn(a, s=None, axes=None, norm=None):
+    """`np.fft.irfftn`: the inverse of `rfftn`."""
+    return _transform(a, "irfft", s, axes, norm)
+
+
+def fft2(a, s=None, axes=(-2, -1), norm=None):
+    """`np.fft.fft2`: `fftn` over the last two axes."""
+    return fftn(a, s, axes, norm)
+
+
+def ifft2(a, s=None, axes=(-2, -1), norm=None):
+    """`np.fft.ifft2`: `ifftn` over the last two axes."""
+    return ifftn(a, s, axes, norm)
+
+
+def rfft2(a, s=None, axes=(-2, -1), norm=None):
+    """`np.fft.rfft2`: `rfftn` over the last two axes."""
+    return rfftn(a, s, axes, norm)
+
+
+def irfft2(a, s=None, axes=(-2, -1), norm=None):
+    """`np.fft.irfft2`: `irfftn` over the last two axes."""
+    return irfftn(a, s, axes, norm)
+
+
+TRANSFORMS = (fft, ifft, rfft, irfft, hfft, ihfft, fftn, ifftn, rfftn, irfftn, fft2, ifft2,
+              rfft2, irfft2)  # fmt: skip

@@ -102,10 +102,6 @@ def _square(e: Emitter, x: Value) -> Value:
     return e.mul(x, x)
 
 
-def _scale(e: Emitter, x: Value, c: float) -> Value:
-    return e.mul(x, e.full(c, x))
-
-
 def _inverse_perm(perm: Sequence[int]) -> tuple[int, ...]:
     return tuple(int(i) for i in np.argsort(perm))
 
@@ -138,52 +134,6 @@ def _neg(e, ct, x, *, out):
 @defvjp("abs")
 def _abs(e, ct, x, *, out):
     return [e.mul(ct, e.sign(x))]  # sign(0) = 0: the subgradient JAX picks at the kink
-
-
-@defvjp("exp")
-def _exp(e, ct, x, *, out):
-    return [e.mul(ct, out)]
-
-
-@defvjp("exp2")
-def _exp2(e, ct, x, *, out):
-    return [e.mul(ct, _scale(e, out, math.log(2.0)))]
-
-
-@defvjp("log")
-def _log(e, ct, x, *, out):
-    return [e.div(ct, x)]
-
-
-@defvjp("log2")
-def _log2(e, ct, x, *, out):
-    return [e.div(ct, _scale(e, x, math.log(2.0)))]
-
-
-@defvjp("log10")
-def _log10(e, ct, x, *, out):
-    return [e.div(ct, _scale(e, x, math.log(10.0)))]
-
-
-@defvjp("log1p")
-def _log1p(e, ct, x, *, out):
-    return [e.div(ct, e.add(x, e.full(1.0, x)))]
-
-
-@defvjp("expm1")
-def _expm1(e, ct, x, *, out):
-    return [e.mul(ct, e.add(out, e.full(1.0, out)))]
-
-
-@defvjp("sqrt")
-def _sqrt(e, ct, x, *, out):
-    return [e.div(ct, _scale(e, out, 2.0))]
-
-
-@defvjp("erf")
-def _erf(e, ct, x, *, out):
-    dens = e.exp(e.neg(_square(e, x)))
-    return [e.mul(ct, _scale(e, dens, 2.0 / math.sqrt(math.pi)))]
 
 
 @defvjp("convert")

@@ -47,22 +47,13 @@ from tracejit.ir.primitives import Primitive, RuleTable
 CRule = Callable[[list, np.dtype, np.dtype, dict, set, Dialect], str]
 C_RULES = RuleTable("C rendering")
 
-# Unary float functions with a libm name (float variant gets an "f" suffix). Every one has a
-# vector variant in glibc's libmvec (>= 2.35), so a declare-simd declaration vectorizes it. The
-# entries of ir/elementwise_ops add theirs (`libm_unary`).
-LIBM_UNARY = {
-    "exp": "exp",
-    "exp2": "exp2",
-    "log": "log",
-    "log2": "log2",
-    "log10": "log10",
-    "log1p": "log1p",
-    "expm1": "expm1",
-    "erf": "erf",
-}
+# Float functions with a libm name (the float variant gets an "f" suffix), keyed by primitive
+# name; ir/elementwise_ops's `libm_unary` entries add theirs. Every one has a vector variant in
+# glibc's libmvec (>= 2.35), so a declare-simd declaration vectorizes it.
+LIBM_UNARY: dict[str, str] = {}
 LIBM_BINARY = {"pow": "pow", "atan2": "atan2"}
-# Rounding and sqrt compile to instructions through GCC/Clang/NVCC builtins.
-BUILTIN_UNARY = {"sqrt": "sqrt", "floor": "floor", "ceil": "ceil", "trunc": "trunc"}
+# Rounding compiles to instructions through GCC/Clang/NVCC builtins.
+BUILTIN_UNARY = {"floor": "floor", "ceil": "ceil", "trunc": "trunc"}
 
 # Helpers shared by both backends. TJ_FN is `static inline` in C++ and `__device__ inline` in
 # CUDA; the backend defines it before this text. Builtins keep <cmath> out of the translation
@@ -187,6 +178,15 @@ def libm_call(fn: str) -> CRule:
     return rule
 
 
+def math_call(fn: str) -> CRule:
+    """The C rule of builtin math function `fn` (an instruction: `__builtin_sqrtf`, `sqrtf`)."""
+
+    def rule(args, dt, out_dt, attrs, uses, d):
+        return f"{_math(fn, dt, d)}({', '.join(args)})"
+
+    return rule
+
+
 def _math(name: str, dt: np.dtype, d: Dialect) -> str:
     """The builtin math function `name` of float `dt` ("sqrt" -> "__builtin_sqrtf")."""
     return d.math(name + float_suffix(dt))
@@ -243,8 +243,6 @@ def _unary(name: str, a: str, dt: np.dtype, uses: set, d: Dialect) -> str:
     if name == "sign":
         s = f"(({ct})((({a}) > 0) - (({a}) < 0)))"
         return f"(({a}) != ({a}) ? ({a}) : {s})" if dt.kind == "f" else s
-    if name in LIBM_UNARY:
-        return f"{_libm(LIBM_UNARY[name], dt, uses, d)}({a})"
     if name in BUILTIN_UNARY:
         return f"{_math(BUILTIN_UNARY[name], dt, d)}({a})"
     if name == "round":
@@ -381,7 +379,7 @@ def _binary_rule(name: str) -> CRule:
 
 _UNARY_OPS = [
     "neg", "abs", "sign", "round", "not", "isnan", "isinf", "isfinite", "stop_gradient",
-    *LIBM_UNARY, *BUILTIN_UNARY,
+    *BUILTIN_UNARY,
 ]  # fmt: skip
 _BINARY_OPS = [
     "add", "sub", "mul", "div", "floordiv", "mod", "pow", "atan2", "max", "min",
@@ -396,4 +394,4 @@ C_RULES.register("convert")(
 )
 C_RULES.register("select")(lambda args, *_: f"(({args[0]}) ? ({args[1]}) : ({args[2]}))")
 
-__all__ = ["C_RULES", "C_TYPES", "PRELUDE", "UNSIGNED", "c_type", "libm_call", "literal", "render"]
+__all__ = ["C_RULES", "C_TYPES", "PRELUDE", "UNSIGNED", "c_type", "literal", "render"]

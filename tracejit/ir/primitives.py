@@ -301,12 +301,6 @@ def elementwise_rule(name: str, kinds: str, out_dtype=None, arity: int = 1) -> E
 FLOAT, NUM, INT_BOOL, ANY = "f", "fi", "ib", "fib"
 COMPLEX = "c"  # + - * / negation and ==, != also take complex operands
 
-_erf_scalar = np.frompyfunc(__import__("math").erf, 1, 1)
-
-
-def _erf(x):
-    return np.asarray(_erf_scalar(x)).astype(x.dtype)  # 0-d input gives a Python float
-
 
 def _int_pow(x, y):
     # NumPy raises for negative integer exponents; a compiled kernel cannot, so 0 (1 for base 1).
@@ -329,15 +323,6 @@ UNARY = {
     "neg": (NUM + COMPLEX, np.negative, None, 1),
     "abs": (NUM, np.abs, None, 1),
     "sign": (NUM, np.sign, None, 1),
-    "exp": (FLOAT, np.exp, None, TRANSCENDENTAL),
-    "exp2": (FLOAT, np.exp2, None, TRANSCENDENTAL),
-    "log": (FLOAT, np.log, None, TRANSCENDENTAL),
-    "log2": (FLOAT, np.log2, None, TRANSCENDENTAL),
-    "log10": (FLOAT, np.log10, None, TRANSCENDENTAL),
-    "log1p": (FLOAT, np.log1p, None, TRANSCENDENTAL),
-    "expm1": (FLOAT, np.expm1, None, TRANSCENDENTAL),
-    "sqrt": (FLOAT, np.sqrt, None, 1),
-    "erf": (FLOAT, _erf, None, TRANSCENDENTAL),
     "floor": (FLOAT, np.floor, None, 1),
     "ceil": (FLOAT, np.ceil, None, 1),
     "round": (FLOAT, np.round, None, 1),  # half to even, as NumPy

@@ -27,15 +27,6 @@ def _unary_float(prim: str, doc_name: str):
     return fn
 
 
-exp = _unary_float("exp", "exp")
-exp2 = _unary_float("exp2", "exp2")
-log = _unary_float("log", "log")
-log2 = _unary_float("log2", "log2")
-log10 = _unary_float("log10", "log10")
-log1p = _unary_float("log1p", "log1p")
-expm1 = _unary_float("expm1", "expm1")
-sqrt = _unary_float("sqrt", "sqrt")
-
 # One function per entry of ir/elementwise_ops, under each of its NumPy names.
 _STYLES = {"float": _unary_float}
 for _prim, (_style, _names) in TNP_NAMES.items():

@@ -51,11 +51,12 @@ def elementwise_op(
     return prim
 
 
-def libm_unary(name: str, impl: Callable, vjp: Callable, numpy: tuple[str, ...] = ()):
-    """A float function computed by the libm function of the same name (`tanhf`, `tanh`)."""
+def libm_unary(name: str, impl: Callable, vjp: Callable, numpy: tuple[str, ...] | None = ()):
+    """A float function computed by the libm function of the same name (`tanhf`, `tanh`),
+    tnp's under `numpy` (default: `(name,)`; None: no tnp wrapper from the entry)."""
     LIBM_UNARY[name] = name  # declared `omp declare simd` (backend_cpu/vector_math.py)
     c = libm_call(name)
-    numpy = numpy or (name,)
+    numpy = () if numpy is None else numpy or (name,)
     return elementwise_op(
         name, FLOAT, impl, vjp=vjp, c=c, cost=TRANSCENDENTAL, numpy=numpy, style="float"
     )
@@ -66,6 +67,10 @@ def libm_unary(name: str, impl: Callable, vjp: Callable, numpy: tuple[str, ...] 
 
 def square(e, x):
     return e.mul(x, x)
+
+
+def scale(e, x, c: float):
+    return e.mul(x, e.full(c, x))
 
 
 def one_minus_sq(e, x):

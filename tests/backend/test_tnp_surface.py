@@ -191,9 +191,7 @@ def test_every_offered_name_is_tested():
 
 
 # api-targets.md names tracejit.numpy does not offer yet, each with what it needs.
-NOT_YET = {
-    "roots": "linalg.eigvals (LAPACK / cuSOLVER primitives)",
-}
+NOT_YET: dict[str, str] = {}
 
 
 def test_missing_names_are_exactly_the_listed_ones():

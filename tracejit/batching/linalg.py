@@ -21,7 +21,7 @@ def _stacked_rule(name: str):
     return rule
 
 
-for _name in ("solve", "inv", "cholesky", "det", "slogdet", "eigh", "svd", "qr", "fft"):
+for _name in ("solve", "inv", "cholesky", "det", "slogdet", "eigh", "svd", "qr", "fft", "eig"):
     defbatch(_name)(_stacked_rule(_name))
 
 

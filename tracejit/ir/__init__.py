@@ -9,6 +9,7 @@ from tracejit.ir import (  # noqa: F401  (registers every primitive)
     elementwise_ops,
     fft_prims,
     forward_control,
+    linalg_eig,
     linalg_prims,
     linalg_qr,
     linalg_svd,

@@ -19,6 +19,7 @@ from tracejit.numpy._index_tricks import *
 from tracejit.numpy._indexing import *
 from tracejit.numpy._join import *
 from tracejit.numpy._linalg import *
+from tracejit.numpy._linalg_eig import roots  # noqa: F401  (eig, eigvals: tnp.linalg)
 from tracejit.numpy._linalg_module import *
 from tracejit.numpy._manip import *
 from tracejit.numpy._math import *

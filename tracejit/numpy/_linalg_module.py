@@ -14,6 +14,7 @@ import numpy as np
 
 from tracejit.errors import TracejitValueError, UnsupportedError
 from tracejit.numpy import _elementwise as ew
+from tracejit.numpy import _linalg_eig as _eig
 from tracejit.numpy import _linalg_more as _more
 from tracejit.numpy import _linalg_solvers as _solvers
 from tracejit.numpy import _reductions as red
@@ -167,7 +168,7 @@ linalg = types.ModuleType("tracejit.numpy.linalg", __doc__)
 for _fn in (norm, vector_norm, matrix_norm, multi_dot, matrix_power, diagonal, cross, matmul,
             matrix_transpose, tensordot, vecdot, outer, trace):  # fmt: skip
     setattr(linalg, _fn.__name__, _fn)
-for _mod in (_solvers, _more):
+for _mod in (_solvers, _more, _eig):
     for _name in _mod.__all__:
         setattr(linalg, _name, getattr(_mod, _name))
 linalg.LinAlgError = np.linalg.LinAlgError

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from tracejit.errors import ShapeError, UnsupportedError
+from tracejit.ir import dtypes
 from tracejit.ir.autodiff import defvjp
 from tracejit.ir.primitives import OPAQUE, register
 
@@ -20,16 +21,22 @@ def _argsort_rule(avals, *, axis):
     shape, dtype, _ = avals[0]
     if not 0 <= axis < len(shape):
         raise ShapeError(f"argsort: axis {axis} out of range for shape {tuple(shape)}")
-    if np.dtype(dtype).kind not in "biuf":
+    if dtypes.category(dtype) not in "bif":  # bfloat16 included
         raise UnsupportedError(f"argsort needs bool, integer or float operands, got {dtype}")
     return (tuple(shape), np.dtype(np.int64), False)
+
+
+def _sortable(x):
+    # ml_dtypes' own bfloat16 sort misplaces NaN; float32 (bfloat16 is its top half) keeps
+    # every value's order and sorts NaN last.
+    return x.astype(np.float32) if x.dtype == dtypes.BFLOAT16 else x
 
 
 register(
     "argsort",
     OPAQUE,
     _argsort_rule,
-    lambda x, *, axis: np.argsort(x, axis=axis, kind="stable").astype(np.int64),
+    lambda x, *, axis: np.argsort(_sortable(x), axis=axis, kind="stable").astype(np.int64),
 )
 
 

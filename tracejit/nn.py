@@ -199,6 +199,7 @@ def one_hot(x, num_classes: int, dtype=np.float32):
 
 from tracejit._nn_extra import *
 from tracejit._nn_initializers import initializers
+from tracejit._nn_scaled import scaled_matmul
 from tracejit._public import only_public_names
 
 __all__ = [
@@ -223,6 +224,7 @@ __all__ = [
     "one_hot",
     "relu",
     "relu6",
+    "scaled_matmul",
     "selu",
     "sigmoid",
     "silu",

@@ -64,7 +64,7 @@ def _erfinv(y):
 
 
 def truncated_normal(key, lower, upper, shape=None, dtype=np.float32):
-    """Standard normal draws conditioned on [lower, upper], by the inverse CDF; differentiable
+    """Standard normal draws conditioned on (lower, upper), by the inverse CDF; differentiable
     in `lower` and `upper`.
 
     >>> import tracejit as tj
@@ -80,7 +80,7 @@ def truncated_normal(key, lower, upper, shape=None, dtype=np.float32):
     eps = np.finfo(dt).eps
     y = tnp.clip(y, -1.0 + eps, 1.0 - eps)
     x = tnp.multiply(_erfinv(y), s2)
-    return tnp.clip(x, lo, hi)
+    return tnp.clip(x, tnp.nextafter(lo, np.inf), tnp.nextafter(hi, -np.inf))  # open, as JAX
 
 
 def generalized_normal(key, p, shape=(), dtype=np.float32):

@@ -120,8 +120,7 @@ def zero_vjp(e, ct, *inputs, out, **attrs):
 
 # Piecewise-constant or non-float results: their derivative is zero almost everywhere.
 _ZERO_DERIVATIVE = (
-    "sign floor ceil round trunc not isnan isinf isfinite stop_gradient floordiv "
-    "and or xor shl shr eq ne lt le gt ge argmax argmin iota const"
+    "sign not stop_gradient floordiv and or xor shl shr eq ne lt le gt ge argmax argmin iota const"
 )
 defvjp(*_ZERO_DERIVATIVE.split())(zero_vjp)
 

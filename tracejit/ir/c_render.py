@@ -52,8 +52,6 @@ C_RULES = RuleTable("C rendering")
 # glibc's libmvec (>= 2.35), so a declare-simd declaration vectorizes it.
 LIBM_UNARY: dict[str, str] = {}
 LIBM_BINARY = {"pow": "pow", "atan2": "atan2"}
-# Rounding compiles to instructions through GCC/Clang/NVCC builtins.
-BUILTIN_UNARY = {"floor": "floor", "ceil": "ceil", "trunc": "trunc"}
 
 # Helpers shared by both backends. TJ_FN is `static inline` in C++ and `__device__ inline` in
 # CUDA; the backend defines it before this text. Builtins keep <cmath> out of the translation
@@ -243,18 +241,8 @@ def _unary(name: str, a: str, dt: np.dtype, uses: set, d: Dialect) -> str:
     if name == "sign":
         s = f"(({ct})((({a}) > 0) - (({a}) < 0)))"
         return f"(({a}) != ({a}) ? ({a}) : {s})" if dt.kind == "f" else s
-    if name in BUILTIN_UNARY:
-        return f"{_math(BUILTIN_UNARY[name], dt, d)}({a})"
-    if name == "round":
-        return f"{_math('nearbyint', dt, d)}({a})"
     if name == "not":
         return f"(!({a}))" if dt == np.bool_ else f"(({ct})~({a}))"
-    if name == "isnan":
-        return f"(({a}) != ({a}))" if dt.kind == "f" else "false"
-    if name == "isinf":
-        return f"{d.math('isinf')}({a})" if dt.kind == "f" else "false"
-    if name == "isfinite":
-        return f"{d.math('isfinite')}({a})" if dt.kind == "f" else "true"
     if name == "stop_gradient":  # an identity for values
         return a
     raise UnsupportedError(f"no C rendering for primitive {name!r}")
@@ -378,8 +366,7 @@ def _binary_rule(name: str) -> CRule:
 
 
 _UNARY_OPS = [
-    "neg", "abs", "sign", "round", "not", "isnan", "isinf", "isfinite", "stop_gradient",
-    *BUILTIN_UNARY,
+    "neg", "abs", "sign", "not", "stop_gradient",
 ]  # fmt: skip
 _BINARY_OPS = [
     "add", "sub", "mul", "div", "floordiv", "mod", "pow", "atan2", "max", "min",

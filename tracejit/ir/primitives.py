@@ -323,14 +323,7 @@ UNARY = {
     "neg": (NUM + COMPLEX, np.negative, None, 1),
     "abs": (NUM, np.abs, None, 1),
     "sign": (NUM, np.sign, None, 1),
-    "floor": (FLOAT, np.floor, None, 1),
-    "ceil": (FLOAT, np.ceil, None, 1),
-    "round": (FLOAT, np.round, None, 1),  # half to even, as NumPy
-    "trunc": (FLOAT, np.trunc, None, 1),
     "not": (INT_BOOL, np.invert, None, 1),  # logical not on bool, bitwise not on ints
-    "isnan": (ANY, np.isnan, np.bool_, 1),
-    "isinf": (ANY, np.isinf, np.bool_, 1),
-    "isfinite": (ANY, np.isfinite, np.bool_, 1),
     "stop_gradient": (ANY, lambda x: x, None, 1),  # identity whose cotangent is zero
 }
 

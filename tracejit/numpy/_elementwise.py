@@ -27,12 +27,6 @@ def _unary_float(prim: str, doc_name: str):
     return fn
 
 
-# One function per entry of ir/elementwise_ops, under each of its NumPy names.
-_STYLES = {"float": _unary_float}
-for _prim, (_style, _names) in TNP_NAMES.items():
-    globals().update(dict.fromkeys(_names, _STYLES[_style](_prim, _names[0])))
-
-
 def _rounding(prim: str, name: str):
     def fn(x, decimals: int = 0):
         (x,) = promote(x)
@@ -46,12 +40,6 @@ def _rounding(prim: str, name: str):
     fn.__name__ = name
     fn.__doc__ = f"Elementwise `np.{name}`."
     return fn
-
-
-floor = _rounding("floor", "floor")
-ceil = _rounding("ceil", "ceil")
-trunc = _rounding("trunc", "trunc")
-round = around = round_ = _rounding("round", "round")
 
 
 def fix(x):
@@ -209,9 +197,11 @@ def _predicate(prim: str, name: str):
     return fn
 
 
-isnan = _predicate("isnan", "isnan")
-isinf = _predicate("isinf", "isinf")
-isfinite = _predicate("isfinite", "isfinite")
+# One function per entry of ir/elementwise_ops, under each of its NumPy names.
+_STYLES = {"float": _unary_float, "rounding": _rounding, "predicate": _predicate}
+for _prim, (_style, _names) in TNP_NAMES.items():
+    globals().update(dict.fromkeys(_names, _STYLES[_style](_prim, _names[0])))
+trunc, isnan = globals()["trunc"], globals()["isnan"]  # named for the functions above
 
 
 def _compare(prim: str, name: str):

@@ -252,9 +252,16 @@ def run_function(
     """
     buffers = {b.id: b for b in schedule.buffers}
     table = StepTable(buffers, fn)
+    # all-reduces overlap the steps after them in tj_run (not inside a loop's body)
+    overlap = collectives.Overlap(table.buffers) if fn == "tj_run" else None
     for i, step in enumerate(schedule.steps):
         label = getattr(step, "name", "")
-        if calls and i in calls:
+        for slot, text in overlap.finishes(step) if overlap else ():
+            table.add(text, f"{fn}_finish{slot}", label=f"finish all-reduce {slot}")
+        if overlap and overlap.can_start(step):
+            uses.add(collectives.USE)
+            table.add(overlap.start(step), f"{fn}_s{i}", label=label)
+        elif calls and i in calls:
             table.add("\n".join(calls[i]), f"{fn}_s{i}", label=label)
         elif isinstance(step, K.Kernel):
             w = writer_for(table.hoist(step), table.buffers, uses)
@@ -265,6 +272,8 @@ def run_function(
         elif not isinstance(step, K.View):  # a view is only a pointer alias
             statement, helper = _statement(i, step, buffers, f"{fn}_s{i}")
             table.add(statement, f"{fn}_s{i}", helper, label)
+    for slot, text in overlap.finishes(None) if overlap else ():
+        table.add(text, f"{fn}_finish{slot}", label=f"finish all-reduce {slot}")
     return table.functions, table.run_function(f"{linkage}int {fn}{SIGNATURE}")
 
 

@@ -69,9 +69,70 @@ def statement(step: K.Fallback, buffers: dict[int, K.Buffer]) -> str:
     return f"{{\n  {table}\n  if (int rc = {call}) return rc;\n}}"
 
 
+MAX_PENDING = 64  # all-reduces one tj_run keeps in flight (COLLECTIVES_C's tj_pending)
+
+
+def _touched(step: K.Step) -> set[int]:
+    """The buffers a step reads or writes (a View only aliases: it touches nothing)."""
+    if isinstance(step, K.Kernel):
+        return {ld.buf for ld in step.loads()} | {st.buf for st in step.stores}
+    if isinstance(step, K.Matmul):
+        return {step.a, step.b, step.out}
+    if isinstance(step, K.Fallback):
+        return {*step.inputs, *step.outputs}
+    return set()
+
+
+class Overlap:
+    """The all-reduces of one `tj_run` that run while the following steps compute.
+
+    `start` begins an all-reduce (MPI_Iallreduce in place on its output, tested to
+    completion by a helper thread: MPICH progresses a request only inside MPI calls); the
+    statement `finish` returns waits for it, and goes right before the first step that reads
+    or writes its output (through any view), or at the end of `tj_run`. Its operand is
+    copied into the output first, so only the output (live until its readers, in the memory
+    plan) must stay untouched while it runs."""
+
+    def __init__(self, buffers: dict[int, K.Buffer]):
+        self.buffers = buffers
+        self.pending: dict[int, int] = {}  # root buffer of an output in flight -> its slot
+        self.slots = 0
+
+    def _root(self, b: int) -> int:
+        while self.buffers[b].kind in ("view", "shifted") and self.buffers[b].base is not None:
+            b = self.buffers[b].base
+        return b
+
+    def can_start(self, step: K.Step) -> bool:
+        return (
+            is_collective(step, self.buffers)
+            and step.prim in _REDUCE_OPS
+            and step.attrs["count"] > 1
+            and self.slots < MAX_PENDING
+        )
+
+    def start(self, step: K.Fallback) -> str:
+        slot, (x,), (out,) = self.slots, step.inputs, step.outputs
+        self.slots += 1
+        self.pending[self._root(out)] = slot
+        xb = self.buffers[x]
+        kind, op, dt = KINDS.index(step.prim), _REDUCE_OPS[step.prim], _DTYPES[xb.dtype]
+        args = f"ctx->mpi, {slot}, {kind}, {op}, {dt}, b{x}, b{out}, {xb.size}LL, {xb.nbytes}LL"
+        return f"if (int rc = tj_allreduce_start({args}, {step.attrs['count']}LL)) return rc;"
+
+    def finishes(self, step: K.Step | None) -> list[tuple[int, str]]:
+        """(slot, statement) for each all-reduce that must end before `step` (None: all)."""
+        roots = None if step is None else {self._root(b) for b in _touched(step)}
+        done = [r for r in self.pending if roots is None or r in roots]
+        slots = [self.pending.pop(r) for r in done]
+        return [(s, f"if (int rc = tj_allreduce_finish({s})) return rc;") for s in slots]
+
+
 COLLECTIVES_C = r"""
 // tj_collectives: MPI called from generated code (backend_cpu/collectives.py)
+#include <atomic>
 #include <cstdlib>
+#include <thread>
 #include <time.h>
 
 typedef int (*tj_mpi_reduce_t)(const void*, void*, int, intptr_t, intptr_t, intptr_t, int64_t*);
@@ -101,8 +162,10 @@ static int tj_mpi_check(TjMpi* m, int kind, int64_t count, int64_t n) {
 }
 
 // Test each request until done: back to back for 20 ms (MPI progresses only inside MPI
-// calls), then every ~0.2 ms, failing after m->timeout_ns.
-static int tj_mpi_wait(TjMpi* m, int kind, int64_t* reqs, int64_t n) {
+// calls), then every ~0.2 ms, failing after m->timeout_ns. With `relaxed` (a helper thread
+// next to the computing ones) it tests every ~20 us until `*relaxed` says someone waits.
+static int tj_mpi_wait(TjMpi* m, int kind, int64_t* reqs, int64_t n,
+                       const std::atomic<int>* relaxed = nullptr) {
   const int64_t start = tj_now_ns();
   int64_t status[32];
   for (int64_t i = 0; i < n; ++i) {
@@ -111,8 +174,9 @@ static int tj_mpi_wait(TjMpi* m, int kind, int64_t* reqs, int64_t n) {
       if (done) break;
       const int64_t waited = tj_now_ns() - start;
       if (waited > m->timeout_ns) return tj_mpi_fail(m, kind, 1, 0);
-      if (waited > 20000000) {
-        timespec pause{0, 200000};
+      const bool gentle = relaxed && relaxed->load(std::memory_order_relaxed);
+      if (gentle || waited > 20000000) {
+        timespec pause{0, gentle ? 20000 : 200000};
         nanosleep(&pause, nullptr);
       }
     }
@@ -212,6 +276,39 @@ static int tj_ppermute(TjMpi* m, const void* x, void* out, int64_t bytes, const 
   if (!rc && !received) __builtin_memset(out, 0, bytes);
   std::free(scratch);
   return rc;
+}
+
+// An all-reduce in flight (Overlap): in place on `out`, tested by a helper thread.
+struct TjPending {
+  std::thread thread;
+  int64_t req;
+  int rc;
+  std::atomic<int> relaxed;
+};
+static TjPending tj_pending[64];
+
+static int tj_allreduce_start(TjMpi* m, int slot, int kind, int op, int type, const void* x,
+                              void* out, int64_t n, int64_t bytes, int64_t count) {
+  TjPending& p = tj_pending[slot];
+  if (p.thread.joinable()) p.thread.join();  // left by a call that failed before its finish
+  if (int rc = tj_mpi_check(m, kind, count, n)) return rc;
+  if (out != x) __builtin_memmove(out, x, bytes);
+  p.req = 0;
+  p.rc = 0;
+  p.relaxed.store(1);
+  if (((tj_mpi_reduce_t)m->iallreduce)((const void*)m->in_place, out, (int)n, m->types[type],
+                                       m->ops[op], m->comm, &p.req)) {
+    return tj_mpi_fail(m, kind, 2, count);
+  }
+  p.thread = std::thread([m, kind, &p] { p.rc = tj_mpi_wait(m, kind, &p.req, 1, &p.relaxed); });
+  return 0;
+}
+
+static int tj_allreduce_finish(int slot) {
+  TjPending& p = tj_pending[slot];
+  p.relaxed.store(0);  // someone waits: test back to back
+  if (p.thread.joinable()) p.thread.join();
+  return p.rc;
 }
 
 static int tj_axis_index(TjMpi* m, int64_t count, int32_t* out) {

@@ -253,7 +253,9 @@ def run_function(
     buffers = {b.id: b for b in schedule.buffers}
     table = StepTable(buffers, fn)
     # all-reduces overlap the steps after them in tj_run (not inside a loop's body)
-    overlap = collectives.Overlap(table.buffers) if fn == "tj_run" else None
+    overlap = None
+    if fn == "tj_run" and collectives.overlap_enabled():
+        overlap = collectives.Overlap(table.buffers)
     for i, step in enumerate(schedule.steps):
         label = getattr(step, "name", "")
         for slot, text in overlap.finishes(step) if overlap else ():

@@ -20,6 +20,8 @@ dtypes MPI has (float32/64 and 8..64-bit integers); others stay NumPy callbacks.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from tracejit.distributed.native import KINDS, TYPES
@@ -70,6 +72,12 @@ def statement(step: K.Fallback, buffers: dict[int, K.Buffer]) -> str:
 
 
 MAX_PENDING = 64  # all-reduces one tj_run keeps in flight (COLLECTIVES_C's tj_pending)
+
+
+def overlap_enabled() -> bool:
+    """Whether all-reduces run while later steps compute (TRACEJIT_DISTRIBUTED_OVERLAP=0:
+    each one blocks where it stands in the schedule)."""
+    return os.environ.get("TRACEJIT_DISTRIBUTED_OVERLAP", "1") != "0"
 
 
 def _touched(step: K.Step) -> set[int]:
@@ -131,6 +139,8 @@ class Overlap:
 COLLECTIVES_C = r"""
 // tj_collectives: MPI called from generated code (backend_cpu/collectives.py)
 #include <atomic>
+#include <sched.h>
+
 #include <cstdlib>
 #include <thread>
 #include <time.h>
@@ -162,7 +172,7 @@ static int tj_mpi_check(TjMpi* m, int kind, int64_t count, int64_t n) {
 }
 
 // Test each request until done: back to back for 20 ms (MPI progresses only inside MPI
-// calls), then every ~0.2 ms, failing after m->timeout_ns. With `relaxed` (a helper thread
+// calls; yielding the core between tests), then every ~0.2 ms, failing after m->timeout_ns. With `relaxed` (a helper thread
 // next to the computing ones) it tests every ~20 us until `*relaxed` says someone waits.
 static int tj_mpi_wait(TjMpi* m, int kind, int64_t* reqs, int64_t n,
                        const std::atomic<int>* relaxed = nullptr) {
@@ -178,6 +188,8 @@ static int tj_mpi_wait(TjMpi* m, int kind, int64_t* reqs, int64_t n,
       if (gentle || waited > 20000000) {
         timespec pause{0, gentle ? 20000 : 200000};
         nanosleep(&pause, nullptr);
+      } else {
+        sched_yield();  // a peer waiting for a core (more processes than cores) gets it
       }
     }
   }

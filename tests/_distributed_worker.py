@@ -93,6 +93,18 @@ def check_native_dtypes(rank):
         assert g.dtype == w.dtype, (g.dtype, w.dtype)
         np.testing.assert_array_equal(g, w)
     assert fun.lower(ints[rank], floats[rank], bytes_[rank]).compile().executable.fallbacks() == []
+    # inside a compiled loop body each all-reduce blocks where it stands (no overlap there)
+    body = lambda c, x: (lax.psum(c * x, "i"), lax.pmax(c, "i"))
+    scanned = spmd_jit(lambda f: lax.scan(body, f[0], f))
+    carry, ys = scanned(floats[rank])
+    cs, want_ys = [f[0] for f in floats], []
+    for t in range(2):
+        want_ys.append(np.maximum(cs[0], cs[1]))
+        cs = [cs[0] * floats[0][t] + cs[1] * floats[1][t]] * P
+    np.testing.assert_array_equal(carry, cs[rank])
+    np.testing.assert_array_equal(ys, np.stack(want_ys))
+    source = scanned.lower(floats[rank]).compile().executable.source()
+    assert "tj_allreduce(ctx->mpi" in source and "ctx->fallback(" not in source
 
 
 def check_bucket(rank):

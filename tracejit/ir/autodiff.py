@@ -119,9 +119,7 @@ def zero_vjp(e, ct, *inputs, out, **attrs):
 
 
 # Piecewise-constant or non-float results: their derivative is zero almost everywhere.
-_ZERO_DERIVATIVE = (
-    "sign not stop_gradient floordiv and or xor shl shr eq ne lt le gt ge argmax argmin iota const"
-)
+_ZERO_DERIVATIVE = "sign not stop_gradient floordiv argmax argmin iota const"
 defvjp(*_ZERO_DERIVATIVE.split())(zero_vjp)
 
 

@@ -269,14 +269,9 @@ def _float_pow(a: str, b: str, dt: np.dtype, uses: set, d: Dialect) -> str:
     return f"((({b}) == 0 || ({a}) == {one}) ? {one} : {call})"
 
 
-_COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
-
-
 def _binary(name: str, a: str, b: str, dt: np.dtype, uses: set, d: Dialect) -> str:
     ct = c_type(dt)
     is_bool, is_int, is_float = dt == np.bool_, dt.kind in "iu", dt.kind == "f"
-    if name in _COMPARE:
-        return f"(({a}) {_COMPARE[name]} ({b}))"
     if name in ("add", "sub", "mul") and is_int:
         return _wrapping({"add": "+", "sub": "-", "mul": "*"}[name], a, b, dt)
     if name == "add":
@@ -304,11 +299,6 @@ def _binary(name: str, a: str, b: str, dt: np.dtype, uses: set, d: Dialect) -> s
         if is_float:  # NaN in either operand wins, as np.maximum/np.minimum
             return f"((({a}) {op} ({b}) || ({a}) != ({a})) ? ({a}) : ({b}))"
         return f"((({a}) {op} ({b})) ? ({a}) : ({b}))"
-    if name in ("and", "or", "xor"):
-        op = {"and": "&", "or": "|", "xor": "^"}[name]
-        return f"(({ct})(({a}) {op} ({b})))"
-    if name in ("shl", "shr"):
-        return f"tj_{name}<{ct}, {UNSIGNED[dt]}>({a}, {b})"
     raise UnsupportedError(f"no C rendering for primitive {name!r}")
 
 
@@ -370,7 +360,6 @@ _UNARY_OPS = [
 ]  # fmt: skip
 _BINARY_OPS = [
     "add", "sub", "mul", "div", "floordiv", "mod", "pow", "atan2", "max", "min",
-    "and", "or", "xor", "shl", "shr", *_COMPARE,
 ]  # fmt: skip
 for _name in _UNARY_OPS:
     C_RULES.register(_name)(_unary_rule(_name))

@@ -338,17 +338,6 @@ BINARY = {
     "max": (ANY, np.maximum, None, 1),
     "min": (ANY, np.minimum, None, 1),
     "atan2": (FLOAT, np.arctan2, None, TRANSCENDENTAL),
-    "and": (INT_BOOL, np.bitwise_and, None, 1),
-    "or": (INT_BOOL, np.bitwise_or, None, 1),
-    "xor": (INT_BOOL, np.bitwise_xor, None, 1),
-    "shl": ("i", np.left_shift, None, 1),
-    "shr": ("i", np.right_shift, None, 1),
-    "eq": (ANY + COMPLEX, np.equal, np.bool_, 1),
-    "ne": (ANY + COMPLEX, np.not_equal, np.bool_, 1),
-    "lt": (ANY, np.less, np.bool_, 1),
-    "le": (ANY, np.less_equal, np.bool_, 1),
-    "gt": (ANY, np.greater, np.bool_, 1),
-    "ge": (ANY, np.greater_equal, np.bool_, 1),
 }
 
 for _arity, _table in ((1, UNARY), (2, BINARY)):

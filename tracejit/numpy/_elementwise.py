@@ -197,27 +197,12 @@ def _predicate(prim: str, name: str):
     return fn
 
 
-# One function per entry of ir/elementwise_ops, under each of its NumPy names.
-_STYLES = {"float": _unary_float, "rounding": _rounding, "predicate": _predicate}
-for _prim, (_style, _names) in TNP_NAMES.items():
-    globals().update(dict.fromkeys(_names, _STYLES[_style](_prim, _names[0])))
-trunc, isnan = globals()["trunc"], globals()["isnan"]  # named for the functions above
-
-
 def _compare(prim: str, name: str):
     def fn(x, y):
         return elementwise(prim, x, y, op=name)
 
     fn.__name__ = name
     return fn
-
-
-equal = _compare("eq", "equal")
-not_equal = _compare("ne", "not_equal")
-less = _compare("lt", "less")
-less_equal = _compare("le", "less_equal")
-greater = _compare("gt", "greater")
-greater_equal = _compare("ge", "greater_equal")
 
 
 def _logical(prim: str, name: str):
@@ -227,11 +212,6 @@ def _logical(prim: str, name: str):
 
     fn.__name__ = name
     return fn
-
-
-logical_and = _logical("and", "logical_and")
-logical_or = _logical("or", "logical_or")
-logical_xor = _logical("xor", "logical_xor")
 
 
 def logical_not(x):
@@ -249,11 +229,19 @@ def _bitwise(prim: str, name: str):
     return fn
 
 
-bitwise_and = _bitwise("and", "bitwise_and")
-bitwise_or = _bitwise("or", "bitwise_or")
-bitwise_xor = _bitwise("xor", "bitwise_xor")
-left_shift = bitwise_left_shift = _bitwise("shl", "bitwise_left_shift")
-right_shift = bitwise_right_shift = _bitwise("shr", "bitwise_right_shift")
+# One function per entry of ir/elementwise_ops and wrapper style, under each of its NumPy names.
+_STYLES = {
+    "float": _unary_float,
+    "rounding": _rounding,
+    "predicate": _predicate,
+    "compare": _compare,
+    "logical": _logical,
+    "bitwise": _bitwise,
+}
+for _prim, _by_style in TNP_NAMES.items():
+    for _style, _names in _by_style.items():
+        globals().update(dict.fromkeys(_names, _STYLES[_style](_prim, _names[0])))
+trunc, isnan = globals()["trunc"], globals()["isnan"]  # named for the functions above
 
 
 def bitwise_not(x):

@@ -3,7 +3,7 @@ with its VJP and C rendering, and records the NumPy names `tracejit.numpy` wraps
 
 >>> from tracejit.ir.primitives import PRIMITIVES
 >>> TNP_NAMES["tanh"], PRIMITIVES["tanh"].cost >= TRANSCENDENTAL
-(('float', ('tanh',)), True)
+({'float': ('tanh',)}, True)
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from tracejit.ir.primitives import (
     register,
 )
 
-# primitive name -> (tnp wrapper style, NumPy names): tracejit/numpy/_elementwise.py builds one
-# function per entry (style "float": ints and bools become floats first, as NumPy's ufuncs do)
-TNP_NAMES: dict[str, tuple[str, tuple[str, ...]]] = {}
+# primitive name -> {tnp wrapper style: NumPy names}: tracejit/numpy/_elementwise.py builds one
+# function per style (e.g. "float": ints and bools become floats first, as NumPy's ufuncs do)
+TNP_NAMES: dict[str, dict[str, tuple[str, ...]]] = {}
 
 
 def elementwise_op(
@@ -36,18 +36,17 @@ def elementwise_op(
     arity: int = 1,
     out_dtype=None,
     cost: int = 1,
-    numpy: tuple[str, ...] = (),
-    style: str = "",
+    tnp: dict[str, tuple[str, ...]] | None = None,
 ) -> Primitive:
     """Register elementwise primitive `name`: `arity` operands of one dtype of `kinds`, its
     result of `out_dtype` (None: the operands'); `impl` its NumPy reference, `vjp` its VJP
-    rule (ir/autodiff.py), `c` its C rendering (ir/c_render.py); `numpy` the NumPy names
-    tracejit.numpy defines from it with wrapper `style`."""
+    rule (ir/autodiff.py), `c` its C rendering (ir/c_render.py); `tnp` the NumPy names
+    tracejit.numpy defines from it, by wrapper style."""
     rule = elementwise_rule(name, kinds, out_dtype, arity)
     rules = {VJP_RULES: vjp, C_RULES: c}
     prim = register(name, ELEMENTWISE, rule, impl, cost=cost, rules=rules)
-    if numpy:
-        TNP_NAMES[name] = (style, tuple(numpy))
+    if tnp:
+        TNP_NAMES[name] = dict(tnp)
     return prim
 
 
@@ -56,10 +55,8 @@ def libm_unary(name: str, impl: Callable, vjp: Callable, numpy: tuple[str, ...] 
     tnp's under `numpy` (default: `(name,)`; None: no tnp wrapper from the entry)."""
     LIBM_UNARY[name] = name  # declared `omp declare simd` (backend_cpu/vector_math.py)
     c = libm_call(name)
-    numpy = () if numpy is None else numpy or (name,)
-    return elementwise_op(
-        name, FLOAT, impl, vjp=vjp, c=c, cost=TRANSCENDENTAL, numpy=numpy, style="float"
-    )
+    tnp = None if numpy is None else {"float": numpy or (name,)}
+    return elementwise_op(name, FLOAT, impl, vjp=vjp, c=c, cost=TRANSCENDENTAL, tnp=tnp)
 
 
 # VJP helpers (primitives only, so a VJP is itself differentiable)

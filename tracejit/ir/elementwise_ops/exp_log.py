@@ -37,6 +37,5 @@ elementwise_op(
     np.sqrt,
     vjp=lambda e, ct, x, *, out: [e.div(ct, scale(e, out, 2.0))],
     c=math_call("sqrt"),  # an instruction (a compiler builtin), not a libm call
-    numpy=("sqrt",),
-    style="float",
+    tnp={"float": ("sqrt",)},
 )

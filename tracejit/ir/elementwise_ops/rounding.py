@@ -13,7 +13,7 @@ from tracejit.ir.primitives import ANY, FLOAT
 
 def _rounding(name: str, impl, builtin: str, numpy: tuple[str, ...]) -> None:
     c = math_call(builtin)  # an instruction through a compiler builtin
-    elementwise_op(name, FLOAT, impl, vjp=zero_vjp, c=c, numpy=numpy, style="rounding")
+    elementwise_op(name, FLOAT, impl, vjp=zero_vjp, c=c, tnp={"rounding": numpy})
 
 
 _rounding("floor", np.floor, "floor", ("floor",))
@@ -28,9 +28,8 @@ def _test(name: str, impl, float_c, other: str) -> None:
     def c(args, dt, out_dt, attrs, uses, d):
         return float_c(args[0], d) if dt.kind == "f" else other
 
-    elementwise_op(
-        name, ANY, impl, vjp=zero_vjp, c=c, out_dtype=np.bool_, numpy=(name,), style="predicate"
-    )
+    tnp = {"predicate": (name,)}
+    elementwise_op(name, ANY, impl, vjp=zero_vjp, c=c, out_dtype=np.bool_, tnp=tnp)
 
 
 _test("isnan", np.isnan, lambda a, d: f"(({a}) != ({a}))", "false")

@@ -98,10 +98,6 @@ def _kept_axes(ndim: int, axes: Sequence[int]) -> tuple[int, ...]:
     return tuple(i for i in range(ndim) if i not in axes)
 
 
-def _square(e: Emitter, x: Value) -> Value:
-    return e.mul(x, x)
-
-
 def _inverse_perm(perm: Sequence[int]) -> tuple[int, ...]:
     return tuple(int(i) for i in np.argsort(perm))
 
@@ -119,7 +115,7 @@ def zero_vjp(e, ct, *inputs, out, **attrs):
 
 
 # Piecewise-constant or non-float results: their derivative is zero almost everywhere.
-_ZERO_DERIVATIVE = "sign not stop_gradient floordiv argmax argmin iota const"
+_ZERO_DERIVATIVE = "sign not stop_gradient argmax argmin iota const"
 defvjp(*_ZERO_DERIVATIVE.split())(zero_vjp)
 
 
@@ -138,69 +134,6 @@ def _convert(e, ct, x, *, out, dtype, weak=False):
     if not dtypes.is_inexact(x.dtype):
         return [None]
     return [ct if ct.dtype == x.dtype else e.convert(ct, dtype=x.dtype)]
-
-
-@defvjp("add")
-def _add(e, ct, x, y, *, out):
-    return [ct, ct]
-
-
-@defvjp("sub")
-def _sub(e, ct, x, y, *, out):
-    return [ct, e.neg(ct)]
-
-
-@defvjp("mul")
-def _mul(e, ct, x, y, *, out):
-    return [e.mul(ct, y), e.mul(x, ct)]
-
-
-@defvjp("div")
-def _div(e, ct, x, y, *, out):
-    ct_x = e.div(ct, y)
-    return [ct_x, e.neg(e.mul(ct_x, out))]
-
-
-@defvjp("mod")
-def _mod(e, ct, x, y, *, out):
-    # x mod y = x - floor(x / y) * y (NumPy's floored remainder)
-    return [ct, e.neg(e.mul(ct, e.floor(e.div(x, y))))]
-
-
-@defvjp("pow")
-def _pow(e, ct, x, y, *, out):
-    # d/dx = y * x**(y-1), taken as 0 where y == 0 (0**-1 would give nan at x == 0);
-    # d/dy = out * log(x), taken as 0 where x == 0 (the limit along y > 0), as in JAX.
-    zero, one = e.full(0.0, x), e.full(1.0, x)
-    dx = e.mul(y, e.pow(x, e.sub(y, one)))
-    dx = e.select(e.eq(y, zero), zero, dx)
-    safe_x = e.select(e.eq(x, zero), one, x)
-    dy = e.mul(out, e.log(safe_x))
-    return [e.mul(ct, dx), e.mul(ct, dy)]
-
-
-def _chooser_share(e, x, y, pick: str):
-    """Where x wins the max/min: 1; ties: 1/2 for each side (JAX's convention); else 0."""
-    zero, half, one = e.full(0.0, x), e.full(0.5, x), e.full(1.0, x)
-    return e.select(e.bind(pick, x, y), one, e.select(e.eq(x, y), half, zero))
-
-
-@defvjp("max")
-def _max(e, ct, x, y, *, out):
-    share = _chooser_share(e, x, y, "gt")
-    return [e.mul(ct, share), e.mul(ct, e.sub(e.full(1.0, share), share))]
-
-
-@defvjp("min")
-def _min(e, ct, x, y, *, out):
-    share = _chooser_share(e, x, y, "lt")
-    return [e.mul(ct, share), e.mul(ct, e.sub(e.full(1.0, share), share))]
-
-
-@defvjp("atan2")
-def _atan2(e, ct, y, x, *, out):
-    denom = e.add(_square(e, x), _square(e, y))
-    return [e.mul(ct, e.div(x, denom)), e.neg(e.mul(ct, e.div(y, denom)))]
 
 
 @defvjp("select")

@@ -51,7 +51,7 @@ C_RULES = RuleTable("C rendering")
 # name; ir/elementwise_ops's `libm_unary` entries add theirs. Every one has a vector variant in
 # glibc's libmvec (>= 2.35), so a declare-simd declaration vectorizes it.
 LIBM_UNARY: dict[str, str] = {}
-LIBM_BINARY = {"pow": "pow", "atan2": "atan2"}
+LIBM_BINARY: dict[str, str] = {}  # the same for binary functions (`pow`, `atan2`)
 
 # Helpers shared by both backends. TJ_FN is `static inline` in C++ and `__device__ inline` in
 # CUDA; the backend defines it before this text. Builtins keep <cmath> out of the translation
@@ -217,11 +217,11 @@ def _convert(x: str, src, dst, d: Dialect) -> str:
     return f"(({c_type(dst)})({x}))"
 
 
-def _wrapping(op: str, a: str, b: str, dt: np.dtype) -> str:
+def wrapping(op: str, a: str, b: str, dt: np.dtype) -> str:
     """`a op b` for integers, modulo 2**bits (in an unsigned type of at least 32 bits: never
     undefined, also where C promotes uint16 * uint16 to a signed int).
 
-    >>> _wrapping("+", "x", "1", np.dtype("int32"))
+    >>> wrapping("+", "x", "1", np.dtype("int32"))
     '((int32_t)((uint32_t)(x) + (uint32_t)(1)))'
     """
     u = WRAP_TYPES[dt]
@@ -230,13 +230,13 @@ def _wrapping(op: str, a: str, b: str, dt: np.dtype) -> str:
 
 def _unary(name: str, a: str, dt: np.dtype, uses: set, d: Dialect) -> str:
     if name == "neg":
-        return _wrapping("-", "0", a, dt) if dt.kind in "iu" else f"(-{a})"
+        return wrapping("-", "0", a, dt) if dt.kind in "iu" else f"(-{a})"
     if name == "abs":
         if dt.kind == "f":
             return f"{_math('fabs', dt, d)}({a})"
         if dt.kind == "u":
             return a
-        return f"(({a}) < 0 ? {_wrapping('-', '0', a, dt)} : ({a}))"
+        return f"(({a}) < 0 ? {wrapping('-', '0', a, dt)} : ({a}))"
     ct = c_type(dt)
     if name == "sign":
         s = f"(({ct})((({a}) > 0) - (({a}) < 0)))"
@@ -245,60 +245,6 @@ def _unary(name: str, a: str, dt: np.dtype, uses: set, d: Dialect) -> str:
         return f"(!({a}))" if dt == np.bool_ else f"(({ct})~({a}))"
     if name == "stop_gradient":  # an identity for values
         return a
-    raise UnsupportedError(f"no C rendering for primitive {name!r}")
-
-
-def _float_pow(a: str, b: str, dt: np.dtype, uses: set, d: Dialect) -> str:
-    """x ** y for floats. A literal exponent of 2, 0.5, 1, 0 or -1 takes NumPy's fast path
-    for a scalar exponent (`power`'s loop with a stride-0 exponent): square, sqrt, copy, one,
-    reciprocal. So `x ** 0.5` is sqrt at every position (-inf -> nan, -0.0 -> -0.0, as NumPy
-    gives), and x ** 2 costs one product, not a pow (~40 instructions on a GPU)."""
-    fast = {
-        literal(2, dt): f"({a} * {a})",
-        literal(0.5, dt): f"{_math('sqrt', dt, d)}({a})",
-        literal(1, dt): f"({a})",
-        literal(0, dt): literal(1, dt),
-        literal(-1, dt): f"({literal(1, dt)} / {a})",
-    }
-    if b in fast:
-        return fast[b]
-    # NumPy: x ** 0 and 1 ** y are 1 for every x and y, signaling NaNs too (libm's pow
-    # gives NaN for a signaling NaN; found by the fuzzer)
-    one = literal(1, dt, d)
-    call = f"{_libm('pow', dt, uses, d)}({a}, {b})"
-    return f"((({b}) == 0 || ({a}) == {one}) ? {one} : {call})"
-
-
-def _binary(name: str, a: str, b: str, dt: np.dtype, uses: set, d: Dialect) -> str:
-    ct = c_type(dt)
-    is_bool, is_int, is_float = dt == np.bool_, dt.kind in "iu", dt.kind == "f"
-    if name in ("add", "sub", "mul") and is_int:
-        return _wrapping({"add": "+", "sub": "-", "mul": "*"}[name], a, b, dt)
-    if name == "add":
-        return f"(({a}) || ({b}))" if is_bool else f"({a} + {b})"
-    if name == "sub":
-        return f"({a} - {b})"
-    if name == "mul":
-        return f"(({a}) && ({b}))" if is_bool else f"({a} * {b})"
-    if name == "div":
-        return f"({a} / {b})"
-    if name == "floordiv":
-        return f"tj_floordiv_{'int' if is_int else 'float'}<{ct}>({a}, {b})"
-    if name == "mod":
-        return f"tj_mod_{'int' if is_int else 'float'}<{ct}>({a}, {b})"
-    if name == "pow":
-        if is_float:
-            return _float_pow(a, b, dt, uses, d)
-        return f"tj_pow_int<{ct}>({a}, {b})"
-    if name == "atan2":
-        return f"{_libm('atan2', dt, uses, d)}({a}, {b})"
-    if name in ("max", "min"):
-        if is_bool:
-            return f"(({a}) {'||' if name == 'max' else '&&'} ({b}))"
-        op = ">=" if name == "max" else "<="
-        if is_float:  # NaN in either operand wins, as np.maximum/np.minimum
-            return f"((({a}) {op} ({b}) || ({a}) != ({a})) ? ({a}) : ({b}))"
-        return f"((({a}) {op} ({b})) ? ({a}) : ({b}))"
     raise UnsupportedError(f"no C rendering for primitive {name!r}")
 
 
@@ -348,23 +294,11 @@ def _unary_rule(name: str) -> CRule:
     return rule
 
 
-def _binary_rule(name: str) -> CRule:
-    def rule(args, dt, out_dt, attrs, uses, d):
-        return _binary(name, args[0], args[1], dt, uses, d)
-
-    return rule
-
-
 _UNARY_OPS = [
     "neg", "abs", "sign", "not", "stop_gradient",
 ]  # fmt: skip
-_BINARY_OPS = [
-    "add", "sub", "mul", "div", "floordiv", "mod", "pow", "atan2", "max", "min",
-]  # fmt: skip
 for _name in _UNARY_OPS:
     C_RULES.register(_name)(_unary_rule(_name))
-for _name in _BINARY_OPS:
-    C_RULES.register(_name)(_binary_rule(_name))
 C_RULES.register("convert")(
     lambda args, dt, out_dt, attrs, uses, d: _convert(args[0], dt, out_dt, d)
 )

@@ -302,22 +302,6 @@ FLOAT, NUM, INT_BOOL, ANY = "f", "fi", "ib", "fib"
 COMPLEX = "c"  # + - * / negation and ==, != also take complex operands
 
 
-def _int_pow(x, y):
-    # NumPy raises for negative integer exponents; a compiled kernel cannot, so 0 (1 for base 1).
-    y = np.asarray(y)
-    safe = np.where(y < 0, 0, y)
-    out = np.power(x, safe)
-    return np.where(
-        y < 0, np.where(np.abs(x) == 1, np.where(x == 1, 1, np.where(y % 2 == 0, 1, -1)), 0), out
-    ).astype(x.dtype)
-
-
-def _pow(x, y):
-    if x.dtype.kind == "f":
-        return np.power(x, y)
-    return _int_pow(x, y)
-
-
 UNARY = {
     # name: (kinds, numpy impl, output dtype or None for "same as input", cost)
     "neg": (NUM + COMPLEX, np.negative, None, 1),
@@ -327,23 +311,8 @@ UNARY = {
     "stop_gradient": (ANY, lambda x: x, None, 1),  # identity whose cotangent is zero
 }
 
-BINARY = {
-    "add": (ANY + COMPLEX, np.add, None, 1),  # on bool: logical or, as NumPy
-    "sub": (NUM + COMPLEX, np.subtract, None, 1),
-    "mul": (ANY + COMPLEX, np.multiply, None, 1),
-    "div": (FLOAT + COMPLEX, np.true_divide, None, 1),
-    "floordiv": (NUM, np.floor_divide, None, 1),
-    "mod": (NUM, np.remainder, None, 1),
-    "pow": (NUM, _pow, None, TRANSCENDENTAL),
-    "max": (ANY, np.maximum, None, 1),
-    "min": (ANY, np.minimum, None, 1),
-    "atan2": (FLOAT, np.arctan2, None, TRANSCENDENTAL),
-}
-
-for _arity, _table in ((1, UNARY), (2, BINARY)):
-    for _name, (_kinds, _impl, _out, _cost) in _table.items():
-        _rule = elementwise_rule(_name, _kinds, _out, _arity)
-        register(_name, ELEMENTWISE, _rule, _impl, cost=_cost)
+for _name, (_kinds, _impl, _out, _cost) in UNARY.items():
+    register(_name, ELEMENTWISE, elementwise_rule(_name, _kinds, _out), _impl, cost=_cost)
 
 
 def _select_rule(avals):

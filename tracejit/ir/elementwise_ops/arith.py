@@ -1,0 +1,112 @@
+"""Arithmetic binaries: + - * / // % ** max min atan2. Integers wrap (NumPy's overflow), and
+divide by zero without trapping; semantics in ir/c_render.py's docstring."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tracejit.ir.autodiff import zero_vjp
+from tracejit.ir.c_render import LIBM_BINARY, libm_call, wrapping
+from tracejit.ir.c_types import c_type
+from tracejit.ir.elementwise_ops.entry import elementwise_op, square
+from tracejit.ir.elementwise_ops.pow import pow_c, pow_impl, pow_vjp
+from tracejit.ir.primitives import ANY, COMPLEX, FLOAT, NUM, TRANSCENDENTAL
+
+
+def _wrapping_or(op: str, bool_op: str | None):
+    """`a op b`, modulo 2**bits on integers, `bool_op` on bools."""
+
+    def c(args, dt, out_dt, attrs, uses, d):
+        a, b = args
+        if dt.kind in "iu":
+            return wrapping(op, a, b, dt)
+        if bool_op and dt == np.bool_:
+            return f"(({a}) {bool_op} ({b}))"
+        return f"({a} {op} {b})"
+
+    return c
+
+
+def _helper(fn: str):
+    """A call of the PRELUDE template `tj_<fn>_int` or `tj_<fn>_float`."""
+
+    def c(args, dt, out_dt, attrs, uses, d):
+        kind = "int" if dt.kind in "iu" else "float"
+        return f"tj_{fn}_{kind}<{c_type(dt)}>({args[0]}, {args[1]})"
+
+    return c
+
+
+def _chooser(op: str, bool_op: str):
+    def c(args, dt, out_dt, attrs, uses, d):
+        a, b = args
+        if dt == np.bool_:
+            return f"(({a}) {bool_op} ({b}))"
+        if dt.kind == "f":  # NaN in either operand wins, as np.maximum/np.minimum
+            return f"((({a}) {op} ({b}) || ({a}) != ({a})) ? ({a}) : ({b}))"
+        return f"((({a}) {op} ({b})) ? ({a}) : ({b}))"
+
+    return c
+
+
+def _chooser_share(e, x, y, pick: str):
+    """Where x wins the max/min: 1; ties: 1/2 for each side (JAX's convention); else 0."""
+    zero, half, one = e.full(0.0, x), e.full(0.5, x), e.full(1.0, x)
+    return e.select(e.bind(pick, x, y), one, e.select(e.eq(x, y), half, zero))
+
+
+def _chooser_vjp(pick: str):
+    def vjp(e, ct, x, y, *, out):
+        share = _chooser_share(e, x, y, pick)
+        return [e.mul(ct, share), e.mul(ct, e.sub(e.full(1.0, share), share))]
+
+    return vjp
+
+
+def _div_vjp(e, ct, x, y, *, out):
+    ct_x = e.div(ct, y)
+    return [ct_x, e.neg(e.mul(ct_x, out))]
+
+
+def _atan2_vjp(e, ct, y, x, *, out):
+    denom = e.add(square(e, x), square(e, y))
+    return [e.mul(ct, e.div(x, denom)), e.neg(e.mul(ct, e.div(y, denom)))]
+
+
+def _binary(name, kinds, impl, vjp, c, cost: int = 1):
+    elementwise_op(name, kinds, impl, vjp=vjp, c=c, arity=2, cost=cost)
+
+
+_binary(  # on bool: logical or, as NumPy
+    "add", ANY + COMPLEX, np.add, lambda e, ct, x, y, *, out: [ct, ct], _wrapping_or("+", "||")
+)
+_binary(
+    "sub",
+    NUM + COMPLEX,
+    np.subtract,
+    lambda e, ct, x, y, *, out: [ct, e.neg(ct)],
+    _wrapping_or("-", None),
+)
+_binary(
+    "mul",
+    ANY + COMPLEX,
+    np.multiply,
+    lambda e, ct, x, y, *, out: [e.mul(ct, y), e.mul(x, ct)],
+    _wrapping_or("*", "&&"),
+)
+_binary(
+    "div", FLOAT + COMPLEX, np.true_divide, _div_vjp, lambda args, *_: f"({args[0]} / {args[1]})"
+)
+_binary("floordiv", NUM, np.floor_divide, zero_vjp, _helper("floordiv"))
+_binary(  # x mod y = x - floor(x / y) * y (NumPy's floored remainder)
+    "mod",
+    NUM,
+    np.remainder,
+    lambda e, ct, x, y, *, out: [ct, e.neg(e.mul(ct, e.floor(e.div(x, y))))],
+    _helper("mod"),
+)
+_binary("pow", NUM, pow_impl, pow_vjp, pow_c, cost=TRANSCENDENTAL)
+_binary("max", ANY, np.maximum, _chooser_vjp("gt"), _chooser(">=", "||"))
+_binary("min", ANY, np.minimum, _chooser_vjp("lt"), _chooser("<=", "&&"))
+LIBM_BINARY["atan2"] = "atan2"
+_binary("atan2", FLOAT, np.arctan2, _atan2_vjp, libm_call("atan2"), cost=TRANSCENDENTAL)

@@ -115,18 +115,8 @@ def zero_vjp(e, ct, *inputs, out, **attrs):
 
 
 # Piecewise-constant or non-float results: their derivative is zero almost everywhere.
-_ZERO_DERIVATIVE = "sign not stop_gradient argmax argmin iota const"
+_ZERO_DERIVATIVE = "argmax argmin iota const"
 defvjp(*_ZERO_DERIVATIVE.split())(zero_vjp)
-
-
-@defvjp("neg")
-def _neg(e, ct, x, *, out):
-    return [e.neg(ct)]
-
-
-@defvjp("abs")
-def _abs(e, ct, x, *, out):
-    return [e.mul(ct, e.sign(x))]  # sign(0) = 0: the subgradient JAX picks at the kink
 
 
 @defvjp("convert")

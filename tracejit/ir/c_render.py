@@ -1,7 +1,8 @@
 """The op -> C expression table, written once and shared by the C++ and CUDA backends.
 
 `C_RULES` holds one rule per elementwise primitive, keyed by the `Primitive` (the registry's
-`RuleTable`): `rule(args, dtype, out_dtype, attrs, uses, dialect) -> str`, where the
+`RuleTable`; the built-in primitives' rules are in their entries, ir/elementwise_ops, over the
+helpers here): `rule(args, dtype, out_dtype, attrs, uses, dialect) -> str`, where the
 `Dialect` (ir/cwriter/dialect.py) spells builtins, special values and libm names.
 `render(prim, args, dtype, out_dtype, attrs, uses)` returns a C expression for one elementwise
 primitive applied to operand expressions `args` (strings) of dtype `dtype`. Math functions the
@@ -228,26 +229,6 @@ def wrapping(op: str, a: str, b: str, dt: np.dtype) -> str:
     return f"(({c_type(dt)})(({u})({a}) {op} ({u})({b})))"
 
 
-def _unary(name: str, a: str, dt: np.dtype, uses: set, d: Dialect) -> str:
-    if name == "neg":
-        return wrapping("-", "0", a, dt) if dt.kind in "iu" else f"(-{a})"
-    if name == "abs":
-        if dt.kind == "f":
-            return f"{_math('fabs', dt, d)}({a})"
-        if dt.kind == "u":
-            return a
-        return f"(({a}) < 0 ? {wrapping('-', '0', a, dt)} : ({a}))"
-    ct = c_type(dt)
-    if name == "sign":
-        s = f"(({ct})((({a}) > 0) - (({a}) < 0)))"
-        return f"(({a}) != ({a}) ? ({a}) : {s})" if dt.kind == "f" else s
-    if name == "not":
-        return f"(!({a}))" if dt == np.bool_ else f"(({ct})~({a}))"
-    if name == "stop_gradient":  # an identity for values
-        return a
-    raise UnsupportedError(f"no C rendering for primitive {name!r}")
-
-
 def render(
     prim: Primitive | str,
     args: list[str],
@@ -287,18 +268,6 @@ def _widen(arg: str, dt: np.dtype) -> str:
     return f"((float)({arg}))" if is_low_precision(dt) else arg
 
 
-def _unary_rule(name: str) -> CRule:
-    def rule(args, dt, out_dt, attrs, uses, d):
-        return _unary(name, args[0], dt, uses, d)
-
-    return rule
-
-
-_UNARY_OPS = [
-    "neg", "abs", "sign", "not", "stop_gradient",
-]  # fmt: skip
-for _name in _UNARY_OPS:
-    C_RULES.register(_name)(_unary_rule(_name))
 C_RULES.register("convert")(
     lambda args, dt, out_dt, attrs, uses, d: _convert(args[0], dt, out_dt, d)
 )

@@ -13,7 +13,9 @@ Adding an elementwise primitive is one entry:
     cube = register("cube", ELEMENTWISE, elementwise_rule("cube", FLOAT), lambda x: x**3,
                     rules={VJP_RULES: cube_vjp, C_RULES: lambda args, *_: f"({args[0]}...)"})
 
-Its batching rule comes with its kind (one rule batches every elementwise primitive).
+Its batching rule comes with its kind (one rule batches every elementwise primitive). The
+built-in ones are such entries too, by family in ir/elementwise_ops/ (`elementwise_op`, which
+also names the NumPy functions tracejit.numpy builds from the entry).
 tests/backend/test_new_primitives.py adds `cube` this way and checks it traced,
 differentiated, batched and compiled on every device under test (`cpu`, and `cuda` on a GPU
 or the CUDA emulator); tests/unit/test_registry.py walks `PRIMITIVES` and fails on any
@@ -300,19 +302,6 @@ def elementwise_rule(name: str, kinds: str, out_dtype=None, arity: int = 1) -> E
 
 FLOAT, NUM, INT_BOOL, ANY = "f", "fi", "ib", "fib"
 COMPLEX = "c"  # + - * / negation and ==, != also take complex operands
-
-
-UNARY = {
-    # name: (kinds, numpy impl, output dtype or None for "same as input", cost)
-    "neg": (NUM + COMPLEX, np.negative, None, 1),
-    "abs": (NUM, np.abs, None, 1),
-    "sign": (NUM, np.sign, None, 1),
-    "not": (INT_BOOL, np.invert, None, 1),  # logical not on bool, bitwise not on ints
-    "stop_gradient": (ANY, lambda x: x, None, 1),  # identity whose cotangent is zero
-}
-
-for _name, (_kinds, _impl, _out, _cost) in UNARY.items():
-    register(_name, ELEMENTWISE, elementwise_rule(_name, _kinds, _out), _impl, cost=_cost)
 
 
 def _select_rule(avals):

@@ -7,7 +7,7 @@ wraps it under; batching comes from the elementwise kind. Adding a built-in elem
 primitive is one entry in its family's module.
 """
 
-from tracejit.ir.elementwise_ops import arith, exp_log, logic, rounding, trig  # noqa: F401  (register their primitives)
+from tracejit.ir.elementwise_ops import arith, exp_log, logic, rounding, sign, trig  # noqa: F401  (register their primitives)
 from tracejit.ir.elementwise_ops.entry import TNP_NAMES
 
 __all__ = ["TNP_NAMES"]

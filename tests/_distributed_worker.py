@@ -206,6 +206,37 @@ def check_train_mlp(rank):
         assert np.abs(one[k] - initial[k]).max() > 1e-3, k  # it did train
 
 
+def check_nccl(rank):
+    """CUDA functions: NCCL on device buffers, one GPU per process (tests/gpu)."""
+    import cupy
+
+    cupy.cuda.Device(rank).use()
+    xs = inputs((2, 3), np.float32)
+    fun = tj.jit(
+        tj.distributed.spmd(
+            lambda x: (
+                lax.psum(x, "i"),
+                lax.pmax(x, "i"),
+                lax.all_gather(x, "i"),
+                lax.psum_scatter(x, "i"),
+                lax.ppermute(x, "i", [(0, 1), (1, 0)]),
+            ),
+            axis_name="i",
+        ),
+        device="cuda",
+    )
+    want = (
+        xs[0] + xs[1],
+        np.maximum(xs[0], xs[1]),
+        np.stack(xs),
+        (xs[0] + xs[1])[rank],
+        xs[1 - rank],
+    )
+    for got, expected in zip(fun(xs[rank]), want):
+        np.testing.assert_array_equal(got.get(), expected)
+    assert fun.lower(xs[rank]).compile().executable.fallbacks() == []
+
+
 def main(case):
     tj.distributed.initialize()
     rank = tj.distributed.process_index()
@@ -220,6 +251,8 @@ def main(case):
             check_mismatch,
         ):
             check(rank)
+    elif case == "nccl":
+        check_nccl(rank)
     elif case == "train":
         check_train_mlp(rank)
     elif case == "raise":  # one process fails before the collective the other waits in

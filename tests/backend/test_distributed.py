@@ -10,50 +10,12 @@ fails or hangs makes the job fail within the timeout instead of hanging.
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
+from _mpi_launch import WORKER, launch
 
 import tracejit as tj
 from tracejit import lax
-
-ROOT = Path(__file__).resolve().parents[2]
-WORKER = ROOT / "tests" / "_distributed_worker.py"
-
-
-def _mpiexec() -> str:
-    try:
-        import mpi4py  # noqa: F401
-    except ImportError:
-        pytest.skip('mpi4py is not installed (pip install -e ".[distributed]")')
-    found = shutil.which("mpiexec") or shutil.which(
-        "mpiexec", path=str(Path(sys.executable).parent)
-    )
-    if found is None:
-        pytest.skip("no mpiexec on PATH (the mpich wheel installs one)")
-    return found
-
-
-def _launch(args, timeout=120, **env):
-    environment = {**os.environ, "PYTHONPATH": str(ROOT), **env}
-    # Open MPI's mpiexec refuses root (the GPU machines run tests as root); MPICH ignores these
-    environment.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    command = [_mpiexec(), "-n", "2", sys.executable, *map(str, args)]
-    return subprocess.run(
-        command,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=environment,
-        cwd=ROOT,
-        check=False,
-    )
-
 
 # ---------------------------------------------------------------- one process
 
@@ -107,13 +69,13 @@ def test_bad_operands_are_named_errors():
 
 
 def test_collectives_grads_vmap_and_shape_mismatch_on_two_processes():
-    done = _launch([WORKER, "collectives"])
+    done = launch([WORKER, "collectives"])
     assert done.returncode == 0, done.stdout + done.stderr
     assert "rank 0 ok" in done.stdout and "rank 1 ok" in done.stdout, done.stdout  # interleaved
 
 
 def test_train_mlp_distributed_matches_one_process():
-    done = _launch([WORKER, "train"])
+    done = launch([WORKER, "train"])
     assert done.returncode == 0, done.stdout + done.stderr
     assert "rank 0 ok" in done.stdout and "rank 1 ok" in done.stdout, done.stdout  # interleaved
 
@@ -128,7 +90,7 @@ def test_train_mlp_distributed_matches_one_process():
 )
 def test_a_failed_process_fails_the_job_instead_of_hanging(case, deadline, message):
     # subprocess.run's timeout fails the test (TimeoutExpired) if the job hangs instead
-    done = _launch([WORKER, case], timeout=110, TRACEJIT_DISTRIBUTED_TIMEOUT=deadline)
+    done = launch([WORKER, case], timeout=110, TRACEJIT_DISTRIBUTED_TIMEOUT=deadline)
     assert done.returncode != 0, done.stdout
     assert message in done.stderr, done.stderr[-3000:]
     assert "rank 0 ok" not in done.stdout
@@ -157,3 +119,24 @@ def test_gradients_are_reduced_in_buckets_started_during_the_backward(monkeypatc
     want = tj.grad(loss)(params, x)  # eager: the reference interpreter, no collective
     for k in params:
         np.testing.assert_allclose(got[k], want[k], rtol=1e-13, atol=1e-14)
+
+
+def test_one_process_collectives_compile_without_a_host_round_trip(device):
+    # CPU: C++ copies (backend_cpu/collectives.py); CUDA: device copies of the NCCL steps
+    # (tracejit/distributed/nccl.py), never NumPy on the host
+    x = np.arange(6.0).reshape(1, 6)
+    fun = tj.distributed.spmd(
+        lambda x: (
+            lax.pmax(x, "i"),
+            lax.psum_scatter(x, "i"),
+            lax.ppermute(x, "i", [(0, 0)]),
+            lax.ppermute(x, "i", []),
+            lax.axis_index("i"),
+        ),
+        axis_name="i",
+    )
+    jitted = tj.jit(fun, device=device)
+    got = [g.get() if hasattr(g, "get") else g for g in jitted(x)]
+    for g, want in zip(got, (x, x[0], x, np.zeros_like(x), np.int32(0))):
+        np.testing.assert_array_equal(g, want)
+    assert jitted.lower(x).compile().executable.fallbacks() == []

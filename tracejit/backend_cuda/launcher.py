@@ -19,6 +19,7 @@ from tracejit.backend_cuda.codegen import CudaProgram, Launch
 from tracejit.backend_cuda.graphs import GraphRunner
 from tracejit.backend_cuda.loops import LoopStep, is_loop
 from tracejit.devices import device_input, to_cuda
+from tracejit.distributed import nccl
 from tracejit.ir import kernel as K
 from tracejit.ir.gather_plan import is_native
 from tracejit.ir.interpret import apply_primitive
@@ -112,6 +113,7 @@ class _FallbackStep(_Step):
 
 
 _KIND = {_KernelStep: "kernel", _MatmulStep: "matmul", _FallbackStep: "host", LoopStep: "host"}
+_KIND[nccl.NcclStep] = "host"  # not captured in a CUDA graph
 
 
 def step_kinds(exe: CudaExecutable) -> list[str]:
@@ -195,6 +197,8 @@ class CudaExecutable:
                 self.steps.append(_KernelStep(module.get_function(launch.name), launch, max_blocks))
             elif isinstance(step, K.Matmul):
                 self.steps.append(_MatmulStep(cupy, step))
+            elif nccl.is_collective(step):  # NCCL on the stream, no host round trip
+                self.steps.append(nccl.NcclStep(step, self.buffers))
             elif is_loop(step):  # regions compiled on their own, launched in a host loop
                 self.steps.append(LoopStep(step, name))
             elif isinstance(step, K.Fallback):
@@ -256,7 +260,10 @@ class CudaExecutable:
         return [
             s.prim
             for s in steps
-            if isinstance(s, K.Fallback) and not self._native(s) and not is_loop(s)
+            if isinstance(s, K.Fallback)
+            and not self._native(s)
+            and not is_loop(s)
+            and not nccl.is_collective(s)
         ]
 
 

@@ -15,8 +15,9 @@ them, so `tracejit.lax.psum`/`pmean`/`pmax`/`all_gather`/`psum_scatter`/`ppermut
 
 How the collectives run: they are primitives of the IR; the reference interpreter runs them
 through mpi4py; the compiled CPU program calls MPI's functions from C++ with the GIL released
-(backend_cpu/collectives.py, with the context of `native.py`: no Python callback). The CUDA
-backend would copy device buffers to the host for them: NCCL is not wired up yet.
+(backend_cpu/collectives.py, with the context of `native.py`: no Python callback), gradient
+buckets overlapping the backward (`overlap.py`); a compiled CUDA function queues NCCL on its
+stream (`nccl.py`, through CuPy; one GPU per process, checked only on GPU machines).
 
 Without `initialize()` (or without mpi4py) the world is this one process: collectives are
 identities, `process_count() == 1`.

@@ -262,7 +262,12 @@ def main(case):
     elif case == "hang":  # one process never reaches the collective
         if rank == 1:
             time.sleep(60)
-        spmd_jit(lambda x: lax.psum(x, "i") * 2.0)(np.ones(3))  # the compiled path
+        try:
+            spmd_jit(lambda x: lax.psum(x, "i") * 2.0)(np.ones(3))  # the compiled path
+        except tj.errors.DistributedError as e:
+            # the message first, flushed: mpiexec may stop the job while the traceback prints
+            print(f"rank {rank}: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+            raise
     print(f"rank {rank} ok", flush=True)
 
 

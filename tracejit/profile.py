@@ -38,7 +38,6 @@ class Profile:
     def __init__(self):
         self.events: list = []
         self.origin = time.perf_counter()
-        self.threads: dict[int, int] = {}
 
     def _event(self, cat, name, t0, t1, args) -> dict:
         return {

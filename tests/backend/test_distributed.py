@@ -88,11 +88,14 @@ def test_train_mlp_distributed_matches_one_process():
         ("hang", "2", "waited more than 2 s for the others"),
     ],
 )
-def test_a_failed_process_fails_the_job_instead_of_hanging(case, deadline, message):
+def test_a_failed_process_fails_the_job_instead_of_hanging(case, deadline, message, tmp_path):
     # subprocess.run's timeout fails the test (TimeoutExpired) if the job hangs instead
-    done = launch([WORKER, case], timeout=110, TRACEJIT_DISTRIBUTED_TIMEOUT=deadline)
+    env = {"TRACEJIT_DISTRIBUTED_TIMEOUT": deadline, "TRACEJIT_TEST_ERRORS": str(tmp_path)}
+    done = launch([WORKER, case], timeout=110, **env)
     assert done.returncode != 0, done.stdout
-    assert message in done.stderr, done.stderr[-3000:]
+    # each failed process's error, as it wrote it (mpiexec may cut the forwarded stderr)
+    written = "".join(p.read_text() for p in sorted(tmp_path.glob("rank*.txt")))
+    assert message in done.stderr + written, done.stderr[-3000:]
     assert "rank 0 ok" not in done.stdout
 
 

@@ -152,6 +152,7 @@ def test_a_machine_without_cupy_runs_the_cuda_tests_on_the_emulator():
         assert "cuda" in TEST_DEVICES
 
 
+@emulated
 def test_a_restrict_pointer_that_aliases_a_written_one_is_an_error(tmp_path):
     # `const T* __restrict__` promises nvcc that nothing the kernel writes changes it; it may
     # then load through the non-coherent cache after a store to the same address (an H100

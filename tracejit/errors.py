@@ -69,11 +69,12 @@ class TracejitError(Exception):
         return self
 
 
-class ConcretizationError(TracejitError):
-    """A traced value was used where Python needs a concrete value (bool, int, index...)."""
+class ConcretizationError(TracejitError, TypeError):
+    """A traced value was used where Python needs a concrete value (bool, int, index...); a
+    TypeError, as JAX's ConcretizationTypeError."""
 
 
-class TracerLeakError(TracejitError):
+class TracerLeakError(TracejitError, RuntimeError):
     """A tracer escaped the function being traced and was used after its trace ended."""
 
 
@@ -94,15 +95,15 @@ class CustomRuleClosureError(UnsupportedError):
     as an argument, or read it in the function itself)."""
 
 
-class CompileError(TracejitError):
+class CompileError(TracejitError, RuntimeError):
     """The backend compiler failed; the message holds its output and the kept source path."""
 
 
-class DeviceError(TracejitError):
+class DeviceError(TracejitError, RuntimeError):
     """A device is unavailable or arrays from different devices were mixed."""
 
 
-class DonatedArgumentError(TracejitError):
+class DonatedArgumentError(TracejitError, RuntimeError):
     """An array given up through `donate_argnums` was passed to a jitted function again."""
 
 
@@ -110,8 +111,8 @@ class BatchingError(TracejitError, NotImplementedError):
     """`vmap` met a primitive without a batching rule, or axes that do not fit."""
 
 
-class CacheError(TracejitError):
-    """The persistent compile cache could not be used."""
+class CacheError(TracejitError, OSError):
+    """The persistent compile cache could not be used (an OSError whose `errno` is None)."""
 
 
 class ArgumentError(TracejitError, TypeError, ValueError):
@@ -119,7 +120,7 @@ class ArgumentError(TracejitError, TypeError, ValueError):
     ndarray subclass, a bad static_argnums/static_argnames, a NaN static argument."""
 
 
-class DistributedError(TracejitError):
+class DistributedError(TracejitError, RuntimeError):
     """A multi-process collective failed: an unbound axis name, shapes that differ between
     processes, a missing MPI installation, or a peer that did not answer in time."""
 

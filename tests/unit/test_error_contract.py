@@ -74,21 +74,64 @@ def test_the_check_finds_every_spelling(tmp_path):
     ]
 
 
-def test_every_error_class_is_a_tracejit_error_and_a_builtin_one():
+# The builtin class a user catches for each error class (JAX's choices where it has one).
+CAUGHT_AS = [
+    (errors.TracejitTypeError, TypeError),
+    (errors.TracejitValueError, ValueError),
+    (errors.TracejitIndexError, IndexError),
+    (errors.TracejitAttributeError, AttributeError),
+    (errors.TracejitKeyError, KeyError),
+    (errors.ShapeError, ValueError),
+    (errors.ArgumentError, TypeError),
+    (errors.IntegerOverflowError, OverflowError),
+    (errors.ConcretizationError, TypeError),
+    (errors.UnsupportedError, NotImplementedError),
+    (errors.BatchingError, NotImplementedError),
+    (errors.TracerLeakError, RuntimeError),
+    (errors.CompileError, RuntimeError),
+    (errors.DeviceError, RuntimeError),
+    (errors.DonatedArgumentError, RuntimeError),
+    (errors.DistributedError, RuntimeError),
+    (errors.CacheError, OSError),
+    (errors.InternalError, AssertionError),
+]
+
+
+@pytest.mark.parametrize("cls, builtin", CAUGHT_AS, ids=lambda c: c.__name__)
+def test_each_error_class_is_the_builtin_class_users_catch(cls, builtin):
+    assert issubclass(cls, errors.TracejitError) and issubclass(cls, builtin)
+    with pytest.raises(builtin) as caught:
+        raise cls("what went wrong")
+    assert caught.value.args == ("what went wrong",) and caught.value.source is not None
+
+
+def test_every_tracejit_error_class_has_a_builtin_base():
+    # Exception itself does not count: every class a user meets is also a specific builtin one
+    specific = tuple(getattr(builtins, n) for n in BUILTIN_ERRORS - {"Exception"})
     classes = [c for c in vars(errors).values() if isinstance(c, type) and issubclass(c, Exception)]
-    assert errors.TracejitError in classes and len(classes) > 10
-    for cls in classes:
-        assert issubclass(cls, errors.TracejitError), cls
-    for cls, builtin in [
-        (errors.TracejitTypeError, TypeError),
-        (errors.TracejitValueError, ValueError),
-        (errors.TracejitIndexError, IndexError),
-        (errors.TracejitAttributeError, AttributeError),
-        (errors.ShapeError, ValueError),
-        (errors.ArgumentError, TypeError),
-        (errors.IntegerOverflowError, OverflowError),
-    ]:
-        assert issubclass(cls, builtin), cls
+    classes += [c for c in _defined_exception_classes() if issubclass(c, errors.TracejitError)]
+    assert errors.TracejitError in classes and len(classes) > 20
+    bare = sorted(
+        c.__qualname__ for c in set(classes) - {errors.TracejitError} if not issubclass(c, specific)
+    )
+    assert not bare, f"give these a builtin base class too: {bare}"
+    assert {c for c, _ in CAUGHT_AS} <= set(classes)
+
+
+def test_a_cache_error_is_an_os_error_with_no_errno():
+    # OSError's two-argument form would read the message as an errno: each is built from one
+    err = errors.CacheError("cannot build into the cache")
+    assert err.errno is None and err.args == ("cannot build into the cache",)
+
+
+def test_concretizing_a_tracer_is_a_type_error_at_the_users_line():
+    def f(x):
+        return x if x.sum() > 0 else -x  # concretize-line
+
+    with pytest.raises(TypeError) as caught:
+        tj.make_ir(f)(np.ones(3, np.float32))
+    assert isinstance(caught.value, errors.ConcretizationError)
+    _where(caught.value, "# concretize-line")
 
 
 def _tracejit_modules():
@@ -103,8 +146,9 @@ def _tracejit_modules():
 INTERNAL = {"Invalid"}  # ir/fusion_merge.py: a group that cannot fuse; caught by fusion
 
 
-def test_every_exception_class_of_tracejit_is_a_tracejit_error():
-    defined = {
+def _defined_exception_classes() -> set[type]:
+    """Every exception class tracejit's modules define (warnings and internal ones aside)."""
+    return {
         cls
         for module in _tracejit_modules()
         for cls in vars(module).values()
@@ -115,6 +159,10 @@ def test_every_exception_class_of_tracejit_is_a_tracejit_error():
         and not cls.__name__.startswith("_")
         and cls.__name__ not in INTERNAL
     }
+
+
+def test_every_exception_class_of_tracejit_is_a_tracejit_error():
+    defined = _defined_exception_classes()
     assert len(defined) > 15
     escaping = sorted(c.__qualname__ for c in defined if not issubclass(c, errors.TracejitError))
     assert not escaping, escaping

@@ -1,5 +1,5 @@
 """Run under `mpiexec -n 2` by tests/backend/test_distributed.py:
-`python _distributed_worker.py CASE`.
+`python _distributed_worker.py CASE [MPI VENDOR]` (the vendor mpi4py must be using, if given).
 
 Each process checks its own results against NumPy on every process's inputs (which every
 process can rebuild from the seeds) and prints `rank R ok`; an assertion error fails the run.
@@ -188,6 +188,32 @@ def check_mismatch(rank):
         raise AssertionError("mismatched shapes were not detected")
 
 
+def check_threads(rank):
+    """The thread that ran the first collectives (this one) owns them: another thread's
+    compiled or eager collective is a DistributedError before it reaches MPI, and this
+    thread's next collectives still match the other process's."""
+    import threading
+
+    fun = spmd_jit(lambda x: lax.psum(x, "i"))
+    x = inputs((3,))[rank]
+    errors = []
+
+    def other():
+        for run in (fun, tj.distributed.spmd(fun.__wrapped__, "i")):
+            try:
+                run(x)
+            except tj.errors.DistributedError as e:
+                errors.append(str(e))
+
+    thread = threading.Thread(target=other, name="other")
+    thread.start()
+    thread.join()
+    assert len(errors) == 2, errors
+    for message in errors:
+        assert "from thread 'other'" in message and "from one thread" in message, message
+    np.testing.assert_array_equal(fun(x), sum(inputs((3,))))
+
+
 def check_train_mlp(rank):
     """examples/train_mlp.py: half a batch per process and pmean-ed gradients give the
     parameters of one process training on the whole batch."""
@@ -238,10 +264,14 @@ def check_nccl(rank):
     assert fun.lower(xs[rank]).compile().executable.fallbacks() == []
 
 
-def main(case):
+def main(case, vendor=None):
     tj.distributed.initialize()
     rank = tj.distributed.process_index()
     assert tj.distributed.process_count() == P
+    if vendor is not None:
+        from mpi4py import MPI
+
+        assert MPI.get_vendor()[0] == vendor, MPI.get_vendor()
     if case == "collectives":
         for check in (
             check_values,
@@ -250,6 +280,7 @@ def main(case):
             check_vmap,
             check_grad,
             check_mismatch,
+            check_threads,
         ):
             check(rank)
     elif case == "nccl":
@@ -269,13 +300,13 @@ def main(case):
 
 if __name__ == "__main__":
     try:
-        main(sys.argv[1])
+        main(*sys.argv[1:])
     except BaseException as e:
         # Also into a file (TRACEJIT_TEST_ERRORS): mpiexec can end the job before it has
         # forwarded all of a failed process's stderr (seen in CI: a cut-off traceback).
         folder = os.environ.get("TRACEJIT_TEST_ERRORS")
         if folder:
-            rank = os.environ.get("PMI_RANK", "x")
+            rank = (tj.distributed.launcher_env() or ("x",))[0]
             with open(os.path.join(folder, f"rank{rank}.txt"), "w") as f:
                 f.write(f"{type(e).__name__}: {e}\n")
         raise

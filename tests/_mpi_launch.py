@@ -1,5 +1,11 @@
 """Launch tests/_distributed_worker.py under `mpiexec -n 2` (a subprocess, never a fork);
-skip where mpi4py or mpiexec is missing (`pip install -e ".[distributed]"` installs both)."""
+skip where mpi4py or mpiexec is missing (`pip install -e ".[distributed]"` installs both).
+
+`launch` uses the `mpiexec` on PATH and the MPI library mpi4py picks by itself (the `mpich`
+wheel in CI). `open_mpi()` finds an Open MPI installed beside it (`ompi_info`: Debian's
+openmpi-bin, or a cluster's module), which `launch(..., mpi=open_mpi())` runs instead: its
+`mpiexec`, and mpi4py pointed at its libmpi (MPI4PY_LIBMPI), so both ABIs get tested where
+both are installed."""
 
 from __future__ import annotations
 
@@ -28,11 +34,32 @@ def _mpiexec() -> str:
     return found
 
 
-def launch(args, timeout=120, **env):
+def open_mpi() -> tuple[str, str] | None:
+    """(mpiexec, libmpi) of an installed Open MPI, or None."""
+    info = shutil.which("ompi_info")
+    if info is None:
+        return None
+    paths = {}
+    for which in ("bindir", "libdir"):
+        text = subprocess.run(
+            [info, "--path", which, "--parsable"], capture_output=True, text=True, check=False
+        ).stdout
+        paths[which] = Path(text.strip().rpartition(":")[2])
+    for name in ("mpiexec.openmpi", "mpiexec"):  # Debian: mpiexec may be another MPI's
+        mpiexec, libmpi = paths["bindir"] / name, paths["libdir"] / "libmpi.so"
+        if mpiexec.exists() and libmpi.exists():
+            return str(mpiexec), str(libmpi)
+    return None
+
+
+def launch(args, timeout=120, mpi: tuple[str, str] | None = None, **env):
     environment = {**os.environ, "PYTHONPATH": str(ROOT), **env}
     # Open MPI's mpiexec refuses root (the GPU machines run tests as root); MPICH ignores these
     environment.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    command = [_mpiexec(), "-n", "2", sys.executable, *map(str, args)]
+    mpiexec = _mpiexec()
+    if mpi is not None:
+        mpiexec, environment["MPI4PY_LIBMPI"] = mpi
+    command = [mpiexec, "-n", "2", sys.executable, *map(str, args)]
     return subprocess.run(
         command,
         capture_output=True,

@@ -10,12 +10,15 @@ fails or hangs makes the job fail within the timeout instead of hanging.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
-from _mpi_launch import WORKER, launch
+from _mpi_launch import WORKER, launch, open_mpi
 
 import tracejit as tj
 from tracejit import lax
+from tracejit.distributed import threads
 
 # ---------------------------------------------------------------- one process
 
@@ -55,6 +58,38 @@ def test_unbound_axis_name_is_a_clear_error():
         tj.distributed.spmd(lambda x: x, axis_name="")
 
 
+def test_a_second_axis_name_is_a_clear_error():
+    inner = tj.distributed.spmd(lambda x: lax.psum(x, "j"), axis_name="j")
+    outer = tj.distributed.spmd(lambda x: inner(x) + lax.psum(x, "i"), axis_name="i")
+    for run in (outer, tj.jit(outer)):
+        with pytest.raises(tj.errors.DistributedError, match="axis 'j' inside axis 'i': one"):
+            run(np.ones(2))
+    same = tj.distributed.spmd(lambda x: lax.psum(x, "i"), axis_name="i")
+    np.testing.assert_array_equal(tj.distributed.spmd(same, "i")(np.ones(2)), np.ones(2))
+
+
+def test_collectives_belong_to_the_first_thread_that_runs_one_while_it_lives():
+    owner = threads.Owner()
+    owner.check("psum", size=1)  # one process: any thread, and nobody owns anything
+    failures = []
+
+    def run(size):
+        try:
+            owner.check("psum", size=size)
+        except tj.errors.DistributedError as e:
+            failures.append(str(e))
+
+    first = threading.Thread(target=run, args=(2,), name="first")
+    first.start()
+    first.join()  # `first` owned the collectives, and ended
+    owner.check("psum", size=2)  # so this thread may take them over
+    for size in (1, 2):
+        second = threading.Thread(target=run, args=(size,), name="second")
+        second.start()
+        second.join()
+    assert len(failures) == 1 and "from thread 'second'" in failures[0], failures
+
+
 def test_bad_operands_are_named_errors():
     spmd = tj.distributed.spmd
     with pytest.raises(tj.errors.UnsupportedError, match="psum needs float or integer"):
@@ -72,6 +107,17 @@ def test_collectives_grads_vmap_and_shape_mismatch_on_two_processes():
     done = launch([WORKER, "collectives"])
     assert done.returncode == 0, done.stdout + done.stderr
     assert "rank 0 ok" in done.stdout and "rank 1 ok" in done.stdout, done.stdout  # interleaved
+
+
+def test_collectives_on_open_mpi_where_installed_beside_the_default_mpi():
+    # Open MPI's handles are pointers to its global objects, MPICH's are ints: the compiled
+    # collectives take either (tracejit/distributed/native.py)
+    found = open_mpi()
+    if found is None:
+        pytest.skip("no Open MPI (ompi_info) installed: apt-get install openmpi-bin")
+    done = launch([WORKER, "collectives", "Open MPI"], mpi=found)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "rank 0 ok" in done.stdout and "rank 1 ok" in done.stdout, done.stdout
 
 
 def test_train_mlp_distributed_matches_one_process():

@@ -161,6 +161,8 @@ class CpuExecutable:
 
     def __call__(self, args: Sequence[np.ndarray], outs: list | None = None) -> list[np.ndarray]:
         """Run; `outs` (donation): per output, None or the array to write it into."""
+        if self._mpi:  # one thread runs collectives (tracejit/distributed/threads.py)
+            distributed_native.check_thread()
         if not self._agreed:  # every process compiled the same collectives (debug check)
             distributed_native.agree_on_collectives(self.schedule)
             self._agreed = True

@@ -24,7 +24,7 @@ import os
 
 import numpy as np
 
-from tracejit.distributed.native import KINDS, TYPES
+from tracejit.distributed.native import KINDS, TYPES, helper_threads_allowed
 from tracejit.ir import kernel as K
 
 USE = "tj_collectives"  # the name in codegen's `uses` set that includes COLLECTIVES_C
@@ -76,8 +76,9 @@ MAX_PENDING = 64  # all-reduces one tj_run keeps in flight (COLLECTIVES_C's tj_p
 
 def overlap_enabled() -> bool:
     """Whether all-reduces run while later steps compute (TRACEJIT_DISTRIBUTED_OVERLAP=0:
-    each one blocks where it stands in the schedule)."""
-    return os.environ.get("TRACEJIT_DISTRIBUTED_OVERLAP", "1") != "0"
+    each one blocks where it stands in the schedule; so too where MPI was initialized
+    without MPI_THREAD_MULTIPLE, which the helper threads need)."""
+    return os.environ.get("TRACEJIT_DISTRIBUTED_OVERLAP", "1") != "0" and helper_threads_allowed()
 
 
 def _touched(step: K.Step) -> set[int]:
@@ -154,7 +155,7 @@ typedef int (*tj_mpi_test_t)(int64_t*, int*, void*);
 #define TJ_MPI_FAILED 2001
 #define TJ_MPI_TAG 7
 // kinds (tracejit/distributed/native.py KINDS): psum pmax pmin all_gather psum_scatter ppermute
-// axis_index; why: 1 timeout, 2 MPI error (or a message over 2**31-1), 3 count, 4 no MPICH
+// axis_index; why: 1 timeout, 2 MPI error (or a message over 2**31-1), 3 count, 4 an MPI function missing
 static int tj_mpi_fail(TjMpi* m, int kind, int why, int64_t count) {
   m->failed = kind + 1;
   m->why = why;

@@ -28,12 +28,14 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import threading
 
 from tracejit.distributed import native
 from tracejit.distributed._comm import MpiComm, SingleComm, timeout_seconds
 from tracejit.errors import DistributedError
 
-_STATE = {"comm": SingleComm(), "axes": []}
+_STATE = {"comm": SingleComm()}
+_AXES = threading.local()  # .bound: [(axis name, trace)] of the spmd calls this thread is in
 
 # Environment variables MPI launchers (and Slurm) set for each process: (rank, size).
 _LAUNCHER_ENV = (
@@ -107,13 +109,19 @@ def checks_enabled() -> bool:
     return os.environ.get("TRACEJIT_DISTRIBUTED_CHECKS", "1") != "0"
 
 
+def _axes() -> list:
+    if not hasattr(_AXES, "bound"):
+        _AXES.bound = []
+    return _AXES.bound
+
+
 def bound_axes() -> tuple[str, ...]:
-    return tuple(name for name, _ in _STATE["axes"])
+    return tuple(name for name, _ in _axes())
 
 
 def axis_trace(axis_name: str):
     """The trace `spmd` was entered under for `axis_name` (None when called eagerly)."""
-    for name, trace in reversed(_STATE["axes"]):
+    for name, trace in reversed(_axes()):
         if name == axis_name:
             return trace if trace is not None and trace.active else None
     return None
@@ -128,17 +136,28 @@ def _trace_of(tree):
 
 
 def spmd(fun, axis_name: str):
-    """`fun` run on every process, with `axis_name` naming the axis of all processes."""
+    """`fun` run on every process, with `axis_name` naming the axis of all processes.
+
+    One named axis: the processes form a line, not a mesh, so an `spmd` called inside
+    another must use the same axis name (a second name would be a second axis over the same
+    processes, which no collective could tell apart from the first: DistributedError)."""
     if not isinstance(axis_name, str) or not axis_name:
         raise DistributedError(f"spmd: axis_name must be a non-empty str, got {axis_name!r}")
 
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
-        _STATE["axes"].append((axis_name, _trace_of((args, kwargs))))
+        bound = _axes()
+        other = next((name for name, _ in bound if name != axis_name), None)
+        if other is not None:
+            raise DistributedError(
+                f"spmd: axis {axis_name!r} inside axis {other!r}: one named axis (all the "
+                "processes) is supported, not a mesh of several; use one axis name"
+            )
+        bound.append((axis_name, _trace_of((args, kwargs))))
         try:
             return fun(*args, **kwargs)
         finally:
-            _STATE["axes"].pop()
+            bound.pop()
 
     return wrapped
 

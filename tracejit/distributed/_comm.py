@@ -3,7 +3,7 @@
 `MpiComm` wraps an mpi4py communicator. Each collective is started non-blocking and waited
 for with a deadline (`TRACEJIT_DISTRIBUTED_TIMEOUT` seconds, default 120): MPI has no
 timeout of its own, so a peer that died or never reaches the collective turns into a
-`DistributedError` here instead of a hang. `SingleComm` is the world of one process that
+`DistributedError` here instead of a hang. Only one thread may run them (`threads.py`). `SingleComm` is the world of one process that
 `tracejit.distributed` uses before (or without) `initialize()`.
 """
 
@@ -16,6 +16,7 @@ import zlib
 import numpy as np
 
 from tracejit.distributed.native import timeout_message
+from tracejit.distributed.threads import OWNER
 from tracejit.errors import DistributedError
 
 
@@ -70,21 +71,25 @@ class MpiComm:
         return {"sum": self.MPI.SUM, "max": self.MPI.MAX, "min": self.MPI.MIN}[op]
 
     def allreduce(self, x: np.ndarray, op: str, what: str = "") -> np.ndarray:
+        OWNER.check(what or f"p{op}", self.size)
         src, out = np.ascontiguousarray(x), np.empty_like(x)
         self._wait(self.comm.Iallreduce(src, out, op=self._op(op)), what or f"p{op}")
         return out
 
     def allgather(self, x: np.ndarray) -> np.ndarray:
+        OWNER.check("all_gather", self.size)
         src, out = np.ascontiguousarray(x), np.empty((self.size, *x.shape), x.dtype)
         self._wait(self.comm.Iallgather(src, out), "all_gather")
         return out
 
     def reduce_scatter(self, x: np.ndarray) -> np.ndarray:
+        OWNER.check("psum_scatter", self.size)
         src, out = np.ascontiguousarray(x), np.empty(x.shape[1:], x.dtype)
         self._wait(self.comm.Ireduce_scatter_block(src, out, op=self.MPI.SUM), "psum_scatter")
         return out
 
     def ppermute(self, x: np.ndarray, perm) -> np.ndarray:
+        OWNER.check("ppermute", self.size)
         src, out = np.ascontiguousarray(x), np.zeros_like(x)
         requests = [self.comm.Isend(src, dest=d, tag=7) for s, d in perm if s == self.rank]
         requests += [self.comm.Irecv(out, source=s, tag=7) for s, d in perm if d == self.rank]

@@ -8,9 +8,13 @@ in place, so every executable (compiled before or after) sees the current world.
 MPI it says "one process" (rank 0, size 1, no functions), which single-process collectives
 (copies) need no more than.
 
-Handles are passed as 64-bit integers: MPICH's are ints, Open MPI's pointers; only the MPICH
-ABI (MPICH, Intel MPI, MVAPICH: what the `mpich` wheel gives mpi4py) is tested, and on another
-MPI a compiled collective over several processes raises DistributedError saying so.
+Handles are passed as 64-bit integers, whatever the MPI's ABI: MPICH's (MPICH, Intel MPI,
+MVAPICH: the `mpich` wheel) are ints, Open MPI's are the addresses of its global objects
+(`ompi_mpi_comm_world`, `ompi_mpi_op_sum`, `ompi_mpi_float`, ...), the MPI 5 ABI's are
+pointer-sized; `MPI._handleof` gives each as an integer, and a request (an int, or a pointer)
+fits the int64_t the generated code stores it in. Both MPICH and Open MPI are tested
+(tests/backend/test_distributed.py under either's `mpiexec`). Where a function is missing from
+the library, a compiled collective over several processes raises DistributedError naming it.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import ctypes
 import functools
 import os
 
+from tracejit.distributed.threads import OWNER
 from tracejit.errors import DistributedError
 
 FUNCTIONS = (
@@ -43,7 +48,6 @@ TYPES = (
     ("uint8", "UINT8_T"),
     (None, "BYTE"),
 )
-MPICH_ABI = ("MPICH", "Intel MPI", "MVAPICH", "MVAPICH2")
 # kind + 1 in TjMpi.failed names the collective (backend_cpu/collectives.py's KINDS)
 KINDS = ("psum", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute", "axis_index")
 _I64 = ctypes.c_int64
@@ -60,6 +64,10 @@ class TjMpi(ctypes.Structure):
         ("types", _I64 * 16),
         *((name, _I64) for name in ("rank", "size", "timeout_ns", "failed", "why", "count")),
     ]
+
+
+_MISSING: list[str] = []  # the MPI functions bind_mpi did not find (for the error message)
+_THREAD_MULTIPLE = [True]  # whether MPI allows calls from several threads (MPI.Query_thread)
 
 
 @functools.cache
@@ -82,16 +90,30 @@ def bind_mpi(comm, timeout_s: float) -> None:
     ctx = context()
     ctx.rank, ctx.size = comm.Get_rank(), comm.Get_size()
     ctx.timeout_ns = int(timeout_s * 1e9)
-    if MPI.get_vendor()[0] not in MPICH_ABI:
-        return  # no functions: a compiled collective over several processes says why
+    _THREAD_MULTIPLE[0] = MPI.Query_thread() == MPI.THREAD_MULTIPLE
     library = ctypes.CDLL(MPI.__file__, mode=os.RTLD_NOLOAD)  # its libmpi is a dependency
+    found = {symbol: getattr(library, symbol, None) for _, symbol in FUNCTIONS}
+    _MISSING[:] = [symbol for symbol, f in found.items() if f is None]
+    if _MISSING:
+        return  # no functions: a compiled collective over several processes says why
     for field, symbol in FUNCTIONS:
-        setattr(ctx, field, ctypes.cast(getattr(library, symbol), ctypes.c_void_p).value)
+        setattr(ctx, field, ctypes.cast(found[symbol], ctypes.c_void_p).value)
     ctx.comm, ctx.in_place = MPI._handleof(comm), int(MPI.IN_PLACE)
     for i, op in enumerate((MPI.SUM, MPI.MAX, MPI.MIN)):
         ctx.ops[i] = MPI._handleof(op)
     for i, (_, name) in enumerate(TYPES):
         ctx.types[i] = MPI._handleof(getattr(MPI, name))
+
+
+def helper_threads_allowed() -> bool:
+    """Whether MPI was initialized with MPI_THREAD_MULTIPLE (mpi4py's default), which the
+    helper threads that test all-reduces overlapping the backward need (collectives.Overlap)."""
+    return _THREAD_MULTIPLE[0]
+
+
+def check_thread() -> None:
+    """Raise DistributedError unless this thread may run compiled collectives (threads.py)."""
+    OWNER.check("a compiled function with collectives", context().size)
 
 
 def agree_on_collectives(schedule) -> None:
@@ -127,10 +149,11 @@ def raise_failure() -> None:
     if why == 4:
         from mpi4py import MPI
 
+        vendor, version = MPI.get_vendor()
         raise DistributedError(
-            f"{what}: compiled collectives call MPI with MPICH's ABI (MPICH, Intel MPI, "
-            f"MVAPICH); mpi4py uses {MPI.get_vendor()[0]}: pip install mpich, or "
-            "run the function without jit"
+            f"{what}: compiled collectives call {', '.join(_MISSING)}, which the MPI library "
+            f"of mpi4py ({vendor} {'.'.join(map(str, version))}) lacks: run the function "
+            "without jit, or use another MPI (pip install mpich)"
         )
     raise DistributedError(f"{what}: MPI failed in {where} (or the message exceeds 2**31-1)")
 
@@ -147,7 +170,9 @@ __all__ = [
     "address",
     "agree_on_collectives",
     "bind_mpi",
+    "check_thread",
     "context",
+    "helper_threads_allowed",
     "raise_failure",
     "timeout_message",
 ]

@@ -19,6 +19,7 @@ import functools
 import numpy as np
 
 from tracejit import distributed
+from tracejit.distributed.threads import OWNER
 from tracejit.errors import DistributedError
 from tracejit.ir import kernel as K
 
@@ -71,6 +72,7 @@ class NcclStep:
             raise DistributedError(
                 f"{s.prim}: traced for {self.count} processes, running on {size}; trace it again"
             )
+        OWNER.check(s.prim, size)  # one thread runs collectives (threads.py)
         out = call.array(s.outputs[0])
         if s.prim == "axis_index":
             out.fill(rank)

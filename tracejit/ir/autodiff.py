@@ -119,19 +119,6 @@ _ZERO_DERIVATIVE = "argmax argmin iota const"
 defvjp(*_ZERO_DERIVATIVE.split())(zero_vjp)
 
 
-@defvjp("convert")
-def _convert(e, ct, x, *, out, dtype, weak=False):
-    if not dtypes.is_inexact(x.dtype):
-        return [None]
-    return [ct if ct.dtype == x.dtype else e.convert(ct, dtype=x.dtype)]
-
-
-@defvjp("select")
-def _select(e, ct, cond, x, y, *, out):
-    zero = e.full(0.0, ct)
-    return [None, e.select(cond, ct, zero), e.select(cond, zero, ct)]
-
-
 # ---------------------------------------------------------------- reductions and scans
 
 

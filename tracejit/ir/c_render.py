@@ -191,33 +191,6 @@ def _math(name: str, dt: np.dtype, d: Dialect) -> str:
     return d.math(name + float_suffix(dt))
 
 
-def _convert(x: str, src, dst, d: Dialect) -> str:
-    src, dst = np.dtype(src), np.dtype(dst)
-    if src == dst:
-        return x
-    if src.kind == "c":  # NumPy: to complex part by part, to a real type the real part
-        if dst.kind == "c":
-            part = c_type(real_dtype(dst))
-            return f"{c_type(dst)}(({part})({x}).re, ({part})({x}).im)"
-        if dst == np.bool_:
-            return f"(({x}).re != 0 || ({x}).im != 0)"
-        return _convert(f"({x}).re", real_dtype(src), dst, d)
-    if dst.kind == "c":
-        part = real_dtype(dst)
-        return f"{c_type(dst)}({_convert(x, src, part, d)})"
-    if dst == np.bool_:
-        return f"({x} != 0)"
-    if src.kind == "f" and dst.kind == "u" and dst.itemsize < 8:  # as NumPy: through int64
-        return f"(({c_type(dst)})({_convert(x, src, np.dtype(np.int64), d)}))"
-    if src.kind == "f" and dst.kind in "iu":
-        bits = dst.itemsize * 8
-        signed = dst.kind == "i"
-        lo = literal(-(2.0 ** (bits - 1)) if signed else 0.0, src, d)
-        hi = literal(2.0 ** (bits - 1) if signed else 2.0**bits, src, d)
-        return f"tj_float_to_int<{c_type(dst)}, {c_type(src)}>({x}, {lo}, {hi})"
-    return f"(({c_type(dst)})({x}))"
-
-
 def wrapping(op: str, a: str, b: str, dt: np.dtype) -> str:
     """`a op b` for integers, modulo 2**bits (in an unsigned type of at least 32 bits: never
     undefined, also where C promotes uint16 * uint16 to a signed int).
@@ -267,10 +240,5 @@ def render(
 def _widen(arg: str, dt: np.dtype) -> str:
     return f"((float)({arg}))" if is_low_precision(dt) else arg
 
-
-C_RULES.register("convert")(
-    lambda args, dt, out_dt, attrs, uses, d: _convert(args[0], dt, out_dt, d)
-)
-C_RULES.register("select")(lambda args, *_: f"(({args[0]}) ? ({args[1]}) : ({args[2]}))")
 
 __all__ = ["C_RULES", "C_TYPES", "PRELUDE", "UNSIGNED", "c_type", "literal", "render"]

@@ -251,7 +251,7 @@ def get(name: str) -> Primitive:
 # ---------------------------------------------------------------- elementwise rules
 
 
-def _same_shape(name: str, avals: list[AVal]) -> tuple[int, ...]:
+def same_shape(name: str, avals: list[AVal]) -> tuple[int, ...]:
     shape = avals[0][0]
     for a in avals[1:]:
         if a[0] != shape:
@@ -282,7 +282,7 @@ class ElementwiseRule:
         name = self.name
         if len(avals) != self.arity:
             raise TracejitTypeError(f"{name} takes {self.arity} operand(s), got {len(avals)}")
-        shape = _same_shape(name, avals)
+        shape = same_shape(name, avals)
         dt = avals[0][1]
         for a in avals[1:]:
             if a[1] != dt:
@@ -302,28 +302,3 @@ def elementwise_rule(name: str, kinds: str, out_dtype=None, arity: int = 1) -> E
 
 FLOAT, NUM, INT_BOOL, ANY = "f", "fi", "ib", "fib"
 COMPLEX = "c"  # + - * / negation and ==, != also take complex operands
-
-
-def _select_rule(avals):
-    cond, x, y = avals
-    shape = _same_shape("select", avals)
-    if cond[1] != np.bool_:
-        raise TracejitTypeError(f"select: condition must be bool, got {cond[1]}")
-    if x[1] != y[1]:
-        raise TracejitTypeError(f"select: branch dtypes differ: {x[1]} and {y[1]}")
-    return (shape, x[1], x[2] and y[2])
-
-
-register("select", ELEMENTWISE, _select_rule, lambda c, x, y: np.where(c, x, y))
-
-
-def _convert_rule(avals, dtype, weak=False):
-    ((shape, _, _),) = avals
-    return (shape, dtypes.canonical(dtype), weak)
-
-
-def _convert_impl(x, dtype, weak=False):
-    return x.astype(dtype)
-
-
-register("convert", ELEMENTWISE, _convert_rule, _convert_impl)

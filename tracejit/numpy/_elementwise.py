@@ -7,27 +7,71 @@ import numpy as np
 from tracejit.errors import TracejitValueError, UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.ir.elementwise_ops import TNP_NAMES
+from tracejit.ir.primitives import get
 from tracejit.numpy._core import aval_of, broadcast_all, cast, elementwise, promote
 from tracejit.tracer.core import bind
 
 
-def _unary_float(prim: str, doc_name: str):
-    def fn(x):
-        if prim == "exp" and dtypes.is_complex(aval_of(x)[0]):
+def _same(name: str, xs):
+    return xs  # NumPy's promotion is `elementwise`'s
+
+
+def _bools_as_int64(name: str, xs):
+    """Promoted; bools as int64 (NumPy: bool // bool is int8, floats keep their dtype)."""
+    xs = promote(*xs)
+    return [cast(x, np.int64) for x in xs] if xs[0].dtype == np.bool_ else xs
+
+
+def _as_bools(name: str, xs):
+    return [cast(x, np.bool_) for x in xs]
+
+
+def _no_floats(name: str, xs):
+    xs = promote(*xs)
+    if dtypes.is_float(xs[0].dtype):
+        raise UnsupportedError(f"{name} is defined for integers and bools, not {xs[0].dtype}")
+    return xs
+
+
+# Wrapper styles of ir/elementwise_ops entries: (operands' preparation, `to_float`: ints and
+# bools become float64 (True) or the smallest float holding them ("ufunc", NumPy's float
+# ufuncs: int8 -> float16, int32 -> float64)).
+_STYLES = {
+    "plain": (_same, False),
+    "float": (_same, "ufunc"),
+    "true_float": (_same, True),
+    "int_bool": (_bools_as_int64, False),
+    "logical": (_as_bools, False),
+    "bitwise": (_no_floats, False),
+}
+
+
+def _wrapper(prim: str, name: str, style: str):
+    """tnp's `name`: operands prepared as `style` says, promoted, broadcast, then `prim`."""
+    prepare, to_float = _STYLES[style]
+
+    def call(*xs):
+        if prim == "exp" and dtypes.is_complex(aval_of(xs[0])[0]):
             from tracejit.numpy._complex import complex_exp
 
-            return complex_exp(x)
-        return elementwise(prim, x, to_float="ufunc")
+            return complex_exp(*xs)
+        return elementwise(prim, *prepare(name, xs), to_float=to_float, op=name)
 
-    fn.__name__ = doc_name
-    fn.__doc__ = (
-        f"Elementwise `np.{doc_name}`; ints and bools become the smallest float holding them "
-        "(int8 -> float16, int32 -> float64), as in NumPy."
-    )
+    if get(prim).rule.arity == 1:  # positional parameters, as NumPy's ufuncs
+
+        def fn(x, /):
+            return call(x)
+    else:
+
+        def fn(x1, x2, /):
+            return call(x1, x2)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise `np.{name}` (the `{prim}` primitive), NumPy's dtypes."
     return fn
 
 
-def _rounding(prim: str, name: str):
+def _rounding(prim: str, name: str, style: str = "rounding"):
     def fn(x, decimals: int = 0):
         (x,) = promote(x)
         if not dtypes.is_float(x.dtype):
@@ -70,11 +114,6 @@ def absolute(x):
 abs = absolute
 
 
-def sign(x):
-    (x,) = promote(x)
-    return bind("sign", x)
-
-
 def square(x):
     return multiply(x, x)
 
@@ -86,65 +125,9 @@ def reciprocal(x):
     return divide(1.0, x)
 
 
-def add(x, y):
-    return elementwise("add", x, y)
-
-
-def subtract(x, y):
-    return elementwise("sub", x, y)
-
-
-def multiply(x, y):
-    return elementwise("mul", x, y)
-
-
-def divide(x, y):
-    return elementwise("div", x, y, to_float=True)
-
-
-true_divide = divide
-
-
-def floor_divide(x, y):
-    x, y = promote(x, y)
-    if x.dtype == np.bool_:
-        x, y = cast(x, np.int64), cast(y, np.int64)  # NumPy: bool // bool is int8
-    # floats too: NumPy's float floor division is npy_divmod's quotient, not floor(x / y)
-    # (1.0 // 0.1 is 9.0, since 0.1 is a little above 1/10; -inf // -84 is nan)
-    return elementwise("floordiv", x, y)
-
-
-def remainder(x, y):
-    x, y = promote(x, y)
-    if x.dtype == np.bool_:
-        x, y = cast(x, np.int64), cast(y, np.int64)
-    return elementwise("mod", x, y)
-
-
-mod = remainder
-
-
 def divmod(x, y):
     """`np.divmod(x, y)`: `(x // y, x % y)`, each with NumPy's semantics."""
     return floor_divide(x, y), remainder(x, y)
-
-
-def power(x, y):
-    x, y = promote(x, y)
-    if x.dtype == np.bool_:
-        x, y = cast(x, np.int64), cast(y, np.int64)
-    return elementwise("pow", x, y)
-
-
-pow = power
-
-
-def maximum(x, y):
-    return elementwise("max", x, y)
-
-
-def minimum(x, y):
-    return elementwise("min", x, y)
 
 
 def fmax(x, y):
@@ -153,13 +136,6 @@ def fmax(x, y):
 
 def fmin(x, y):
     return where(isnan(y), x, where(isnan(x), y, minimum(x, y)))
-
-
-def arctan2(y, x):
-    return elementwise("atan2", y, x, to_float="ufunc")
-
-
-atan2 = arctan2
 
 
 def clip(a, a_min=None, a_max=None, *, min=None, max=None):
@@ -188,81 +164,17 @@ def where(condition, x=None, y=None):
     return bind("select", cond, x, y)
 
 
-def _predicate(prim: str, name: str):
-    def fn(x):
-        (x,) = promote(x)
-        return bind(prim, x)
-
-    fn.__name__ = name
-    return fn
-
-
-def _compare(prim: str, name: str):
-    def fn(x, y):
-        return elementwise(prim, x, y, op=name)
-
-    fn.__name__ = name
-    return fn
-
-
-def _logical(prim: str, name: str):
-    def fn(x, y):
-        x, y = cast(x, np.bool_), cast(y, np.bool_)
-        return elementwise(prim, x, y, op=name)
-
-    fn.__name__ = name
-    return fn
-
-
-def logical_not(x):
-    return bind("not", cast(x, np.bool_))
-
-
-def _bitwise(prim: str, name: str):
-    def fn(x, y):
-        x, y = promote(x, y)
-        if dtypes.is_float(x.dtype):
-            raise UnsupportedError(f"{name} is defined for integers and bools, not {x.dtype}")
-        return elementwise(prim, x, y, op=name)
-
-    fn.__name__ = name
-    return fn
-
-
 # One function per entry of ir/elementwise_ops and wrapper style, under each of its NumPy names.
-_STYLES = {
-    "float": _unary_float,
-    "rounding": _rounding,
-    "predicate": _predicate,
-    "compare": _compare,
-    "logical": _logical,
-    "bitwise": _bitwise,
-}
 for _prim, _by_style in TNP_NAMES.items():
     for _style, _names in _by_style.items():
-        globals().update(dict.fromkeys(_names, _STYLES[_style](_prim, _names[0])))
-trunc, isnan = globals()["trunc"], globals()["isnan"]  # named for the functions above
-
-
-def bitwise_not(x):
-    (x,) = promote(x)
-    if dtypes.is_float(x.dtype):
-        raise UnsupportedError(f"bitwise_not is defined for integers and bools, not {x.dtype}")
-    return bind("not", x)
-
-
-invert = bitwise_invert = bitwise_not
-
-
-def stop_gradient(x):
-    """Identity whose gradient is zero (`jax.lax.stop_gradient`)."""
-    (x,) = promote(x)
-    return bind("stop_gradient", x)
-
-
-def erf(x):
-    """The error function (not in NumPy; used by `nn.gelu(approximate=False)`)."""
-    return elementwise("erf", x, to_float=True)
+        _make = _rounding if _style == "rounding" else _wrapper
+        globals().update(dict.fromkeys(_names, _make(_prim, _names[0], _style)))
+# the generated functions this module's own functions call, by name
+trunc, isnan, divide, multiply = (globals()[n] for n in ("trunc", "isnan", "divide", "multiply"))
+maximum, minimum = globals()["maximum"], globals()["minimum"]
+floor_divide, remainder = globals()["floor_divide"], globals()["remainder"]
+globals()["stop_gradient"].__doc__ = "Identity whose gradient is zero (`jax.lax.stop_gradient`)."
+globals()["erf"].__doc__ = "The error function (not in NumPy; `nn.gelu(approximate=False)`)."
 
 
 __all__ = [

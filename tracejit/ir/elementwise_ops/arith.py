@@ -73,8 +73,10 @@ def _atan2_vjp(e, ct, y, x, *, out):
     return [e.mul(ct, e.div(x, denom)), e.neg(e.mul(ct, e.div(y, denom)))]
 
 
-def _binary(name, kinds, impl, vjp, c, cost: int = 1):
-    elementwise_op(name, kinds, impl, vjp=vjp, c=c, arity=2, cost=cost)
+def _binary(name, kinds, impl, vjp, c, cost: int = 1, tnp: tuple[str, ...] = (), style="plain"):
+    """A binary entry; tnp's functions `tnp` (default: NumPy's ufunc `impl`) of `style`."""
+    tnp = {style: tnp or (impl.__name__,)}
+    elementwise_op(name, kinds, impl, vjp=vjp, c=c, arity=2, cost=cost, tnp=tnp)
 
 
 _binary(  # on bool: logical or, as NumPy
@@ -95,18 +97,35 @@ _binary(
     _wrapping_or("*", "&&"),
 )
 _binary(
-    "div", FLOAT + COMPLEX, np.true_divide, _div_vjp, lambda args, *_: f"({args[0]} / {args[1]})"
+    "div",
+    FLOAT + COMPLEX,
+    np.true_divide,
+    _div_vjp,
+    lambda args, *_: f"({args[0]} / {args[1]})",
+    tnp=("divide", "true_divide"),
+    style="true_float",  # ints and bools become float64
 )
-_binary("floordiv", NUM, np.floor_divide, zero_vjp, _helper("floordiv"))
+_binary("floordiv", NUM, np.floor_divide, zero_vjp, _helper("floordiv"), style="int_bool")
 _binary(  # x mod y = x - floor(x / y) * y (NumPy's floored remainder)
     "mod",
     NUM,
     np.remainder,
     lambda e, ct, x, y, *, out: [ct, e.neg(e.mul(ct, e.floor(e.div(x, y))))],
     _helper("mod"),
+    tnp=("remainder", "mod"),
+    style="int_bool",
 )
-_binary("pow", NUM, pow_impl, pow_vjp, pow_c, cost=TRANSCENDENTAL)
+_binary("pow", NUM, pow_impl, pow_vjp, pow_c, TRANSCENDENTAL, ("power", "pow"), "int_bool")
 _binary("max", ANY, np.maximum, _chooser_vjp("gt"), _chooser(">=", "||"))
 _binary("min", ANY, np.minimum, _chooser_vjp("lt"), _chooser("<=", "&&"))
 LIBM_BINARY["atan2"] = "atan2"
-_binary("atan2", FLOAT, np.arctan2, _atan2_vjp, libm_call("atan2"), cost=TRANSCENDENTAL)
+_binary(
+    "atan2",
+    FLOAT,
+    np.arctan2,
+    _atan2_vjp,
+    libm_call("atan2"),
+    TRANSCENDENTAL,
+    ("arctan2", "atan2"),
+    "float",
+)

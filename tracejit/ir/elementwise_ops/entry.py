@@ -50,12 +50,14 @@ def elementwise_op(
     return prim
 
 
-def libm_unary(name: str, impl: Callable, vjp: Callable, numpy: tuple[str, ...] | None = ()):
+def libm_unary(
+    name: str, impl: Callable, vjp: Callable, numpy: tuple[str, ...] = (), style="float"
+):
     """A float function computed by the libm function of the same name (`tanhf`, `tanh`),
-    tnp's under `numpy` (default: `(name,)`; None: no tnp wrapper from the entry)."""
+    tnp's under `numpy` (default: `(name,)`) of wrapper `style`."""
     LIBM_UNARY[name] = name  # declared `omp declare simd` (backend_cpu/vector_math.py)
     c = libm_call(name)
-    tnp = None if numpy is None else {"float": numpy or (name,)}
+    tnp = {style: numpy or (name,)}
     return elementwise_op(name, FLOAT, impl, vjp=vjp, c=c, cost=TRANSCENDENTAL, tnp=tnp)
 
 

@@ -30,7 +30,7 @@ libm_unary("log2", np.log2, lambda e, ct, x, *, out: [e.div(ct, scale(e, x, _LN2
 libm_unary("log10", np.log10, lambda e, ct, x, *, out: [e.div(ct, scale(e, x, _LN10))])
 libm_unary("log1p", np.log1p, lambda e, ct, x, *, out: [e.div(ct, e.add(x, e.full(1.0, x)))])
 libm_unary("expm1", np.expm1, lambda e, ct, x, *, out: [e.mul(ct, e.add(out, e.full(1.0, out)))])
-libm_unary("erf", _erf, _erf_vjp, numpy=None)  # not a NumPy function: tnp.erf is its own
+libm_unary("erf", _erf, _erf_vjp, style="true_float")  # not in NumPy: ints become float64
 elementwise_op(
     "sqrt",
     FLOAT,

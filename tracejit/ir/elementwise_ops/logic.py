@@ -14,7 +14,7 @@ def _compare(name: str, kinds: str, impl, op: str, numpy: str) -> None:
     def c(args, dt, out_dt, attrs, uses, d):
         return f"(({args[0]}) {op} ({args[1]}))"
 
-    tnp = {"compare": (numpy,)}
+    tnp = {"plain": (numpy,)}
     elementwise_op(name, kinds, impl, vjp=zero_vjp, c=c, arity=2, out_dtype=np.bool_, tnp=tnp)
 
 

@@ -28,7 +28,7 @@ def _test(name: str, impl, float_c, other: str) -> None:
     def c(args, dt, out_dt, attrs, uses, d):
         return float_c(args[0], d) if dt.kind == "f" else other
 
-    tnp = {"predicate": (name,)}
+    tnp = {"plain": (name,)}
     elementwise_op(name, ANY, impl, vjp=zero_vjp, c=c, out_dtype=np.bool_, tnp=tnp)
 
 

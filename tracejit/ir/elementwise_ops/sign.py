@@ -44,8 +44,14 @@ elementwise_op(
 elementwise_op(  # sign(0) = 0: the subgradient JAX picks at the kink
     "abs", NUM, np.abs, vjp=lambda e, ct, x, *, out: [e.mul(ct, e.sign(x))], c=_abs_c
 )
-elementwise_op("sign", NUM, np.sign, vjp=zero_vjp, c=_sign_c)
-elementwise_op("not", INT_BOOL, np.invert, vjp=zero_vjp, c=_not_c)
+elementwise_op("sign", NUM, np.sign, vjp=zero_vjp, c=_sign_c, tnp={"plain": ("sign",)})
+_NOT = {"bitwise": ("bitwise_not", "invert", "bitwise_invert"), "logical": ("logical_not",)}
+elementwise_op("not", INT_BOOL, np.invert, vjp=zero_vjp, c=_not_c, tnp=_NOT)
 elementwise_op(  # an identity whose cotangent is zero
-    "stop_gradient", ANY, lambda x: x, vjp=zero_vjp, c=lambda args, *_: args[0]
+    "stop_gradient",
+    ANY,
+    lambda x: x,
+    vjp=zero_vjp,
+    c=lambda args, *_: args[0],
+    tnp={"plain": ("stop_gradient",)},
 )

@@ -37,3 +37,23 @@ def test_tree_block_until_ready_on_the_test_device(device):
     out = tj.jit(lambda x: {"y": x * 2.0}, device=device)(np.ones(3))
     assert tj.block_until_ready(out) is out
     np.testing.assert_array_equal(tj.device_get(out["y"]), [2.0, 2.0, 2.0])
+
+
+def test_every_result_of_the_test_device_has_block_until_ready(device):
+    """As a JAX user times a call: `out.block_until_ready()` on what the device returned
+    (CuPy arrays on cuda: kernels run asynchronously there), donated outputs included."""
+    f = tj.jit(lambda x, w: (x * w + 1.0, (x @ w).sum()), device=device)
+    step = tj.jit(lambda p, g: p - 0.5 * g, donate_argnums=0, device=device)
+    x, w = np.arange(4.0).reshape(2, 2), np.full((2, 2), 2.0)
+    a, s = f(x, w)
+    p = step(tj.device_put(np.ones(3), device), np.ones(3))
+    p = step(p, np.ones(3))  # the output written into the donated buffer
+    for out in (a, s, p):
+        assert out.block_until_ready() is out
+    if device == "cuda":
+        import cupy
+
+        assert isinstance(a, cupy.ndarray) and isinstance(p, cupy.ndarray)
+    np.testing.assert_array_equal(tj.device_get(a), x * w + 1.0)
+    assert float(tj.device_get(s)) == float((x @ w).sum())
+    np.testing.assert_array_equal(tj.device_get(p), [0.0, 0.0, 0.0])

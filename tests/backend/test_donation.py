@@ -4,6 +4,8 @@ the donated array is refused afterwards. Values: NumPy oracles."""
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -43,9 +45,9 @@ def test_sgd_steps_write_into_the_donated_parameters(device):
         assert float(tj.device_get(norm)) == 55.0
         assert _address(p) == first  # the same memory, call after call
         assert p is not old
-        if device != "cuda":  # (CuPy arrays are only marked where they take weak references)
-            with pytest.raises(DonatedArgumentError, match="'p' was donated"):
-                step(old, g)
+        with pytest.raises(DonatedArgumentError, match="'p' was donated"):
+            step(old, g)
+        if device != "cuda":
             assert not old.flags.writeable  # it holds the output now: no write through it
 
 
@@ -94,3 +96,37 @@ def test_two_outputs_of_one_kernel_reading_the_donated_input(device):
     a, b = two(_on(device, p0.copy()))
     np.testing.assert_array_equal(tj.device_get(a), p0 * 2.0)
     np.testing.assert_array_equal(tj.device_get(b), p0 + 1.0)
+
+
+def test_a_donated_result_refuses_every_use_and_a_donated_numpy_array_is_read_only():
+    step = tj.jit(lambda p: p * 0.5, donate_argnums=0)
+    mine = np.ones(3)
+    p = step(mine)  # jit returns a ConstArray, written into mine's memory
+    assert not mine.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        mine[0] = 2.0
+    np.testing.assert_array_equal(mine, [0.5, 0.5, 0.5])  # reads see the output it holds
+    p2 = step(p)
+    uses = {
+        "np.add": lambda: p + 1.0,
+        "np.sin": lambda: np.sin(p),
+        "np.concatenate": lambda: np.concatenate([p, p]),
+        "indexing": lambda: p[0],
+        "assignment": lambda: p.__setitem__(0, 1.0),
+        "float": lambda: float(p),
+        ".copy": lambda: p.copy(),
+        "pickling": lambda: pickle.dumps(p),
+        "passing it as argument": lambda: tj.jit(lambda x: x + 1.0)(p),
+    }
+    for what, use in uses.items():
+        with pytest.raises(DonatedArgumentError, match=f"{what}.* donated"):
+            use()
+    assert p.shape == (3,) and p.dtype == np.float64 and "donated" in repr(p)
+    np.testing.assert_array_equal(p2, [0.25, 0.25, 0.25])
+    np.testing.assert_array_equal(step(p2) + 0.0, [0.125, 0.125, 0.125])
+
+
+def test_a_host_array_donated_to_the_test_device(device):
+    f = tj.jit(lambda p: p * 2.0, donate_argnums=0, device=device)
+    out = f(np.arange(3.0))  # on cuda it is copied in: nothing to reuse, and no error
+    np.testing.assert_array_equal(tj.device_get(out), [0.0, 2.0, 4.0])

@@ -33,6 +33,7 @@ def _calls(compiled, fun, arg_sets):
         kept.append((got, tj.jit(fun, device="numpy")(*args)))
     for got, want in kept:
         for g, w in zip(tj.tree_flatten(got)[0], tj.tree_flatten(want)[0]):
+            assert g.block_until_ready() is g  # replayed outputs too (backend_cuda/results.py)
             np.testing.assert_allclose(tj.device_get(g), w, rtol=1e-5, atol=1e-6)
 
 

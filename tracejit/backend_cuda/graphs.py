@@ -38,6 +38,7 @@ import threading
 import time
 from collections.abc import Sequence
 
+from tracejit.backend_cuda.results import new_result
 from tracejit.config import config
 from tracejit.devices import device_input
 
@@ -139,7 +140,7 @@ class GraphRunner:
             self.graph.launch(stream)
             outputs = []
             for static in self.static_call.outputs:
-                out = cupy.empty(static.shape, static.dtype)
+                out = new_result(cupy, static.shape, static.dtype)
                 if static.nbytes:
                     out.data.copy_from_device_async(static.data, static.nbytes, stream)
                 outputs.append(out)

@@ -1,7 +1,7 @@
 """Runs a CUDA program: buffers from CuPy's pool, kernels, cuBLAS matmuls, NumPy fallbacks.
 
 Per call: inputs become device pointers (CuPy arrays as they are, NumPy arrays copied in),
-outputs are fresh CuPy arrays, and the temporaries live in one arena allocation from CuPy's
+outputs are fresh CuPy arrays with `.block_until_ready()` (results.py), and the temporaries live in one arena allocation from CuPy's
 memory pool sliced by the memory plan (`Buffer.offset`). Views are the same pointer under
 another buffer id. Everything is queued on CuPy's current stream; nothing synchronizes except
 a NumPy fallback step (one with no kernel: `ir/gather_plan.is_native` says which have one),
@@ -18,6 +18,7 @@ from tracejit.backend_cuda import nvrtc
 from tracejit.backend_cuda.codegen import CudaProgram, Launch
 from tracejit.backend_cuda.graphs import GraphRunner
 from tracejit.backend_cuda.loops import LoopStep, is_loop
+from tracejit.backend_cuda.results import new_result
 from tracejit.devices import device_input, to_cuda
 from tracejit.distributed import nccl
 from tracejit.ir import kernel as K
@@ -137,7 +138,9 @@ class _Call:
         for k, b in enumerate(exe.schedule.outputs):
             buf = exe.buffers[b]
             given = outs[k] if outs is not None else None  # a donated input's buffer
-            out = given if given is not None else cupy.empty(buf.shape, buf.dtype)
+            # a new array object on the donated memory (not `given` itself, nor a view of it:
+            # donation needs an owner with `base` None on the next call; see results.py)
+            out = new_result(cupy, buf.shape, buf.dtype, None if given is None else given.data)
             arrays[b] = out
             ptrs[b] = out.data.ptr
             self.outputs.append(out)

@@ -35,6 +35,9 @@ def reject_subclass(x, name: str) -> None:
     tracejit computes on plain arrays; a subclass's own semantics (np.matrix's `*`,
     np.ma's mask, units, ...) would be dropped without a word.
     """
+    refuse = getattr(type(x), "_tracejit_refuse", None)  # a donated array (donated_array.py)
+    if refuse is not None:
+        refuse(x, name)
     plain = getattr(type(x), "_tracejit_plain_array", False)  # tnp's ConstArray: a plain array
     if isinstance(x, np.ndarray) and type(x) is not np.ndarray and not plain:
         cls = type(x)

@@ -313,8 +313,9 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), device=None, donate_
     unless its class defines `__hash__`). `donate_argnums`: positional arguments whose
     arrays the caller gives up: an output of a donated array's shape and dtype is written
     into its memory when nothing reads it afterwards (cpu and cuda; ir/donation.py), and a
-    donated array passed to a jitted function again raises `DonatedArgumentError` (a NumPy
-    one whose memory was reused is also made read-only).
+    donated array passed to a jitted function again raises `DonatedArgumentError`; a donated
+    ConstArray (what jit returns) then raises it on every use, and a donated plain NumPy
+    array is made read-only (donated_array.py).
 
     >>> import numpy as np, tracejit as tj
     >>> f = tj.jit(lambda x: np.tanh(x) * 2.0)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tracejit.donated_array import give_up
 from tracejit.errors import DonatedArgumentError, TracejitValueError
 from tracejit.pytree import tree_flatten
 
@@ -75,6 +76,9 @@ _donated: dict[int, weakref.ref] = {}
 
 
 def mark_donated(leaf) -> None:
+    """After the call: `leaf` must not be used again (tracejit refuses it; donated_array.py
+    says what NumPy does with it)."""
+    give_up(leaf)
     key = id(leaf)
 
     def forget(ref):
@@ -130,18 +134,31 @@ def run_donating(executable, arrays: list, leaves: list, donated: tuple[int, ...
 
         per_exe[donated] = alias_plan(schedule, donated)
     outs: list = [None] * len(schedule.outputs)
+    on_gpu = hasattr(executable, "cupy")  # the CUDA executable takes only CuPy outputs
     for k, i in per_exe[donated].items():
-        if _whole_buffer(arrays[i]) and not _passed_twice(arrays, i):
+        x = arrays[i]
+        if on_gpu != hasattr(x, "__cuda_array_interface__"):
+            continue  # a host array given to a CUDA function is copied in: nothing to reuse
+        if _whole_buffer(x) and not _passed_twice(arrays, i):
             outs[k] = arrays[i]
     if all(o is None for o in outs):
         return executable(arrays)
     results = list(executable(arrays, outs))
     for k, i in per_exe[donated].items():
         if outs[k] is not None:  # a new object (the donated one is marked), made writable
-            results[k] = results[k].reshape(results[k].shape)  # before the freeze below
+            results[k] = _new_owner(results[k])  # before the freeze below
             if isinstance(leaves[i], np.ndarray):
                 leaves[i].setflags(write=False)
     return results
+
+
+def _new_owner(x):
+    """A new array object over the memory of `x`, an output written into a donated buffer.
+
+    NumPy: a view (NumPy's owner test follows `base`). The CUDA executable already returns
+    a new CuPy array made on the donated memory, with `base` None (backend_cuda/launcher.py;
+    a view, as `x.reshape(x.shape)` is in CuPy, would not be donated again)."""
+    return x.reshape(x.shape) if isinstance(x, np.ndarray) else x
 
 
 def _passed_twice(arrays: list, i: int) -> bool:
@@ -173,8 +190,14 @@ def _whole_buffer(x) -> bool:
             and x.nbytes == owner.nbytes
             and x.__array_interface__["data"][0] == owner.__array_interface__["data"][0]
         )
-    if hasattr(x, "__cuda_array_interface__"):  # a CuPy array that owns its memory
-        return bool(x.flags.c_contiguous) and getattr(x, "base", None) is None
+    if hasattr(x, "__cuda_array_interface__"):  # a CuPy array at the start of its allocation
+        mem = getattr(getattr(x, "data", None), "mem", None)
+        return (
+            bool(x.flags.c_contiguous)
+            and getattr(x, "base", None) is None
+            and mem is not None
+            and x.data.ptr == mem.ptr
+        )
     return False
 
 

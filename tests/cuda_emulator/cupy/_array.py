@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from cupy._memory import Memory, MemoryPointer, Pointer
+from cupy._memory import Memory, MemoryPointer
 from cupy.cuda._stream import refuse_sync
 
 
 class ndarray:
-    __slots__ = ("_a", "_mem")  # the host array, and the allocation it lives in (kept alive)
+    # the host array, the allocation it lives in (kept alive), and, as CuPy's `base`, the
+    # array that owns the memory when this one is a view (None when it owns it); weakly
+    # referable like CuPy's arrays
+    __slots__ = ("__weakref__", "_a", "_mem", "base")
 
     def __init__(self, shape, dtype=float, memptr: MemoryPointer | None = None, strides=None):
         dtype = np.dtype(dtype)
@@ -26,12 +29,14 @@ class ndarray:
             raise ValueError("the memory pointer's allocation is too small for this array")
         self._a = np.ndarray(shape, dtype, buffer=mem.buf, offset=memptr.offset, strides=strides)
         self._mem = mem
+        self.base = None  # as CuPy: an array made on a memory pointer has no base
 
     def _view(self, a: np.ndarray) -> ndarray:
         """`a`, a view of this array's memory, as an emulated array."""
         obj = ndarray.__new__(ndarray)
         obj._a = a
         obj._mem = self._mem
+        obj.base = self if self.base is None else self.base  # CuPy's views (reshape too)
         return obj
 
     # ------------------------------------------------------------ attributes
@@ -45,8 +50,9 @@ class ndarray:
     flags = property(lambda self: self._a.flags)
 
     @property
-    def data(self) -> Pointer:
-        return Pointer(self._a.__array_interface__["data"][0])
+    def data(self) -> MemoryPointer:
+        """As CuPy's: a pointer into the allocation (`cupy.ndarray(shape, dtype, x.data)`)."""
+        return MemoryPointer(self._mem, self._a.__array_interface__["data"][0] - self._mem.ptr)
 
     @property
     def __cuda_array_interface__(self) -> dict:

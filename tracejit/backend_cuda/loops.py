@@ -3,19 +3,21 @@ launches driven from the host over device-resident buffers.
 
 * scan: per iteration, the body's kernels run on `xs[t]` (device views, no copies) and the
   carry; `ys[t]` is written on the device. Nothing is read back.
-* while_loop: the predicate region runs on the device and its one bool is read back per
-  iteration (the only synchronization: the host must know whether to launch the body).
+* while_loop: the predicate region runs on the device and its one bool is read back (the
+  only synchronization: the host must know whether to launch the body), not per iteration:
+  guarded steps are queued in batches between readbacks (while_batched.py) when the body
+  runs on the GPU alone; a body with a host step reads back per iteration.
 * cond: the index is read back, and only the chosen branch is launched.
 
 A scan whose body the GPU can run alone (kernels only) is replayed as one CUDA graph of the
 whole loop (loop_graphs.py, under `tj.config.cuda_graphs`), so no Python runs per iteration;
-otherwise it runs as above. A device-side loop for `while_loop` is not done (see the CPU
-backend's backend_cpu/loops.py for loops compiled into one call).
+otherwise it runs as above.
 """
 
 from __future__ import annotations
 
 from tracejit.backend_cuda.loop_graphs import scan_runner
+from tracejit.backend_cuda.while_batched import guarded_step, run_batched
 from tracejit.config import config
 from tracejit.ir import kernel as K
 from tracejit.ir.control import CONTROL_PRIMS, regions_in_order
@@ -37,8 +39,11 @@ class LoopStep:
             for k, r in enumerate(regions_in_order(step.prim, step.attrs))
         ]
         self.graph = None  # a GraphRunner replaying a whole scan (loop_graphs.py)
+        self.guarded = None  # a while loop's guarded step (while_batched.py)
         if step.prim == "scan":
             self.graph = scan_runner(self.regions[0], step.attrs, f"{name}_{step.name}")
+        if step.prim == "while_loop":
+            self.guarded = _guarded(step, self.regions, f"{name}_{step.name}_guarded")
 
     def __call__(self, call) -> None:
         ins = [call.array(b) for b in self.s.inputs]
@@ -71,8 +76,11 @@ class LoopStep:
         cond_consts, body_consts = ins[:n_cc], ins[n_cc : n_cc + n_bc]
         carry = ins[n_cc + n_bc :]
         cond, body = self.regions
-        while _scalar(cond.run_plain([*cond_consts, *carry])[0]):
-            carry = body.run_plain([*body_consts, *carry])
+        if self.guarded is not None:  # few readbacks (while_batched.py)
+            carry = run_batched(cond, self.guarded, cond_consts, body_consts, carry, _scalar)
+        else:  # a body with host steps: one readback per iteration
+            while _scalar(cond.run_plain([*cond_consts, *carry])[0]):
+                carry = body.run_plain([*body_consts, *carry])
         for dst, c in zip(outs, carry):
             dst[...] = c
 
@@ -81,6 +89,18 @@ class LoopStep:
         branch = self.regions[min(max(k, 0), len(self.regions) - 1)]
         for dst, r in zip(outs, branch.run_plain(ins[1:])):
             dst[...] = r
+
+
+def _guarded(step: K.Fallback, regions: list, name: str):
+    """The compiled guarded step of a while loop whose regions run on the GPU alone, or None."""
+    from tracejit.backend_cuda import compile_cuda
+    from tracejit.backend_cuda.launcher import step_kinds
+
+    if any("host" in step_kinds(r) for r in regions):
+        return None
+    cond, body = regions_in_order(step.prim, step.attrs)
+    guarded = compile_cuda(guarded_step(cond.graph, body.graph, step.attrs["n_cond_consts"]), name)
+    return guarded if "host" not in step_kinds(guarded) else None
 
 
 def _scalar(x):

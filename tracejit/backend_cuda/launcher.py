@@ -1,11 +1,11 @@
-"""Runs a CUDA program: buffers from CuPy's pool, kernels, cuBLAS matmuls, NumPy fallbacks.
+"""Runs a CUDA program: buffers from CuPy's pool, kernels, cuBLAS/cuSOLVER/cuFFT, NumPy fallbacks.
 
 Per call: inputs become device pointers (CuPy arrays as they are, NumPy arrays copied in),
 outputs are fresh CuPy arrays with `.block_until_ready()` (results.py), and the temporaries live in one arena allocation from CuPy's
 memory pool sliced by the memory plan (`Buffer.offset`). Views are the same pointer under
 another buffer id. Everything is queued on CuPy's current stream; nothing synchronizes except
-a NumPy fallback step (one with no kernel: `ir/gather_plan.is_native` says which have one),
-which must read its operands on the host.
+a NumPy fallback step (one with no kernel and no CuPy library function: `ir/gather_plan`
+and `backend_cuda/library.py` say which have one), which must read its operands on the host.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tracejit.backend_cuda import nvrtc
+from tracejit.backend_cuda import library, nvrtc
 from tracejit.backend_cuda.codegen import CudaProgram, Launch
 from tracejit.backend_cuda.graphs import GraphRunner
 from tracejit.backend_cuda.loops import LoopStep, is_loop
@@ -115,6 +115,7 @@ class _FallbackStep(_Step):
 
 _KIND = {_KernelStep: "kernel", _MatmulStep: "matmul", _FallbackStep: "host", LoopStep: "host"}
 _KIND[nccl.NcclStep] = "host"  # not captured in a CUDA graph
+_KIND[library.LibraryStep] = "host"  # cuSOLVER's status check synchronizes
 
 
 def step_kinds(exe: CudaExecutable) -> list[str]:
@@ -204,6 +205,8 @@ class CudaExecutable:
                 self.steps.append(nccl.NcclStep(step, self.buffers))
             elif is_loop(step):  # regions compiled on their own, launched in a host loop
                 self.steps.append(LoopStep(step, name))
+            elif isinstance(step, K.Fallback) and library.runs_on_device(step, self.buffers):
+                self.steps.append(library.LibraryStep(cupy, step, self.buffers))
             elif isinstance(step, K.Fallback):
                 self.steps.append(_FallbackStep(step, self.buffers))
         kinds = step_kinds(self)

@@ -6,8 +6,8 @@
   "irfft":       complex -> real, the last axis n // 2 + 1 -> lengths[-1] (scaled by 1/N).
 `tracejit.numpy.fft` moves the transformed axes to the end, pads or crops them and applies
 the other normalizations. The implementation is NumPy's pocketfft (`np.fft`): no backend
-renders this primitive, so compiled CPU programs call NumPy back for it and CUDA programs
-run it as a host step, as the LAPACK primitives (ir/linalg_prims.py).
+renders this primitive: compiled CPU programs call NumPy back for it, and CUDA programs run
+the same function with CuPy (cuFFT) on the device (ir/array_library.py).
 
 VJPs are the transposes, in JAX's convention for complex values (a linear map's cotangent
 is its transpose applied, with no conjugation): the DFT matrix is symmetric, so fft and
@@ -24,6 +24,7 @@ import numpy as np
 
 from tracejit.errors import ShapeError, TracejitTypeError
 from tracejit.ir import dtypes
+from tracejit.ir.array_library import ARRAY_IMPLS
 from tracejit.ir.autodiff import defvjp
 from tracejit.ir.graph import ConstValue
 from tracejit.ir.primitives import OPAQUE, register
@@ -62,20 +63,20 @@ def _fft_rule(avals, kind, lengths):
     return (tuple(shape), dt, False)
 
 
-def _fft_impl(x, kind, lengths):
+def _fft_impl(x, kind, lengths, *, xp=np):
     axes = tuple(range(x.ndim - len(lengths), x.ndim))
     if kind == "fft":
-        out = np.fft.fftn(x, axes=axes)
+        out = xp.fft.fftn(x, axes=axes)
     elif kind == "ifft":
-        out = np.fft.ifftn(x, axes=axes)
+        out = xp.fft.ifftn(x, axes=axes)
     elif kind == "rfft":
-        out = np.fft.rfftn(x, axes=axes)
+        out = xp.fft.rfftn(x, axes=axes)
     else:
-        out = np.fft.irfftn(x, s=lengths, axes=axes)
+        out = xp.fft.irfftn(x, s=lengths, axes=axes)
     return out.astype(_fft_rule([(x.shape, x.dtype, False)], kind, lengths)[1], copy=False)
 
 
-register("fft", OPAQUE, _fft_rule, _fft_impl)
+register("fft", OPAQUE, _fft_rule, _fft_impl, rules={ARRAY_IMPLS: _fft_impl})
 dtypes.COMPLEX_HOST_PRIMS.add("fft")  # a host step: NumPy computes on complex buffers
 
 

@@ -3,9 +3,9 @@
 Each takes stacks of square matrices `(..., n, n)` (float32 or float64; `tracejit.numpy`
 promotes and broadcasts first, so `solve`'s operands arrive as `(..., n, n)` and
 `(..., n, k)` with equal leading axes). The implementation is NumPy's own `np.linalg`
-(LAPACK through NumPy's lapack_lite/OpenBLAS): no backend renders these primitives, so the
-compiled CPU program calls NumPy back for them and the CUDA program runs them as a host step
-(`backend_cuda/launcher._FallbackStep`), the simplest correct path.
+(LAPACK through NumPy's lapack_lite/OpenBLAS), written over an array namespace
+(ir/array_library.py): the compiled CPU program calls NumPy back for them, and the CUDA
+program runs the same functions with CuPy (cuSOLVER) on the device arrays.
 
 Failures follow JAX, not NumPy: a singular matrix (`solve`, `inv`) or one that is not
 positive definite (`cholesky`) gives NaN for that matrix of the stack instead of raising
@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from tracejit.errors import ShapeError, UnsupportedError
+from tracejit.ir.array_library import ARRAY_IMPLS
 from tracejit.ir.autodiff import defvjp
 from tracejit.ir.graph import ConstValue
 from tracejit.ir.primitives import OPAQUE, register
@@ -56,13 +57,13 @@ def _square(name: str, aval) -> tuple[tuple[int, ...], np.dtype]:
     return tuple(shape), np.dtype(dtype)
 
 
-def _nan_on_error(fn, *arrays):
+def _nan_on_error(xp, fn, *arrays):
     """`fn(*arrays)`, with NaN for each matrix of the stack that LAPACK rejects (JAX's way)."""
     try:
         return fn(*arrays)
-    except np.linalg.LinAlgError:
+    except np.linalg.LinAlgError:  # CuPy raises NumPy's class too
         pass
-    out = np.full(arrays[-1].shape, np.nan, arrays[-1].dtype)  # each result is b's/a's shape
+    out = xp.full(arrays[-1].shape, np.nan, arrays[-1].dtype)  # each result is b's/a's shape
     for i in np.ndindex(arrays[0].shape[:-2]):
         try:
             out[i] = fn(*(a[i] for a in arrays))
@@ -100,28 +101,25 @@ def _slogdet_rule(avals):
     return [out, out]
 
 
-def _solve_impl(a, b):
-    return _nan_on_error(np.linalg.solve, a, b)
+def _solve_impl(a, b, *, xp=np):
+    return _nan_on_error(xp, xp.linalg.solve, a, b)
 
 
-def _inv_impl(a):
-    return _nan_on_error(np.linalg.inv, a)
+def _inv_impl(a, *, xp=np):
+    return _nan_on_error(xp, xp.linalg.inv, a)
 
 
-def _cholesky_impl(a):
-    return _nan_on_error(np.linalg.cholesky, a)
+def _cholesky_impl(a, *, xp=np):
+    return _nan_on_error(xp, xp.linalg.cholesky, a)
 
 
-def _slogdet_impl(a):
-    sign, logabs = np.linalg.slogdet(a)
+def _det_impl(a, *, xp=np):
+    return xp.asarray(xp.linalg.det(a), a.dtype)
+
+
+def _slogdet_impl(a, *, xp=np):
+    sign, logabs = xp.linalg.slogdet(a)
     return sign.astype(a.dtype), logabs.astype(a.dtype)
-
-
-register("solve", OPAQUE, _solve_rule, _solve_impl)
-register("inv", OPAQUE, _same_rule("inv"), _inv_impl)
-register("cholesky", OPAQUE, _same_rule("cholesky"), _cholesky_impl)
-register("det", OPAQUE, _det_rule, lambda a: np.asarray(np.linalg.det(a), a.dtype))
-register("slogdet", OPAQUE, _slogdet_rule, _slogdet_impl, multiple_results=True)
 
 
 def _eigh_rule(avals):
@@ -129,12 +127,20 @@ def _eigh_rule(avals):
     return [(shape[:-1], dtype, False), (shape, dtype, False)]
 
 
-def _eigh_impl(a):
-    w, v = np.linalg.eigh(a)  # reads the lower triangle
+def _eigh_impl(a, *, xp=np):
+    w, v = xp.linalg.eigh(a)  # reads the lower triangle
     return w, v
 
 
-register("eigh", OPAQUE, _eigh_rule, _eigh_impl, multiple_results=True)
+for _name, _shape_rule, _impl, _multiple in (
+    ("solve", _solve_rule, _solve_impl, False),
+    ("inv", _same_rule("inv"), _inv_impl, False),
+    ("cholesky", _same_rule("cholesky"), _cholesky_impl, False),
+    ("det", _det_rule, _det_impl, False),
+    ("slogdet", _slogdet_rule, _slogdet_impl, True),
+    ("eigh", _eigh_rule, _eigh_impl, True),
+):
+    register(_name, OPAQUE, _shape_rule, _impl, _multiple, rules={ARRAY_IMPLS: _impl})
 
 
 # ---------------------------------------------------------------- VJPs

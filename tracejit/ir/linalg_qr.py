@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from tracejit.errors import UnsupportedError
+from tracejit.ir.array_library import ARRAY_IMPLS
 from tracejit.ir.autodiff import defvjp
 from tracejit.ir.graph import ConstValue
 from tracejit.ir.linalg_prims import _mT, _square_dtype
@@ -29,12 +30,12 @@ def _qr_rule(avals, *, complete):
     return [(tuple(lead) + (m, k), dt, False), (tuple(lead) + (k, n), dt, False)]
 
 
-def _qr_impl(a, *, complete):
-    q, r = np.linalg.qr(a, mode="complete" if complete else "reduced")
+def _qr_impl(a, *, complete, xp=np):
+    q, r = xp.linalg.qr(a, mode="complete" if complete else "reduced")
     return q, r
 
 
-register("qr", OPAQUE, _qr_rule, _qr_impl, multiple_results=True)
+register("qr", OPAQUE, _qr_rule, _qr_impl, True, rules={ARRAY_IMPLS: _qr_impl})
 
 
 @defvjp("qr")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from tracejit.errors import UnsupportedError
+from tracejit.ir.array_library import ARRAY_IMPLS
 from tracejit.ir.autodiff import defvjp
 from tracejit.ir.graph import ConstValue
 from tracejit.ir.linalg_prims import _mT, _square_dtype
@@ -36,12 +37,12 @@ def _svd_rule(avals, *, full_matrices):
             (vh, np.dtype(dtype), False)]  # fmt: skip
 
 
-def _svd_impl(a, *, full_matrices):
-    u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+def _svd_impl(a, *, full_matrices, xp=np):
+    u, s, vh = xp.linalg.svd(a, full_matrices=full_matrices)
     return u, s, vh
 
 
-register("svd", OPAQUE, _svd_rule, _svd_impl, multiple_results=True)
+register("svd", OPAQUE, _svd_rule, _svd_impl, True, rules={ARRAY_IMPLS: _svd_impl})
 
 
 def _scale(e, x, s, axis):

@@ -1,8 +1,8 @@
 """`argsort`: the stable sorting permutation along one axis (NaN last, as NumPy).
 
 The primitive is O(n log n) per row: NumPy's stable sort (radix sort for small integers,
-timsort otherwise), run by the reference interpreter, called back from the compiled CPU
-program and run as a host step by the CUDA program (no backend renders it). Its output is an
+timsort otherwise), run by the reference interpreter and called back from the compiled CPU
+program; the CUDA program runs CuPy's stable sort on the device (ir/array_library.py). Its output is an
 int64 permutation, so it has no cotangent; `tnp.sort` gathers by it (`take_along_axis`) and
 differentiates through the gather.
 """
@@ -13,6 +13,7 @@ import numpy as np
 
 from tracejit.errors import ShapeError, UnsupportedError
 from tracejit.ir import dtypes
+from tracejit.ir.array_library import ARRAY_IMPLS
 from tracejit.ir.autodiff import defvjp
 from tracejit.ir.primitives import OPAQUE, register
 
@@ -32,12 +33,11 @@ def _sortable(x):
     return x.astype(np.float32) if x.dtype == dtypes.BFLOAT16 else x
 
 
-register(
-    "argsort",
-    OPAQUE,
-    _argsort_rule,
-    lambda x, *, axis: np.argsort(_sortable(x), axis=axis, kind="stable").astype(np.int64),
-)
+def _argsort_impl(x, *, axis, xp=np):
+    return xp.argsort(_sortable(x), axis=axis, kind="stable").astype(np.int64)
+
+
+register("argsort", OPAQUE, _argsort_rule, _argsort_impl, rules={ARRAY_IMPLS: _argsort_impl})
 
 
 @defvjp("argsort")

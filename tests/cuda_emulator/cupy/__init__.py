@@ -1,7 +1,8 @@
 """A stand-in for CuPy that runs tracejit's CUDA kernels on the CPU (see ../README.md).
 
 Only what tracejit and its tests use: arrays, transfers, `matmul`, `RawModule` over the
-emulator's "cubin" (a shared library), `cuda.nvrtc`, `cuda.Device`, `cuda.alloc`.
+emulator's "cubin" (a shared library), `cuda.nvrtc`, `cuda.Device`, `cuda.alloc`, and the
+library calls of tracejit/backend_cuda/library.py (`linalg`, `fft`, `argsort`, `full`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import numpy as np
 
 from cupy import cuda
 from cupy._array import _from_host, _host, ndarray
+from cupy._library import argsort, fft, full, linalg
 from cupy._module import RawKernel, RawModule
 
 __version__ = "emulator"
@@ -84,12 +86,16 @@ __all__ = [
     "RawKernel",
     "RawModule",
     "arange",
+    "argsort",
     "array",
     "asarray",
     "ascontiguousarray",
     "asnumpy",
     "cuda",
     "empty",
+    "fft",
+    "full",
+    "linalg",
     "matmul",
     "ndarray",
     "zeros",

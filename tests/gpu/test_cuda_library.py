@@ -1,0 +1,109 @@
+"""Linear algebra, FFTs and sorting on CUDA run CuPy's libraries on the device arrays
+(backend_cuda/library.py): no host step, values equal NumPy's, a matrix cuSOLVER rejects
+gives NaN as on the CPU, sorting is stable with NaN last. On a GPU and the CUDA emulator."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+from _cuda_programs import needs_gpu
+
+import tracejit as tj
+import tracejit.numpy as tnp
+from tracejit.backend_cuda.launcher import _FallbackStep
+from tracejit.backend_cuda.library import LibraryStep
+
+pytestmark = needs_gpu
+
+
+def _compiled(fn, *args):
+    return tj.jit(fn, device="cuda").lower(*args).compile()
+
+
+def _library_prims(compiled) -> set[str]:
+    assert not [s for s in compiled.executable.steps if isinstance(s, _FallbackStep)]
+    return {s.prim.name for s in compiled.executable.steps if isinstance(s, LibraryStep)}
+
+
+def _linalg(a, b):
+    sym = a @ tnp.swapaxes(a, -1, -2) + 4.0 * tnp.eye(a.shape[-1], dtype=a.dtype)
+    w, v = tnp.linalg.eigh(sym)
+    u, s, vh = tnp.linalg.svd(a)
+    q, r = tnp.linalg.qr(a)
+    sign, logdet = tnp.linalg.slogdet(sym)
+    return (tnp.linalg.solve(a, b), tnp.linalg.inv(a), tnp.linalg.cholesky(sym),
+            tnp.linalg.det(a), sign * logdet, w, tnp.abs(v), s, q @ r, u @ (s[..., None] * vh))  # fmt: skip
+
+
+def _numpy_linalg(a, b):
+    sym = a @ np.swapaxes(a, -1, -2) + 4.0 * np.eye(a.shape[-1], dtype=a.dtype)
+    sign, logdet = np.linalg.slogdet(sym)
+    return (np.linalg.solve(a, b), np.linalg.inv(a), np.linalg.cholesky(sym), np.linalg.det(a),
+            sign * logdet, np.linalg.eigvalsh(sym), np.abs(np.linalg.eigh(sym)[1]),
+            np.linalg.svd(a, compute_uv=False), a, a)  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_linear_algebra_runs_cusolver_on_the_device(dtype):
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(3, 5, 5)).astype(dtype)
+    b = rng.normal(size=(3, 5, 2)).astype(dtype)
+    compiled = _compiled(_linalg, a, b)
+    names = _library_prims(compiled)
+    assert {"solve", "inv", "cholesky", "det", "slogdet", "eigh", "svd", "qr"} <= names
+    tol = 1e-9 if dtype == np.float64 else 2e-3
+    for got, want in zip(compiled(a, b), _numpy_linalg(a, b)):
+        got = tj.device_get(got)
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_a_singular_matrix_of_a_stack_gives_nan_for_that_matrix_only():
+    a = np.stack([np.eye(3) * 2.0, np.ones((3, 3))])  # the second is singular
+    b = np.ones((2, 3, 1))
+    compiled = _compiled(lambda a, b: (tnp.linalg.solve(a, b), tnp.linalg.inv(a)), a, b)
+    assert _library_prims(compiled) == {"solve", "inv"}
+    x, inv = (tj.device_get(o) for o in compiled(a, b))
+    np.testing.assert_array_equal(x[0], np.full((3, 1), 0.5))
+    np.testing.assert_array_equal(inv[0], np.eye(3) * 0.5)
+    assert np.isnan(x[1]).all() and np.isnan(inv[1]).all()
+    cpu = tj.jit(lambda a, b: tnp.linalg.solve(a, b))(a, b)
+    np.testing.assert_array_equal(x, cpu)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_ffts_run_cufft_on_the_device(dtype):
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(4, 16)).astype(dtype)
+
+    def f(x):
+        spectrum = tnp.fft.rfft(x)
+        return spectrum, tnp.fft.irfft(spectrum * 2.0, n=16), tnp.fft.fft2(x + 0j)
+
+    compiled = _compiled(f, x)
+    assert _library_prims(compiled) == {"fft"}
+    want = (np.fft.rfft(x), np.fft.irfft(np.fft.rfft(x) * 2.0, n=16), np.fft.fft2(x + 0j))
+    tol = 1e-12 if dtype == np.float64 else 1e-4
+    for got, w in zip(compiled(x), want):
+        np.testing.assert_allclose(tj.device_get(got), w, rtol=tol, atol=tol * 10)
+
+
+def test_sorting_is_stable_with_nan_last_on_the_device():
+    x = np.array([[3.0, np.nan, 1.0, 3.0, -0.0, 0.0, 1.0, np.nan, -np.inf],
+                  [2.0, 2.0, 2.0, 1.0, 1.0, np.inf, np.nan, 0.5, 2.0]])  # fmt: skip
+    compiled = _compiled(lambda x: (tnp.argsort(x, axis=-1), tnp.sort(x, axis=0)), x)
+    assert _library_prims(compiled) == {"argsort"}
+    order, ordered = (tj.device_get(o) for o in compiled(x))
+    np.testing.assert_array_equal(order, np.argsort(x, axis=-1, kind="stable"))
+    np.testing.assert_array_equal(ordered, np.sort(x, axis=0))
+
+
+def test_bfloat16_sorts_on_the_device_through_float32():
+    # tnp converts bfloat16 to float32 (which keeps its order) before argsort: CuPy cannot
+    # hold bfloat16, a float32 sort it can
+    x = np.array([3.0, -1.0, np.nan, 2.0, 0.5, -1.0], dtype=ml_dtypes.bfloat16)
+    compiled = _compiled(lambda x: tnp.argsort(x), x)
+    assert _library_prims(compiled) == {"argsort"}
+    (order,) = compiled(x)  # Compiled returns the flat list of outputs
+    np.testing.assert_array_equal(tj.device_get(order), [1, 5, 4, 3, 0, 2])

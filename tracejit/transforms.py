@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from tracejit import debug, timing
+from tracejit.cache import deferred
 from tracejit.cache.joint import cached_joint
 from tracejit.config import config
 from tracejit.errors import TracejitTypeError, TracejitValueError
@@ -69,12 +70,17 @@ class _Traceable:
         if traced.captured:  # its graph reads outer tracers: valid for this call only
             joint = _differentiate(traced.graph, wrt, seeded, remat)
         else:  # a fresh process with a warm cache loads it (tracejit.cache.joint)
-            what = {"wrt": list(wrt), "seeded": list(seeded), "remat": remat}
+            what = self.joint_what(wrt, seeded, remat)
             build = functools.partial(_differentiate, traced.graph, wrt, seeded, remat)
             joint = cached_joint(traced.graph, what, build)
         if not traced.captured:  # graphs reading outer tracers are valid for one call only
             self._joints[key] = (traced, joint)
         return joint
+
+    @staticmethod
+    def joint_what(wrt: tuple[int, ...], seeded: tuple[int, ...], remat: bool) -> dict:
+        """What a joint graph's disk-cache key says is differentiated."""
+        return {"wrt": list(wrt), "seeded": list(seeded), "remat": remat}
 
 
 def _is_static(arg) -> bool:
@@ -186,9 +192,12 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
         ranges, trees = _leaf_ranges(args, nums)
         wrt = tuple(i for r in ranges for i in r)
         _check_float_inputs(traced.graph, wrt, names, what)
-        joint = traceable.joint(traced, wrt, (out_index,), remat=True)
         seed = np.ones((), traced.graph.outputs[out_index].dtype)
-        outs = inline(joint, leaves + traced.captured + [seed])
+        args = leaves + traced.captured + [seed]
+        # in jit's first trace: one node standing for the joint graph (tracejit.cache.deferred)
+        outs = deferred.record(traceable, traced, wrt, (out_index,), args)
+        if outs is None:
+            outs = inline(traceable.joint(traced, wrt, (out_index,), remat=True), args)
         n_out = len(traced.graph.outputs)
         value = tree_unflatten(traced.out_tree, outs[:n_out])
         grads, it = [], iter(outs[n_out:])

@@ -61,9 +61,12 @@ def _attr(value) -> str:
 def _sub_graph(value) -> str:
     """Closed sub-graphs: control-flow regions, and custom_vjp calls (whose compiled code is
     their primal graph; their fwd/bwd only shape the gradient graph, already traced)."""
+    from tracejit.cache.deferred import DeferredJoint
     from tracejit.ir.custom_call import CustomCall
     from tracejit.ir.regions import Region
 
+    if isinstance(value, DeferredJoint):  # its key names the traced graph it is made from
+        return f"joint{{{value.key}}}"
     if isinstance(value, Region):
         return "region{" + _fingerprint(value.graph) + "}"
     if isinstance(value, CustomCall):

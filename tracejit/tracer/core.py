@@ -36,6 +36,8 @@ _levels = itertools.count()
 class Trace:
     """Records nodes into one graph. Active from creation until `finish`."""
 
+    defer_joints = False  # grad may record its joint graph as one node (cache/deferred.py)
+
     def __init__(self, name: str = "function"):
         self.level = next(_levels)
         self.name = name

@@ -16,6 +16,7 @@ import numpy as np
 
 from tracejit import debug, gc_pause, progress, timing
 from tracejit.backends import check_device, compile_graph, graph_parts, load_cached
+from tracejit.cache import deferred
 from tracejit.config import config
 from tracejit.const_array import ConstArray
 from tracejit.debug_print import PrintingExecutable, hoist_prints
@@ -183,11 +184,8 @@ class Jitted:
             debug.start_dump(self._label()) as dump,
             timing.collect() as times,
         ):
-            with timing.phase("trace"):  # includes autodiff, which is also timed on its own
-                traced, _ = self.trace(args, kwargs)
+            traced, parts, executable = self._trace_and_look_up(key, args, kwargs)
             dump.write("traced", traced.graph)
-            parts = graph_parts(traced.graph, key[3], self._label())
-            executable = load_cached(parts, key[3], self._label())  # warm: skips what follows
             graph, prints = traced.graph, []  # graphs that print have no early key
             if executable is None:
                 with timing.phase("passes"):
@@ -209,6 +207,38 @@ class Jitted:
         entry = (executable, traced.out_tree)
         self._executables[key] = entry
         return entry
+
+    def _trace_and_look_up(self, key, args, kwargs):
+        """The traced graph, its persistent key parts and the stored executable (None on a
+        miss; warm: the passes, fusion, codegen and C++ compile are skipped). `grad` in the
+        trace may record its joint graph as one node (tracejit.cache.deferred), expanded
+        here on a miss: a warm process then neither loads nor re-records it."""
+        device = key[3]
+        weak_int = any(w and np.dtype(d).kind == "i" for _, d, w in key[1])
+        token = deferred.DEFER.set(device != "numpy" and not config.debug_nans and not weak_int)
+        try:
+            with timing.phase("trace"):  # includes autodiff, which is also timed on its own
+                traced, _ = self.trace(args, kwargs)
+        finally:
+            deferred.DEFER.reset(token)
+        parts = graph_parts(traced.graph, device, self._label())
+        executable = load_cached(parts, device, self._label())
+        if not deferred.has_deferred(traced.graph):
+            return traced, parts, executable
+        expanded = None
+        if executable is None:
+            with timing.phase("trace"):
+                expanded = deferred.expand(traced.graph)
+        if expanded is not None:
+            traced.graph = expanded  # what the trace would have recorded
+            return traced, parts, None
+        self.traces.forget(traced)  # a graph with a deferred node is never reused
+        if executable is not None:
+            return traced, parts, executable
+        with timing.phase("trace"):  # a joint graph's types were not the derived ones
+            traced, _ = self.trace(args, kwargs)
+        parts = graph_parts(traced.graph, device, self._label())
+        return traced, parts, load_cached(parts, device, self._label())
 
     def _report_unused_inputs(self, graph, args, kwargs, dump):
         """Name the arguments no output depends on (DCE keeps them: they are the signature)."""

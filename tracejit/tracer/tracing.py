@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tracejit.cache.deferred import DEFER
 from tracejit.config import config
 from tracejit.const_array import ConstArray
 from tracejit.errors import ArgumentError
@@ -48,6 +49,8 @@ def trace_flat(fun: Callable, rebuild: Callable, treedef: PyTreeDef, avals, name
     """Call `fun(*args, **kwargs)`, where `(args, kwargs) = rebuild(tree of tracers)` and the
     tracers stand for leaves of abstract values `avals` (named `names`); its `Traced`."""
     trace = Trace(label)
+    trace.defer_joints = DEFER.get()  # jit's first trace only (tracejit.cache.deferred)
+    token = DEFER.set(False)
     try:
         tracers = [trace.new_input(s, d, w, n) for (s, d, w), n in zip(avals, names)]
         args, kwargs = rebuild(tree_unflatten(treedef, tracers))
@@ -61,6 +64,7 @@ def trace_flat(fun: Callable, rebuild: Callable, treedef: PyTreeDef, avals, name
             verify(graph)
     finally:
         trace.active = False
+        DEFER.reset(token)
     return Traced(graph, out_tree, [t for t, _ in trace.captured])
 
 
@@ -105,6 +109,10 @@ class TraceCache:
             if not traced.captured:  # a graph reading outer tracers is valid for this call only
                 self._traces[key] = traced
         return traced, leaves
+
+    def forget(self, traced: Traced) -> None:
+        """Drop `traced` from the cache (the next call of its signature traces again)."""
+        self._traces = {k: t for k, t in self._traces.items() if t is not traced}
 
     def leaf_names(self, args: tuple, kwargs: dict) -> list[str]:
         return self.spec.leaf_names(self.spec.split(args, kwargs))

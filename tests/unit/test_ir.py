@@ -103,3 +103,26 @@ def test_every_primitive_has_kind_rule_and_impl():
     for name, prim in primitives.PRIMITIVES.items():
         assert prim.name == name and prim.kind in kinds
         assert callable(prim.rule) and callable(prim.impl)
+
+
+def test_the_schedule_holds_simplified_kernels():
+    # fuse simplifies every kernel once, for both backends: a contiguous (64, 1024) loop is
+    # one flat loop, a sum over the last axis keeps its (outer, inner) split, a padded copy
+    # (a kernel built apart from the fused groups) has its size-1 dims dropped
+    from tracejit.ir import kernel as K
+    from tracejit.ir.fusion import fuse
+    from tracejit.ir.kernel_simplify import simplify
+
+    def kernels(fn, *args):
+        return [s for s in fuse(tj.make_ir(fn)(*args)).steps if isinstance(s, K.Kernel)]
+
+    x = np.ones((64, 1024), np.float32)
+    (flat,) = kernels(lambda a: a * 2.0 + 1.0, x)
+    assert flat.outer == (64 * 1024,)
+    (rows,) = kernels(lambda a: a.sum(axis=1), x)
+    assert (rows.outer, rows.inner) == ((64,), (1024,))
+    padded = kernels(lambda a: tj.numpy.pad(a, ((0, 0), (1, 1), (0, 0))), np.ones((3, 1, 4)))
+    for k in [flat, rows, *padded]:
+        again = simplify(k)
+        assert (again.outer, again.inner) == (k.outer, k.inner), k.name
+    assert all(1 not in k.outer for k in padded)

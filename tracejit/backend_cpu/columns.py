@@ -30,27 +30,24 @@ from tracejit.ir import kernel as K
 from tracejit.ir.cwriter.emit import decompose, indent
 from tracejit.ir.cwriter.layout import load_bias
 from tracejit.ir.cwriter.reduce import Accumulator, ordered_arg_better
-from tracejit.ir.kernel_simplify import simplify
 
 # Columns per parallel unit: a multiple of every vector width, and small enough that the
 # accumulator arrays (one per reduction, <= 8 bytes a column) stay in L1 next to the rows.
 COLUMN_BLOCK = 256
 
 
-def is_column(kernel: K.Kernel) -> bool:
-    """Whether `kernel` (a reduction) reads memory contiguously along its last kept axis
+def is_column(k: K.Kernel) -> bool:
+    """Whether kernel `k` (a reduction) reads memory contiguously along its last kept axis
     rather than along its reduced axes: it then runs as a column reduction."""
-    k = simplify(kernel)
     if not k.reductions or not k.outer or not k.inner or k.outer[-1] < 2:
         return False
     row, col = load_bias(k)
     return col > row
 
 
-def is_partial(kernel: K.Kernel) -> bool:
-    """Whether `kernel` reduces everything to one outer unit in one phase, so its reduced
+def is_partial(k: K.Kernel) -> bool:
+    """Whether kernel `k` reduces everything to one outer unit in one phase, so its reduced
     range can be split across threads."""
-    k = simplify(kernel)
     return (
         bool(k.reductions)
         and not k.outer

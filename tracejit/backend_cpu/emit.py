@@ -19,7 +19,6 @@ from tracejit.backend_cpu.fast_tanh import TANHF_C, TANHF_NAME
 from tracejit.ir import kernel as K
 from tracejit.ir.cwriter.dialect import Dialect
 from tracejit.ir.cwriter.emit import Emitter, buffer_ids, indent, param_text
-from tracejit.ir.kernel_simplify import simplify
 
 # float32 functions generated inline (their C is included by codegen) instead of libm/libmvec.
 INLINE_F32 = {"tanh": TANHF_NAME, "exp": EXPF_NAME, "log": LOGF_NAME}
@@ -35,7 +34,7 @@ class BaseWriter:
     and the `tj_parallel` call over `units_and_work()`. Subclasses write `body()`."""
 
     def __init__(self, kernel: K.Kernel, buffers: dict[int, K.Buffer], uses: set[str]):
-        self.k = simplify(kernel)
+        self.k = kernel
         self.buffers = buffers
         self.uses = uses
 

@@ -32,7 +32,6 @@ from tracejit.ir.cwriter.dialect import Dialect
 from tracejit.ir.cwriter.emit import Emitter, buffer_ids, decompose, indent, param_text
 from tracejit.ir.cwriter.library import LIBRARY
 from tracejit.ir.gather_plan import is_native
-from tracejit.ir.kernel_simplify import simplify
 
 # Threads per block of elementwise kernels: a multiple of the warp size that keeps many blocks
 # resident per SM (2048 threads / SM on sm_80..sm_90).
@@ -244,11 +243,8 @@ def grid_stride_kernel(
     )
 
 
-def elementwise_kernel(
-    kernel: K.Kernel, buffers: dict[int, K.Buffer], uses: set
-) -> tuple[str, Launch]:
+def elementwise_kernel(k: K.Kernel, buffers: dict[int, K.Buffer], uses: set) -> tuple[str, Launch]:
     """A grid-stride loop over the flat outer index (with a vector path when contiguous)."""
-    k = simplify(kernel)
     idx = index_type(k)
     ids, params = kernel_params(k, buffers)
     units = int(np.prod(k.outer, dtype=np.int64)) if k.outer else 1

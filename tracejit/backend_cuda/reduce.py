@@ -34,7 +34,6 @@ from tracejit.ir.c_render import UNSIGNED, c_type
 from tracejit.ir.cwriter.emit import Emitter, decompose, indent
 from tracejit.ir.cwriter.layout import load_bias
 from tracejit.ir.cwriter.reduce import Accumulator
-from tracejit.ir.kernel_simplify import simplify
 
 # Threads per block of a reduction kernel in row layout (unless one row needs more threads).
 ROW_BLOCK = 256
@@ -152,7 +151,7 @@ def _shuffle_combine(red: _Reduction, width: int) -> list[str]:
 
 class _Writer:
     def __init__(self, kernel: K.Kernel, buffers: dict[int, K.Buffer], uses: set):
-        self.k = simplify(kernel)
+        self.k = kernel
         self.buffers = buffers
         self.uses = uses
         self.idx = index_type(self.k)

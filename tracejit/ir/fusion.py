@@ -43,6 +43,7 @@ from tracejit.ir.fusion_merge import (
 )
 from tracejit.ir.graph import Graph, Node, Value
 from tracejit.ir.index_maps import INDEX_MAPS
+from tracejit.ir.kernel_simplify import simplify
 from tracejit.ir.memory import step_io
 from tracejit.ir.primitives import (
     CONSTANT,
@@ -517,6 +518,8 @@ def _fuse(graph: Graph) -> K.Schedule:
     drop_internal(steps, set(graph.outputs))
     lowered = _lower(f, steps.topological())
     buffers, outputs, consts = _buffers(f, lowered)
+    # each kernel with fewer, longer loop dims (ir/kernel_simplify.py), for both backends
+    lowered = [simplify(s) if isinstance(s, K.Kernel) else s for s in lowered]
     inputs = [f.buffer_of(v) for v in graph.inputs]
     return K.Schedule(buffers, lowered, inputs, outputs, consts)
 

@@ -1,5 +1,7 @@
-"""Loop-nest simplification before the C++ and CUDA codegen: drop extent-1 dims, merge
-contiguous dims.
+"""Loop-nest simplification of the schedule's kernels: drop extent-1 dims, merge contiguous
+dims. `fuse` (ir/fusion.py) runs it once on every kernel it schedules, so both backends
+receive simplified kernels. It rewrites the loop IR (`Kernel`), not the graph: the graph's
+pattern passes are rule tables of the rewrite engine (ir/passes/rewrite.py).
 
 Two adjacent loop dims merge when every affine access walks them as one
 (`coef[d] == coef[d + 1] * extent[d + 1]`): a contiguous elementwise kernel over (64, 1024)

@@ -92,10 +92,6 @@ def is_int(dtype) -> bool:
     return np.dtype(dtype).kind in "iu"
 
 
-def is_unsigned(dtype) -> bool:
-    return np.dtype(dtype).kind == "u"
-
-
 def is_bool(dtype) -> bool:
     return np.dtype(dtype) == np.bool_
 

@@ -21,7 +21,7 @@ output with no tangent gets a zero array, so callers always see one tangent per 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from tracejit.ir import dtypes
 from tracejit.ir.autodiff import Emitter, joint_graph
@@ -31,7 +31,6 @@ from tracejit.ir.passes.dce import remove_dead_nodes
 from tracejit.ir.primitives import RuleTable
 from tracejit.ir.regions import Region
 
-JvpRule = Callable[..., tuple[list[Value], list]]
 JVP_RULES = RuleTable("JVP")  # keyed by Primitive; the rest go through their VJP
 defjvp = JVP_RULES.register
 

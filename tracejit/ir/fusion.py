@@ -379,7 +379,7 @@ def _initial_steps(f: _Fuser) -> Steps:
             groups.append(Group(("p",), order=order, fixed=kernels, writes=[v], reads=reads))
         elif kind == "matmul":
             ops = f.matmul_operands[node]
-            others.append(Other(node, kind, order, [u for u, _ in ops], (ops[0][1], ops[1][1])))
+            others.append(Other(node, kind, order, [u for u, _ in ops]))
         elif kind in ("view", "fallback"):
             others.append(Other(node, kind, order, list(node.inputs)))
     return Steps(f, groups, others)

@@ -63,7 +63,6 @@ class Other:
     kind: str
     order: int
     reads: list[Value]
-    trans: tuple[bool, bool] = (False, False)
 
 
 def _writes(item) -> list[Value]:

@@ -115,9 +115,6 @@ class Node:
     source: str | None = None  # the user's source line, "file.py:12 (fn)"
     phase: str = "forward"  # "backward" for nodes autodiff adds (for debug_nans reports)
 
-    def attrs_key(self) -> tuple:
-        return tuple(sorted(self.attrs.items()))
-
 
 @dataclass(eq=False)
 class Graph:

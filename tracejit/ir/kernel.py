@@ -155,10 +155,6 @@ class Kernel:
     stores: list[Store] = field(default_factory=list)
 
     @property
-    def is_reduction(self) -> bool:
-        return bool(self.reductions)
-
-    @property
     def nphases(self) -> int:
         phases = [r.phase for r in self.reductions] + [s.phase for s in self.stores]
         return max(phases, default=-1) + 1

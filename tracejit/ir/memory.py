@@ -89,7 +89,6 @@ def _read_after(kernel: K.Kernel, buf: int, phase: int) -> bool:
     later = [r.expr for r in kernel.reductions if r.phase > phase]
     later += [s.expr for s in kernel.stores if s.phase > phase or (s.phase == -1 and phase >= 0)]
     return any(isinstance(e, K.Load) and e.buf == buf for root in later for e in K.walk(root))
-    return None
 
 
 def plan_memory(schedule: K.Schedule) -> K.Schedule:

@@ -232,8 +232,4 @@ class Tracer:
         raise self._concretization_error("item()")
 
 
-def is_tracer(x) -> bool:
-    return isinstance(x, Tracer)
-
-
 __all__ = ["Trace", "TracejitError", "Tracer", "bind", "user_frame"]

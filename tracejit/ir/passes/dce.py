@@ -46,6 +46,3 @@ def unused_inputs(graph: Graph) -> list[int]:
     """
     live = _live_values(graph)
     return [i for i, v in enumerate(graph.inputs) if v not in live]
-
-
-dce = remove_dead_nodes

@@ -106,6 +106,10 @@ class _Fallbacks:
     def __bool__(self) -> bool:
         return bool(self.steps)
 
+    def pointer_count(self, step: int) -> int:  # called by the C++ executor (cpp/executor.cpp)
+        s = self.steps[step]
+        return len(s.inputs) + len(s.outputs)
+
     @staticmethod
     def _array(address: int, b: kernel.Buffer) -> np.ndarray:
         if b.nbytes == 0:

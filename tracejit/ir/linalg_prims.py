@@ -1,6 +1,7 @@
 """Linear-algebra primitives: solve, inv, cholesky, det, slogdet, eigh, and their VJPs.
 
-Each takes stacks of square matrices `(..., n, n)` (float32 or float64; `tracejit.numpy`
+Each takes stacks of square matrices `(..., n, n)` (float32/64 or complex64/128, LAPACK's
+s/d/c/z routines; `tracejit.numpy`
 promotes and broadcasts first, so `solve`'s operands arrive as `(..., n, n)` and
 `(..., n, k)` with equal leading axes). The implementation is NumPy's own `np.linalg`
 (LAPACK through NumPy's lapack_lite/OpenBLAS), written over an array namespace
@@ -22,6 +23,11 @@ from these primitives, `matmul` and `transpose`, so second derivatives work too:
   w, V = eigh(A):   A_bar = sym(V (diag(w_bar) + F o (V^T V_bar)) V^T), F_ij = 1/(w_j - w_i)
 `cholesky` and `eigh` read only the lower triangle but, as in JAX, their cotangent is
 symmetric: the derivative along symmetric perturbations, the ones that keep A symmetric.
+Complex operands follow JAX's convention (cotangents transposed with no conjugation, so
+`grad` of a real loss is df/dx - i df/dy): solve, inv and det are holomorphic and keep the
+formulas above; cholesky and eigh transpose JAX's JVPs with conjugate transposes
+(L^-T P conj(L)^-1, conj(V) (...) V^T) and a Hermitian cotangent (S + S^H) / 2; slogdet's
+sign has the cotangent i Im(s_bar sign) of t = tr(A^-1 dA) (d sign = i Im(t) sign).
 `eigh`'s eigenvector cotangent is infinite/NaN at repeated eigenvalues (F), as in JAX;
 eigenvectors are defined up to sign, so only sign-invariant losses have a gradient.
 """
@@ -31,8 +37,10 @@ from __future__ import annotations
 import numpy as np
 
 from tracejit.errors import ShapeError, UnsupportedError
+from tracejit.ir import dtypes
 from tracejit.ir.array_library import ARRAY_IMPLS
 from tracejit.ir.autodiff import defvjp
+from tracejit.ir.dtypes import real_dtype
 from tracejit.ir.graph import ConstValue
 from tracejit.ir.primitives import OPAQUE, register
 
@@ -41,14 +49,19 @@ class LinAlgShapeError(ShapeError, np.linalg.LinAlgError):
     """A linalg operand that is not a stack of square matrices (NumPy's LinAlgError too)."""
 
 
+_DTYPES = (np.float32, np.float64, np.complex64, np.complex128)
+
+
 def _square_dtype(name: str, shape, dtype, square: bool = True) -> None:
     if len(shape) < 2 or (square and shape[-1] != shape[-2]):
         what = "square matrices" if square else "matrices"
         raise LinAlgShapeError(
             f"{name}: needs {what} in the last two axes, got shape {tuple(shape)}"
         )
-    if np.dtype(dtype) not in (np.float32, np.float64):
-        raise UnsupportedError(f"{name} needs float32 or float64 operands, got {dtype}")
+    if np.dtype(dtype) not in _DTYPES:
+        raise UnsupportedError(
+            f"{name} needs float32/64 or complex64/128 operands, got {np.dtype(dtype)}"
+        )
 
 
 def _square(name: str, aval) -> tuple[tuple[int, ...], np.dtype]:
@@ -97,8 +110,8 @@ def _det_rule(avals):
 
 
 def _slogdet_rule(avals):
-    out = _det_rule(avals)
-    return [out, out]
+    shape, dtype, weak = _det_rule(avals)
+    return [(shape, dtype, weak), (shape, real_dtype(dtype), weak)]
 
 
 def _solve_impl(a, b, *, xp=np):
@@ -119,12 +132,12 @@ def _det_impl(a, *, xp=np):
 
 def _slogdet_impl(a, *, xp=np):
     sign, logabs = xp.linalg.slogdet(a)
-    return sign.astype(a.dtype), logabs.astype(a.dtype)
+    return sign.astype(a.dtype), logabs.astype(real_dtype(a.dtype))
 
 
 def _eigh_rule(avals):
     shape, dtype = _square("eigh", avals[0])
-    return [(shape[:-1], dtype, False), (shape, dtype, False)]
+    return [(shape[:-1], real_dtype(dtype), False), (shape, dtype, False)]
 
 
 def _eigh_impl(a, *, xp=np):
@@ -174,16 +187,42 @@ def _det_vjp(e, ct, a, *, out):
     return [e.mul(scale, _mT(e, e.inv(a)))]
 
 
+def _conj(e, x):
+    """conj(x) for complex x, x itself for real."""
+    return e.conj(x) if dtypes.is_complex(x.dtype) else x
+
+
+def _mH(e, x):
+    """The conjugate transpose of the last two axes (the transpose for real x)."""
+    return _conj(e, _mT(e, x))
+
+
+def _hermitian_part(e, s):
+    """(s + s^H) / 2: the transpose of symmetrizing the input, as JAX's cholesky/eigh do."""
+    return e.mul(e.add(s, _mH(e, s)), e.full(0.5, s))
+
+
+def _as(e, x, dtype):
+    return x if x.dtype == dtype else e.convert(x, dtype=dtype)
+
+
 @defvjp("slogdet")
 def _slogdet_vjp(e, cts, a, *, out):
-    ct = cts[1]  # the sign is piecewise constant: no cotangent
-    if ct is None:
+    sign_bar, t_bar = cts  # d logabs = Re t, d sign = i Im(t) sign, t = tr(A^-1 dA) (JAX)
+    if not dtypes.is_complex(a.dtype):
+        sign_bar = None  # the sign is piecewise constant: no cotangent
+    if t_bar is None and sign_bar is None:
         return [None]
-    return [e.mul(_to_matrices(e, ct, a), _mT(e, e.inv(a)))]
+    t_bar = e.full(0.0, out[0]) if t_bar is None else _as(e, t_bar, a.dtype)
+    if sign_bar is not None:  # Re(s_bar i Im(t) sign) = Re(i Im(s_bar sign) t)
+        im = e.imag(e.mul(sign_bar, out[0]))
+        t_bar = e.add(t_bar, e.complex(e.full(0.0, im), im))
+    return [e.mul(_to_matrices(e, t_bar, a), _mT(e, e.inv(a)))]
 
 
 @defvjp("cholesky")
 def _cholesky_vjp(e, ct, a, *, out):
+    # dL = L phi(L^-1 dS L^-H), dS = (dA + dA^H) / 2 (JAX's JVP; Murray 2016), transposed
     n = a.shape[-1]
     mask = np.tril(np.ones((n, n), a.dtype)) - 0.5 * np.eye(n, dtype=a.dtype)  # phi
     phi = e.bind("const", value=ConstValue(mask))
@@ -191,36 +230,37 @@ def _cholesky_vjp(e, ct, a, *, out):
     lt = _mT(e, out)
     p = e.mul(phi, e.matmul(lt, ct))
     y = e.solve(lt, p)  # L^-T P
-    s = _mT(e, e.solve(lt, _mT(e, y)))  # L^-T P L^-1
-    return [e.mul(e.add(s, _mT(e, s)), e.full(0.5, a))]
+    s = _mT(e, e.solve(_conj(e, lt), _mT(e, y)))  # L^-T P conj(L)^-1
+    return [_hermitian_part(e, s)]
 
 
-def _eye_like(e, a):
+def _eye_like(e, a, dtype=None):
+    """The identity broadcast over `a`'s stack of matrices (in `dtype`, default a's)."""
     n = a.shape[-1]
-    eye = e.bind("const", value=ConstValue(np.eye(n, dtype=a.dtype)))
+    eye = e.bind("const", value=ConstValue(np.eye(n, dtype=dtype or a.dtype)))
     return e.broadcast_in_dim(eye, shape=a.shape, dims=(a.ndim - 2, a.ndim - 1))
 
 
 @defvjp("eigh")
 def _eigh_vjp(e, cts, a, *, out):
+    # JAX: Y = V^H dA V (dA Hermitian-symmetrized), dw = Re diag(Y), dV = V (F o Y);
+    # transposed: A_bar = herm(conj(V) (diag(w_bar) + F o (V^T V_bar)) V^T)
     w, v = out
     w_bar, v_bar = cts
-    eye, k = _eye_like(e, a), a.ndim - 2
+    eye, k, shape = _eye_like(e, a, w.dtype), a.ndim - 2, a.shape
     lead = tuple(range(k))
-    inner = (
-        e.full(0.0, a)
-        if w_bar is None
-        else e.mul(e.broadcast_in_dim(w_bar, shape=a.shape, dims=lead + (k + 1,)), eye)
-    )
+    inner = e.full(0.0, a)
+    if w_bar is not None:
+        w_diag = e.mul(e.broadcast_in_dim(w_bar, shape=shape, dims=lead + (k + 1,)), eye)
+        inner = _as(e, w_diag, a.dtype)
     if v_bar is not None:  # F_ij = 1 / (w_j - w_i) off the diagonal (inf if degenerate)
         gap = e.sub(
-            e.broadcast_in_dim(w, shape=a.shape, dims=lead + (k + 1,)),
-            e.broadcast_in_dim(w, shape=a.shape, dims=lead + (k,)),
+            e.broadcast_in_dim(w, shape=shape, dims=lead + (k + 1,)),
+            e.broadcast_in_dim(w, shape=shape, dims=lead + (k,)),
         )
-        f = e.mul(e.div(e.full(1.0, a), e.add(gap, eye)), e.sub(e.full(1.0, a), eye))
-        inner = e.add(inner, e.mul(f, e.matmul(_mT(e, v), v_bar)))
-    s = e.matmul(e.matmul(v, inner), _mT(e, v))
-    return [e.mul(e.add(s, _mT(e, s)), e.full(0.5, a))]
+        f = e.mul(e.div(e.full(1.0, eye), e.add(gap, eye)), e.sub(e.full(1.0, eye), eye))
+        inner = e.add(inner, e.mul(_as(e, f, a.dtype), e.matmul(_mT(e, v), v_bar)))
+    return [_hermitian_part(e, e.matmul(e.matmul(_conj(e, v), inner), _mT(e, v)))]
 
 
 __all__ = ["LinAlgShapeError"]

@@ -206,7 +206,7 @@ def dot(a, b):
 
 
 def vdot(a, b):
-    """`np.vdot`: the dot product of the flattened operands.
+    """`np.vdot`: the dot product of the flattened operands (the first conjugated).
 
     >>> import numpy as np, tracejit.numpy as tnp
     >>> tnp.vdot(np.ones((2, 2)), np.ones(4))
@@ -218,6 +218,8 @@ def vdot(a, b):
         raise ShapeError(
             f"vdot: shapes {tuple(shape_of(a))} and {tuple(shape_of(b))} have different sizes"
         )
+    if a.dtype.kind == "c":
+        a = bind("conj", a)  # np.vdot conjugates its first operand
     return tensordot(_reshape(a, (na,)), _reshape(b, (nb,)), 1)
 
 
@@ -249,7 +251,7 @@ def outer(a, b):
 
 
 def vecdot(x1, x2, /, *, axis: int = -1):
-    """Array-API `vecdot`: `sum(x1 * x2, axis)` with broadcasting; keeps int32 as int32.
+    """Array-API `vecdot`: `sum(conj(x1) * x2, axis)` with broadcasting; keeps int32 as int32.
 
     >>> import numpy as np, tracejit.numpy as tnp
     >>> tnp.vecdot(np.ones((2, 3)), np.arange(3.0))
@@ -262,6 +264,8 @@ def vecdot(x1, x2, /, *, axis: int = -1):
     nd = len(shape_of(a))
     if not -nd <= axis < nd:
         raise ShapeError(f"vecdot: axis {axis} is out of bounds for shape {tuple(shape_of(a))}")
+    if a.dtype.kind == "c":
+        a = bind("conj", a)  # the standard's (and NumPy's) conjugated x1
     prod = bind("and" if a.dtype == np.bool_ else "mul", a, b)
     return _sum(prod, (axis % nd,))
 

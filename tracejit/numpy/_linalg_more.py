@@ -44,7 +44,7 @@ def lstsq(a, b, rcond=None):
     s = svdvals(a)
     rank = tnp.sum(s > rcond * tnp.max(s, initial=0.0)) if s.shape[0] else tnp.asarray(0)
     r = tnp.subtract(b, tnp.matmul(a, x))
-    resid = tnp.sum(r * r, axis=0)
+    resid = tnp.sum(tnp.real(r * tnp.conj(r)), axis=0)
     return x, tnp.reshape(resid, (1,)) if b.ndim == 1 else resid, rank, s
 
 

@@ -15,6 +15,7 @@ from tracejit.errors import TracejitValueError
 from tracejit.ir.linalg_prims import LinAlgShapeError
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy import _reductions as red
+from tracejit.numpy._complex import conj
 from tracejit.numpy._core import broadcast_shapes, broadcast_to, promote, shape_of
 from tracejit.numpy._creation import asarray
 from tracejit.numpy._linalg import matmul, matrix_transpose
@@ -30,6 +31,11 @@ def _stack(name: str, a):
             f"{name}: needs square matrices in the last two axes, got shape {shape}"
         )
     return a
+
+
+def _mH(x):
+    """The conjugate transpose of the last two axes (the transpose of a real stack)."""
+    return conj(matrix_transpose(x))
 
 
 def solve(a, b):
@@ -66,7 +72,8 @@ def inv(a):
 
 
 def cholesky(a, /, *, upper: bool = False):
-    """`np.linalg.cholesky`: L with a = L L^T (reads the lower triangle; NaN if not PD).
+    """`np.linalg.cholesky`: L with a = L L^H (reads the lower triangle; NaN if not PD);
+    `upper=True` gives L^H, as NumPy.
 
     >>> import numpy as np, tracejit.numpy as tnp
     >>> tnp.linalg.cholesky(np.array([[4.0, 2.0], [2.0, 2.0]]))
@@ -74,7 +81,7 @@ def cholesky(a, /, *, upper: bool = False):
            [1., 1.]])
     """
     low = bind("cholesky", _stack("cholesky", a))
-    return matrix_transpose(low) if upper else low
+    return _mH(low) if upper else low
 
 
 def det(a):
@@ -109,7 +116,7 @@ class EighResult(NamedTuple):
 
 
 def eigh(a, UPLO: str = "L"):
-    """`np.linalg.eigh`: ascending eigenvalues and orthonormal eigenvectors of symmetric `a`.
+    """`np.linalg.eigh`: ascending eigenvalues and orthonormal eigenvectors of Hermitian `a`.
 
     Reads the triangle `UPLO` names; the gradient is the symmetric one (see linalg_prims).
 
@@ -120,7 +127,7 @@ def eigh(a, UPLO: str = "L"):
     if UPLO not in ("L", "U"):
         raise TracejitValueError("UPLO argument must be 'L' or 'U'")
     a = _stack("eigh", a)
-    w, v = bind("eigh", a if UPLO == "L" else matrix_transpose(a))
+    w, v = bind("eigh", a if UPLO == "L" else _mH(a))  # the upper triangle, as a lower one
     return EighResult(w, v)
 
 
@@ -201,7 +208,7 @@ def pinv(a, rcond=None, hermitian: bool = False, *, rtol=None):
     cutoff = ew.multiply(expand_dims(asarray(rcond), -1), red.max(s, axis=-1, keepdims=True))
     large = ew.greater(s, cutoff)
     s_inv = ew.where(large, ew.divide(1.0, ew.where(large, s, 1.0)), 0.0)
-    return matmul(matrix_transpose(vh), ew.multiply(expand_dims(s_inv, -1), matrix_transpose(u)))
+    return matmul(_mH(vh), ew.multiply(expand_dims(s_inv, -1), _mH(u)))
 
 
 __all__ = [

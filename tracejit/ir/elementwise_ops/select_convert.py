@@ -53,6 +53,8 @@ def _convert_impl(x, dtype, weak=False):
 def _convert_vjp(e, ct, x, *, out, dtype, weak=False):
     if not dtypes.is_inexact(x.dtype):
         return [None]
+    if dtypes.is_complex(ct.dtype) and not dtypes.is_complex(x.dtype):
+        ct = e.real(ct)  # real -> complex transposes to the real part (JAX's convention)
     return [ct if ct.dtype == x.dtype else e.convert(ct, dtype=x.dtype)]
 
 

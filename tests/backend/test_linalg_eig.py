@@ -1,11 +1,15 @@
 """tnp.linalg.eig / eigvals and tnp.roots: eigenpairs checked by A V = V diag(w) and against
 np.linalg.eigvals (sorted), eagerly and compiled on the test device; always complex (JAX);
-NaN for a non-finite matrix; differentiation raises UnsupportedError."""
+NaN for a non-finite matrix. Gradients (eagerly and compiled on the test device) and JVPs
+against float64 central differences of NumPy's eig: weighted eigenvalues, |V|^2 (phase
+invariant) and, under LAPACK's normalization (largest component real), V itself; eigenvector
+derivatives without enable_eigvec_derivs=True raise UnsupportedError, as JAX."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from _finite_diff import numeric_grad
 
 import tracejit as tj
 import tracejit.numpy as tnp
@@ -51,8 +55,79 @@ def test_roots_match_numpy():
                                [1.0, 2.0, 3.0], atol=1e-10)  # fmt: skip
 
 
-def test_eig_is_forward_only():
-    with pytest.raises(UnsupportedError, match="not differentiable"):
-        tj.grad(lambda a: tnp.sum(tnp.real(tnp.linalg.eigvals(a))))(A[0])
+def _eig(m, x):
+    if m is np:
+        w, v = np.linalg.eig(x)
+        return w.astype(complex), v.astype(complex)
+    return tnp.linalg.eig(x, enable_eigvec_derivs=True)
+
+
+W = RNG.standard_normal((4, 2, 3, 3)) + 1j * RNG.standard_normal((4, 2, 3, 3))
+LOSSES = {  # each a real function of (w, V); "phase" needs the phase LAPACK fixes
+    "eigvals": lambda m, w, v: m.real(w * W[0, ..., 0]).sum(),
+    "abs": lambda m, w, v: (m.imag(w * W[1, ..., 0]) + (m.abs(v) ** 2 * W[2].real).sum(-2)).sum(),
+    "phase": lambda m, w, v: (m.real(v * W[3]).sum(-2) + m.real(w)).sum(),
+}
+
+
+def _complex_grad(f, z):
+    """df/dx - i df/dy (JAX's convention) by central differences."""
+    gx = numeric_grad(lambda x: f(x + 1j * z.imag), z.real)
+    return gx - 1j * numeric_grad(lambda y: f(z.real + 1j * y), z.imag)
+
+
+# dgeev leaves a real eigenvector's sign free (a step can flip it): "phase" on complex input
+CASES = [("real", "eigvals"), ("real", "abs"), ("complex", "abs"), ("complex", "phase")]
+
+
+def _input(kind):
+    return A[:2, :3, :3] + (1j * A[1:, 1:, 1:] if kind == "complex" else 0)
+
+
+def _fd_grad(kind, loss):
+    fd = _complex_grad if kind == "complex" else numeric_grad
+    return fd(lambda x: LOSSES[loss](np, *_eig(np, x)), _input(kind))
+
+
+@pytest.mark.parametrize(("kind", "loss"), CASES)
+def test_eig_gradient_matches_finite_differences(kind, loss):
+    grad = tj.grad(lambda x: LOSSES[loss](tnp, *_eig(tnp, x)))
+    np.testing.assert_allclose(grad(_input(kind)), _fd_grad(kind, loss), atol=1e-7)
+
+
+def test_eig_gradients_compiled_for_the_test_device(device):
+    """Every case above in one compiled program: a real and a complex operand."""
+
+    def total(x, kind):
+        return sum(LOSSES[loss](tnp, *_eig(tnp, x)) for k, loss in CASES if k == kind)
+
+    grad = tj.jit(tj.grad(lambda r, c: total(r, "real") + total(c, "complex"), argnums=(0, 1)),
+                  device=device)  # fmt: skip
+    for got, kind in zip(
+        tj.device_get(grad(_input("real"), _input("complex"))), ("real", "complex")
+    ):
+        want = sum(_fd_grad(k, loss) for k, loss in CASES if k == kind)
+        np.testing.assert_allclose(got, want, atol=1e-7)
+
+
+def test_eig_jvp_matches_finite_differences():
+    a, t = A[:2], RNG.standard_normal(A[:2].shape)
+
+    def parts(m, x):
+        w, v = _eig(m, x)
+        return m.real(w), m.imag(w), m.real(v), m.imag(v)
+
+    _, tangents = tj.jvp(lambda x: parts(tnp, x), (a,), (t,))
+    plus, minus = parts(np, a + 1e-6 * t), parts(np, a - 1e-6 * t)
+    for got, p, q in zip(tangents, plus, minus):
+        np.testing.assert_allclose(got, (p - q) / 2e-6, atol=1e-7)
+
+
+def test_eigenvector_derivatives_need_the_opt_in_as_in_jax():
+    with pytest.raises(UnsupportedError, match="enable_eigvec_derivs=True"):
+        tj.grad(lambda a: tnp.sum(tnp.abs(tnp.linalg.eig(a).eigenvectors)))(A[0])
+    # eigenvalues alone (eig's or eigvals') need no opt-in
+    g = tj.grad(lambda a: tnp.sum(tnp.real(tnp.linalg.eig(a).eigenvalues)))(A[0])
+    np.testing.assert_allclose(g, np.eye(4), atol=1e-12)  # d trace(A) / dA
     with pytest.raises(np.linalg.LinAlgError):
         tnp.linalg.eig(A[0, :3])

@@ -6,7 +6,25 @@ eigenvalues `(..., n)` and unit eigenvectors `(..., n, n)` (columns), always com
 compiled programs like the other LAPACK primitives (ir/linalg_prims.py). A matrix LAPACK
 rejects (non-finite entries) gives NaN, as JAX.
 
-Forward only, as the issue asks: differentiating through `eig` raises UnsupportedError.
+The VJP is the transpose of JAX's eig JVP (nondegenerate perturbation theory, Giles 2008
+sec. 3.1), in JAX's complex convention (no conjugation of cotangents). With
+P = V^-1 dA V and F_ij = 1 / (w_j - w_i) off the diagonal:
+
+    dw = diag(P),   dV = U + V diag(c),   U = V (F o P),
+    c_j = -Re(v_j^H u_j) - i Im(u_kj) / Re(v_kj),   k = argmax_i |v_ij|
+
+(c_j keeps geev's normalization: unit 2-norm, largest-magnitude component real). So
+
+    A_bar = V^-T (diag(w_bar) + F o (V^T U_bar)) V^T   (its real part for a real A),
+    U_bar = V_bar - conj(V) diag(Re g) - i E_k diag(Im g / Re v_k),   g_j = sum_i (V_bar o V)_ij
+
+with E_k the 0/1 matrix of the rows k_j. Eigenvalue cotangents alone are always accepted
+(`eigvals`); eigenvector ones, as in JAX, only when the primitive was bound with
+`eigvec_derivs=True` (`tnp.linalg.eig(a, enable_eigvec_derivs=True)`, JAX's
+`lax.linalg.eig(..., enable_eigvec_derivs=True)`): the derivative is valid only for
+distinct eigenvalues and a unique largest component, which cannot be checked. Repeated
+eigenvalues make F infinite (inf/NaN gradients), as in JAX. Forward mode (`tj.jvp`)
+transposes this VJP.
 """
 
 from __future__ import annotations
@@ -17,13 +35,13 @@ from tracejit.errors import UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.ir.autodiff import defvjp
 from tracejit.ir.fft_prims import complex_dtype
-from tracejit.ir.linalg_prims import LinAlgShapeError
+from tracejit.ir.linalg_prims import LinAlgShapeError, _eye_like, _mT
 from tracejit.ir.primitives import OPAQUE, register
 
 _DTYPES = (np.float32, np.float64, np.complex64, np.complex128)
 
 
-def _eig_rule(avals):
+def _eig_rule(avals, eigvec_derivs=False):
     ((shape, dt, _),) = avals
     if len(shape) < 2 or shape[-1] != shape[-2]:
         raise LinAlgShapeError(f"eig: needs square matrices in the last two axes, got {shape}")
@@ -33,7 +51,7 @@ def _eig_rule(avals):
     return [(tuple(shape[:-1]), c, False), (tuple(shape), c, False)]
 
 
-def _eig_impl(a):
+def _eig_impl(a, eigvec_derivs=False):
     c = complex_dtype(a.dtype)
     if not np.isfinite(a).all():
         bad = ~np.isfinite(a).all(axis=(-2, -1))
@@ -49,12 +67,60 @@ register("eig", OPAQUE, _eig_rule, _eig_impl, multiple_results=True)
 dtypes.COMPLEX_HOST_PRIMS.add("eig")
 
 
+_EIGVEC_REFUSED = (
+    "eig: derivatives of non-symmetric eigenvectors are only valid under assumptions on the "
+    "input that tracejit cannot check (distinct eigenvalues; a unique largest component in "
+    "each eigenvector), as in JAX. Opt in with tnp.linalg.eig(a, enable_eigvec_derivs=True), "
+    "differentiate eigenvalues only (tnp.linalg.eigvals), or use eigh for symmetric matrices"
+)
+
+
+def _gauge_cotangent(e, v, v_bar):
+    """U_bar of the module doc: `v_bar` plus the transposes of the two geev constraints."""
+    g = e.reduce_sum(e.mul(v_bar, v), axes=(v.ndim - 2,))  # c_bar_j = sum_i v_bar_ij v_ij
+    re, im = e.real(v), e.imag(v)
+    k = e.argmax(e.add(e.mul(re, re), e.mul(im, im)), axis=v.ndim - 2)  # largest |v_ij|
+    rows = e.iota(shape=v.shape, dtype=np.dtype(np.int64), axis=v.ndim - 2)
+    lead = tuple(range(v.ndim - 2))
+    at_k = e.eq(rows, e.broadcast_in_dim(k, shape=v.shape, dims=lead + (v.ndim - 1,)))
+    mask = e.convert(at_k, dtype=re.dtype)
+    r = e.reduce_sum(e.mul(mask, re), axes=(v.ndim - 2,))  # Re v_kj (v_kj is real)
+    g_re, g_im = e.real(g), e.imag(g)
+    zero = e.full(0.0, g_re)
+    norm = e.complex(e.neg(g_re), zero)  # -Re(c_bar_j), times conj(v_j)
+    phase = e.complex(zero, e.neg(e.div(g_im, r)))  # -i Im(c_bar_j) / r_j, at row k_j
+    cols = lead + (v.ndim - 1,)
+    u_bar = e.add(v_bar, e.mul(e.conj(v), e.broadcast_in_dim(norm, shape=v.shape, dims=cols)))
+    phase = e.broadcast_in_dim(phase, shape=v.shape, dims=cols)
+    return e.add(u_bar, e.mul(e.complex(mask, e.full(0.0, mask)), phase))
+
+
 @defvjp("eig")
-def _eig_vjp(e, cts, a, *, out):
-    raise UnsupportedError(
-        "tnp.linalg.eig / eigvals are not differentiable in tracejit (forward only); for "
-        "symmetric matrices use eigh, or wrap the operand in tnp.stop_gradient"
+def _eig_vjp(e, cts, a, *, out, eigvec_derivs=False):
+    w, v = out
+    w_bar, v_bar = cts
+    if v.shape[-1] == 0:
+        return [e.full(0.0, a)]
+    eye, k = _eye_like(e, v), v.ndim - 2
+    lead = tuple(range(k))
+    inner = (
+        e.full(0.0, v)
+        if w_bar is None
+        else e.mul(e.broadcast_in_dim(w_bar, shape=v.shape, dims=lead + (k + 1,)), eye)
     )
+    if v_bar is not None:
+        if not eigvec_derivs:
+            raise UnsupportedError(_EIGVEC_REFUSED)
+        gap = e.sub(  # w_j - w_i, F_ij = 1 / gap off the diagonal (inf if degenerate)
+            e.broadcast_in_dim(w, shape=v.shape, dims=lead + (k + 1,)),
+            e.broadcast_in_dim(w, shape=v.shape, dims=lead + (k,)),
+        )
+        f = e.mul(e.div(e.full(1.0, v), e.add(gap, eye)), e.sub(e.full(1.0, v), eye))
+        vt_u_bar = e.matmul(_mT(e, v), _gauge_cotangent(e, v, v_bar))
+        inner = e.add(inner, e.mul(f, vt_u_bar))
+    vt = _mT(e, v)
+    a_bar = e.solve(vt, e.matmul(inner, vt))  # V^-T inner V^T
+    return [a_bar if dtypes.is_complex(a.dtype) else e.real(a_bar)]
 
 
 __all__: list[str] = []

@@ -154,6 +154,7 @@ for _name, _shape_rule, _impl, _multiple in (
     ("eigh", _eigh_rule, _eigh_impl, True),
 ):
     register(_name, OPAQUE, _shape_rule, _impl, _multiple, rules={ARRAY_IMPLS: _impl})
+dtypes.COMPLEX_HOST_PRIMS.update(("solve", "inv", "cholesky", "det", "slogdet", "eigh"))
 
 
 # ---------------------------------------------------------------- VJPs

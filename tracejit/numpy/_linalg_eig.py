@@ -1,5 +1,5 @@
 """`tnp.linalg.eig`, `tnp.linalg.eigvals` (the `eig` primitive, ir/linalg_eig.py: always
-complex, as JAX; forward only) and `tnp.roots` (eigenvalues of the companion matrix, as
+complex, as JAX; eigenvalue gradients, eigenvector ones on request) and `tnp.roots` (eigenvalues of the companion matrix, as
 NumPy and JAX)."""
 
 from __future__ import annotations
@@ -26,14 +26,19 @@ def _operand(a):
     return a
 
 
-def eig(a):
+def eig(a, *, enable_eigvec_derivs: bool = False):
     """`np.linalg.eig`: (eigenvalues, eigenvectors), complex even for real spectra (JAX).
+
+    Eigenvalues are differentiable; eigenvectors only with `enable_eigvec_derivs=True`
+    (JAX's flag of `lax.linalg.eig`): their derivative, under LAPACK's normalization (unit
+    norm, largest-magnitude component real), holds only for distinct eigenvalues and a
+    unique largest component, which tracejit cannot check.
 
     >>> import numpy as np, tracejit.numpy as tnp
     >>> tnp.linalg.eig(np.array([[0.0, -1.0], [1.0, 0.0]])).eigenvalues
     array([0.+1.j, 0.-1.j])
     """
-    w, v = bind("eig", _operand(a))
+    w, v = bind("eig", _operand(a), eigvec_derivs=bool(enable_eigvec_derivs))
     return EigResult(w, v)
 
 

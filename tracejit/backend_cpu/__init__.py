@@ -18,9 +18,10 @@ running passes, fusion, codegen or the compiler.
 from __future__ import annotations
 
 import ctypes
+import functools
 import importlib
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -126,38 +127,61 @@ class _Fallbacks:
             np.copyto(dst, src)
 
 
+def run_info(
+    schedule: kernel.Schedule,
+    native_loops: frozenset[int] = frozenset(),
+    region_callbacks: dict | None = None,
+) -> tuple:
+    """What running a schedule needs: output types, constants, arena size, whether it
+    multiplies, its NumPy callbacks (stored apart from the schedule, `payload.RUN_FILE`)."""
+    buffers = {b.id: b for b in schedule.buffers}
+    out_spec = [(buffers[b].shape, buffers[b].dtype) for b in schedule.outputs]
+    has_matmul = any(isinstance(s, kernel.Matmul) for s in schedule.steps)
+    fallbacks = _Fallbacks(schedule, native_loops, region_callbacks)
+    return out_spec, schedule.consts, schedule.arena_bytes, has_matmul, fallbacks
+
+
 class CpuExecutable:
-    """A compiled function: `__call__(arrays) -> arrays`, `source()`, `kernels()`."""
+    """A compiled function: `__call__(arrays) -> arrays`, `source()`, `kernels()`.
+
+    `schedule` may be given as a function returning it (a warm cache hit: unpickled on first
+    use, `run` then holds what running needs, from `run_info`)."""
 
     def __init__(
         self,
-        schedule: kernel.Schedule,
+        schedule: kernel.Schedule | Callable[[], kernel.Schedule],
         source: str,
         library: str,
         in_spec: list,
         native_loops: frozenset[int] = frozenset(),
         region_callbacks: dict | None = None,
+        run: tuple | None = None,
     ):
         from tracejit import _core
 
-        self.schedule = schedule
+        self._schedule = schedule
         self._source = source
         self.library = library
+        if run is None:
+            run = run_info(schedule, native_loops, region_callbacks)
+        out_spec, consts, arena_bytes, has_matmul, fallbacks = run
         # BLAS is loaded only for schedules that multiply (~1-20 ms on a first call).
-        has_matmul = any(isinstance(s, kernel.Matmul) for s in schedule.steps)
         sgemm, dgemm = blas.gemm_pointers() if has_matmul else (0, 0)
-        fallbacks = _Fallbacks(schedule, native_loops, region_callbacks)
         self._fallback_steps = fallbacks.steps
-        buffers = {b.id: b for b in schedule.buffers}
         spec = [(tuple(shape), dtype) for shape, dtype in in_spec]
-        out_spec = [(buffers[b].shape, buffers[b].dtype) for b in schedule.outputs]
         abi.check_runtime_abi()
-        args = (library, spec, out_spec, schedule.consts, schedule.arena_bytes, sgemm, dgemm)
+        args = (library, spec, out_spec, consts, arena_bytes, sgemm, dgemm)
         args += (fallbacks if fallbacks else None,)
         # the MPI context of compiled collectives (tracejit/distributed/native.py)
         self._mpi = distributed_native.address() if collectives.USE in source else 0
         self._executor = _core.Executor(*args, out_type=ConstArray, mpi=self._mpi)
         self._agreed = not self._mpi  # checked at the first call, outside the cache's lock
+
+    @property
+    def schedule(self) -> kernel.Schedule:
+        if callable(self._schedule):
+            self._schedule = self._schedule()
+        return self._schedule
 
     def __call__(self, args: Sequence[np.ndarray], outs: list | None = None) -> list[np.ndarray]:
         """Run; `outs` (donation): per output, None or the array to write it into."""
@@ -225,12 +249,19 @@ def toolchain_parts() -> dict:
 
 
 def _load(library: str) -> CpuExecutable:
-    """The executable of a graph-keyed entry: the library plus its pickled metadata."""
+    """The executable of a graph-keyed entry: the library plus its pickled metadata (the
+    schedule's bytes are read now, while the entry cannot be removed, and unpickled only
+    when something asks for the schedule)."""
     entry = Path(library).parent
-    stored_meta = payload.loads((entry / payload.EXECUTABLE_FILE).read_bytes())
-    schedule, in_spec, native_loops, callbacks = stored_meta
+    in_spec, run = payload.loads((entry / payload.RUN_FILE).read_bytes())
+    stored = (entry / payload.EXECUTABLE_FILE).read_bytes()
     source = (entry / "source.cpp").read_text(encoding="utf-8")
-    return CpuExecutable(schedule, source, library, in_spec, native_loops, callbacks)
+    schedule = functools.partial(_unpickled_schedule, stored)
+    return CpuExecutable(schedule, source, library, in_spec, run=run)
+
+
+def _unpickled_schedule(stored: bytes) -> kernel.Schedule:
+    return payload.loads(stored)[0]
 
 
 def load_cpu(parts: dict) -> CpuExecutable | None:
@@ -263,10 +294,11 @@ def compile_cpu(graph: Graph, name: str = "function", parts: dict | None = None)
 
     in_spec, native_loops = _in_spec(graph), frozenset(loop_plan.calls)
     callbacks = loop_plan.callbacks
-    blob = None
+    blob = run_blob = None
     if parts is not None:
         blob = payload.dumps((schedule, in_spec, native_loops, callbacks))
-    if blob is None:
+        run_blob = payload.dumps((in_spec, run_info(schedule, native_loops, callbacks)))
+    if blob is None or run_blob is None:
         key_parts = {
             "backend": "cpu",
             "source": source,
@@ -276,7 +308,7 @@ def compile_cpu(graph: Graph, name: str = "function", parts: dict | None = None)
         library = cache.get_or_build(key_parts, source, build, ".so", meta)
         executable = CpuExecutable(schedule, source, library, in_spec, native_loops, callbacks)
     else:
-        files = {payload.EXECUTABLE_FILE: blob}
+        files = {payload.EXECUTABLE_FILE: blob, payload.RUN_FILE: run_blob}
         executable = cache.get_or_build(parts, source, build, ".so", meta, files, load=_load)
     t3 = time.perf_counter()
     if config.log_compiles:

@@ -29,7 +29,7 @@ class _Unkeyable(Exception):
     pass
 
 
-def _attr(value) -> str:
+def _attr(value, custom: bool = True) -> str:
     if value is None or isinstance(value, (bool, str)):
         return repr(value)
     if isinstance(value, int):
@@ -47,18 +47,18 @@ def _attr(value) -> str:
         return f"arr{value.dtype.str}{value.shape}:{hashlib.sha256(data).hexdigest()}"
     if isinstance(value, (tuple, list)):
         open_, close = "()" if isinstance(value, tuple) else "[]"
-        return open_ + ",".join(_attr(v) for v in value) + close
+        return open_ + ",".join(_attr(v, custom) for v in value) + close
     if isinstance(value, slice):
         return f"slice({_attr(value.start)},{_attr(value.stop)},{_attr(value.step)})"
     if isinstance(value, (set, frozenset)):
-        return "{" + ",".join(sorted(_attr(v) for v in value)) + "}"
+        return "{" + ",".join(sorted(_attr(v, custom) for v in value)) + "}"
     if isinstance(value, dict):
-        items = sorted((_attr(k), _attr(v)) for k, v in value.items())
+        items = sorted((_attr(k, custom), _attr(v, custom)) for k, v in value.items())
         return "{" + ",".join(f"{k}:{v}" for k, v in items) + "}"
-    return _sub_graph(value)
+    return _sub_graph(value, custom)
 
 
-def _sub_graph(value) -> str:
+def _sub_graph(value, custom: bool) -> str:
     """Closed sub-graphs: control-flow regions, and custom_vjp calls (whose compiled code is
     their primal graph; their fwd/bwd only shape the gradient graph, already traced)."""
     from tracejit.cache.deferred import DeferredJoint
@@ -68,9 +68,9 @@ def _sub_graph(value) -> str:
     if isinstance(value, DeferredJoint):  # its key names the traced graph it is made from
         return f"joint{{{value.key}}}"
     if isinstance(value, Region):
-        return "region{" + _fingerprint(value.graph) + "}"
-    if isinstance(value, CustomCall):
-        return f"custom{{{value.name!r}:{_fingerprint(value.primal)}}}"
+        return "region{" + _fingerprint(value.graph, custom) + "}"
+    if isinstance(value, CustomCall) and custom:
+        return f"custom{{{value.name!r}:{_fingerprint(value.primal, custom)}}}"
     raise _Unkeyable(type(value).__name__)
 
 
@@ -78,15 +78,17 @@ def _type(v: Value) -> str:
     return f"{v.dtype.str}{list(v.shape)}{'w' if v.weak else ''}"
 
 
-def graph_fingerprint(graph: Graph) -> str | None:
-    """The exact text of `graph` (see the module docstring), or None if it has no stable one."""
+def graph_fingerprint(graph: Graph, custom_calls: bool = True) -> str | None:
+    """The exact text of `graph` (see the module docstring), or None if it has no stable one.
+    With `custom_calls=False`, also None when it calls a custom_vjp/custom_jvp function at
+    any depth (the text holds the primal graph, not the rules that shape its gradient)."""
     try:
-        return _fingerprint(graph)
+        return _fingerprint(graph, custom_calls)
     except _Unkeyable:
         return None
 
 
-def _fingerprint(graph: Graph) -> str:
+def _fingerprint(graph: Graph, custom: bool) -> str:
     # One pass, a few dict lookups per node: a value's number and the text of each distinct
     # type are made once (the key of a 400-step RNN's graph is taken twice per first call).
     names: dict[Value, str] = {}
@@ -107,7 +109,7 @@ def _fingerprint(graph: Graph) -> str:
         if name == "debug_print":  # jit prints around the executable: not stored
             raise _Unkeyable("debug_print")
         attrs = node.attrs
-        text = ",".join([f"{k}={_attr(attrs[k])}" for k in sorted(attrs)]) if attrs else ""
+        text = ",".join([f"{k}={_attr(attrs[k], custom)}" for k in sorted(attrs)]) if attrs else ""
         args = " ".join([get(v, "?") for v in node.inputs])
         outs = " ".join([bind(v) for v in node.outputs])
         lines.append(f"{outs} = {name}[{text}] {args}")

@@ -40,9 +40,11 @@ def joint_parts(graph: Graph, what: dict) -> dict | None:
     from tracejit.backends import OUTPUT_CONFIG
     from tracejit.ir import remat
 
-    if debug.current_dump().enabled or remat.has_marks(graph) or _has_custom_rules(graph):
+    if debug.current_dump().enabled or remat.has_marks(graph):
         return None
-    fingerprint = graph_key.graph_fingerprint(graph)
+    # None also for a graph calling a custom_vjp/custom_jvp function: its key text holds the
+    # primal graph only, and the user's rules shape the gradient
+    fingerprint = graph_key.graph_fingerprint(graph, custom_calls=False)
     if fingerprint is None:
         return None
     return {
@@ -53,25 +55,6 @@ def joint_parts(graph: Graph, what: dict) -> dict | None:
         "numpy": np.__version__,
         "config": {k: getattr(config, k) for k in OUTPUT_CONFIG},
     }
-
-
-def _has_custom_rules(graph: Graph) -> bool:
-    """Whether `graph` calls a custom_vjp/custom_jvp function (at any depth): its key text
-    holds the primal graph only, and the user's rules shape the gradient."""
-    from tracejit.ir.builder import _region_graphs
-    from tracejit.ir.custom_call import CustomCall
-
-    stack = [graph]
-    while stack:
-        for node in stack.pop().nodes:
-            for value in node.attrs.values():
-                if any(
-                    isinstance(v, CustomCall)
-                    for v in (value if isinstance(value, tuple) else (value,))
-                ):
-                    return True
-            stack.extend(_region_graphs(node.attrs))
-    return False
 
 
 def _load(path: str) -> Graph:

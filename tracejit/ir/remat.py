@@ -50,6 +50,8 @@ def has_marks(graph) -> bool:
     text (`cache.graph_key`) does not show them, so its differentiation is not stored."""
     from tracejit.ir.builder import _region_graphs
 
+    if not _MARKS and not _OUTPUTS:  # no checkpoint in this process (the usual case)
+        return False
     stack = [graph]
     while stack:
         for node in stack.pop().nodes:

@@ -139,16 +139,11 @@ def index_type(kernel: K.Kernel) -> str:
     """`int` when every loop counter and address of `kernel` fits far below 2**31."""
     extents = list(kernel.outer) + list(kernel.inner)
     work = int(np.prod(extents, dtype=np.int64)) if extents else 1
-    vectors = [(s.offset, s.strides) for s in kernel.stores]
-    roots = [r.expr for r in kernel.reductions] + [s.expr for s in kernel.stores]
-    for root in roots:
-        for e in K.walk(root):
-            if isinstance(e, K.Load):
-                vectors.append((e.offset, e.strides))
-            elif isinstance(e, K.Index):
-                vectors.append((e.offset, e.coefs))
     reach = max(
-        (abs(o) + sum(abs(c) * max(n - 1, 0) for c, n in zip(cs, extents)) for o, cs in vectors),
+        (
+            abs(o) + sum(abs(c) * max(n - 1, 0) for c, n in zip(cs, extents))
+            for o, cs in kernel.affine_maps()
+        ),
         default=0,
     )
     return "int" if max(work, reach) < INT32_LIMIT else "int64_t"

@@ -163,6 +163,15 @@ class Kernel:
         roots = [r.expr for r in self.reductions] + [s.expr for s in self.stores]
         return [e for root in roots for e in walk(root) if isinstance(e, Load)]
 
+    def affine_maps(self) -> list[tuple[int, tuple[int, ...]]]:
+        """(offset, coefficients) of every store, load and index of the kernel."""
+        maps = [(s.offset, s.strides) for s in self.stores]
+        for root in [r.expr for r in self.reductions] + [s.expr for s in self.stores]:
+            for e in walk(root):
+                if isinstance(e, (Load, Index)):
+                    maps.append((e.offset, e.strides if isinstance(e, Load) else e.coefs))
+        return maps
+
 
 @dataclass
 class Matmul:

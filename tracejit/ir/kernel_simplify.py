@@ -21,18 +21,6 @@ from __future__ import annotations
 from tracejit.ir import kernel as K
 
 
-def _coef_vectors(kernel: K.Kernel) -> list[tuple[int, ...]]:
-    vectors = [s.strides for s in kernel.stores]
-    roots = [r.expr for r in kernel.reductions] + [s.expr for s in kernel.stores]
-    for root in roots:
-        for e in K.walk(root):
-            if isinstance(e, K.Load):
-                vectors.append(e.strides)
-            elif isinstance(e, K.Index):
-                vectors.append(e.coefs)
-    return vectors
-
-
 def _plan(extents: list[int], first: int, vectors, keep: set[int]) -> list[list[int]]:
     """Groups of original dims (indices from `first`) that become one dim each."""
     groups: list[list[int]] = []
@@ -51,7 +39,7 @@ def _plan(extents: list[int], first: int, vectors, keep: set[int]) -> list[list[
 
 def simplify(kernel: K.Kernel) -> K.Kernel:
     """An equivalent kernel with fewer, longer loop dims."""
-    vectors = _coef_vectors(kernel)
+    vectors = [coefs for _, coefs in kernel.affine_maps()]
     nouter = len(kernel.outer)
     keep = {r.arg_dim for r in kernel.reductions if r.arg_dim >= 0}
     extents = list(kernel.outer) + list(kernel.inner)

@@ -146,7 +146,8 @@ def test_a_failed_process_fails_the_job_instead_of_hanging(case, deadline, messa
 
 
 def test_gradients_are_reduced_in_buckets_started_during_the_backward(monkeypatch):
-    monkeypatch.setattr(lax.parallel, "BUCKET_BYTES", 16 * 16 * 8)  # one weight per bucket
+    for limit in ("FIRST_BUCKET_BYTES", "BUCKET_BYTES"):  # one weight per bucket
+        monkeypatch.setattr(lax.parallel, limit, 16 * 16 * 8)
     rng = np.random.default_rng(0)
     params = {f"w{i}": rng.standard_normal(s) for i, s in enumerate([(8, 16), (16, 16), (16, 4)])}
     x = rng.standard_normal((5, 8))

@@ -131,11 +131,16 @@ def _size(axis_name: str) -> int:
     return distributed.process_count()
 
 
-# Gradients are reduced in buckets of about this many bytes (TRACEJIT_BUCKET_BYTES), filled
-# in the order the leaves were computed: the last layer's gradients (computed first by the
-# backward pass) form the first bucket, whose all-reduce the compiled program starts while
-# the backward pass goes on (tracejit/distributed/overlap.py orders the kernels for it).
-BUCKET_BYTES = int(os.environ.get("TRACEJIT_BUCKET_BYTES", str(1 << 20)))
+# Gradients are reduced in buckets filled in the order the leaves were computed: the last
+# layer's gradients (computed first by the backward pass) form the first bucket, whose
+# all-reduce the compiled program starts while the backward pass goes on
+# (tracejit/distributed/overlap.py orders the kernels for it). PyTorch DDP's sizes: a small
+# first bucket (TRACEJIT_FIRST_BUCKET_BYTES, 1 MiB) that starts early, then buckets of up to
+# 25 MiB (TRACEJIT_BUCKET_BYTES): every bucket is a point where all processes meet, which
+# costs a scheduling delay on a loaded machine, so fewer, larger buckets (1 MiB buckets made
+# the 784-512-512-10 step 1.7x slower on 2 processes: benchmarks/RESULTS.md).
+FIRST_BUCKET_BYTES = int(os.environ.get("TRACEJIT_FIRST_BUCKET_BYTES", str(1 << 20)))
+BUCKET_BYTES = int(os.environ.get("TRACEJIT_BUCKET_BYTES", str(25 << 20)))
 
 
 def _production_order(leaves: list) -> list[int]:
@@ -150,11 +155,13 @@ def _production_order(leaves: list) -> list[int]:
 
 
 def _buckets(picked: list[int], leaves: list) -> list[list[int]]:
-    """`picked` split into runs of about BUCKET_BYTES (at least one leaf each)."""
+    """`picked` split into runs of at most FIRST_BUCKET_BYTES, then BUCKET_BYTES (or one
+    leaf)."""
     out: list[list[int]] = [[]]
     size = 0
     for i in picked:
-        if out[-1] and size + leaves[i].nbytes > BUCKET_BYTES:
+        limit = FIRST_BUCKET_BYTES if len(out) == 1 else BUCKET_BYTES
+        if out[-1] and size + leaves[i].nbytes > limit:
             out.append([])
             size = 0
         out[-1].append(i)
@@ -164,7 +171,7 @@ def _buckets(picked: list[int], leaves: list) -> list[list[int]]:
 
 def _bucketed(name: str, tree, axis_name: str):
     """`name` applied to every leaf of `tree`: one collective per bucket of leaves of one
-    dtype (BUCKET_BYTES each), not one per leaf."""
+    dtype (`_buckets`), not one per leaf."""
     from tracejit import numpy as tnp
 
     size = _size(axis_name)

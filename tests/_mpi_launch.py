@@ -9,6 +9,7 @@ both are installed."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -35,9 +36,13 @@ def _mpiexec() -> str:
 
 
 def open_mpi() -> tuple[str, str] | None:
-    """(mpiexec, libmpi) of an installed Open MPI, or None."""
+    """(mpiexec, libmpi) of an installed Open MPI that mpi4py can switch to, or None."""
     info = shutil.which("ompi_info")
-    if info is None:
+    spec = importlib.util.find_spec("mpi4py")
+    if info is None or spec is None:
+        return None
+    # an mpi4py wheel carries an extension per MPI ABI (MPI.mpich..., MPI.openmpi...)
+    if not any(Path(p).glob("MPI.openmpi*") for p in spec.submodule_search_locations or ()):
         return None
     paths = {}
     for which in ("bindir", "libdir"):

@@ -114,7 +114,10 @@ def test_collectives_on_open_mpi_where_installed_beside_the_default_mpi():
     # collectives take either (tracejit/distributed/native.py)
     found = open_mpi()
     if found is None:
-        pytest.skip("no Open MPI (ompi_info) installed: apt-get install openmpi-bin")
+        pytest.skip(
+            "no Open MPI (ompi_info) installed, or an mpi4py without its Open MPI extension: "
+            "apt-get install openmpi-bin, and the mpi4py wheel"
+        )
     done = launch([WORKER, "collectives", "Open MPI"], mpi=found)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "rank 0 ok" in done.stdout and "rank 1 ok" in done.stdout, done.stdout

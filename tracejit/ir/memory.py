@@ -68,13 +68,20 @@ def _in_place_source(step: K.Step, buf: K.Buffer, dying: set[int], buffers) -> i
     if len(stores) != 1:
         return None
     store = stores[0]
-    for cand in dying:
-        other = buffers[cand]
-        if other.nbytes != buf.nbytes or other.dtype.itemsize != buf.dtype.itemsize:
-            continue
-        loads = [ld for ld in step.loads() if ld.buf == cand]
-        if any(s.buf == cand for s in step.stores):
-            continue
+    fits = [
+        cand
+        for cand in dying
+        if buffers[cand].nbytes == buf.nbytes
+        and buffers[cand].dtype.itemsize == buf.dtype.itemsize
+        and not any(s.buf == cand for s in step.stores)
+    ]
+    if not fits:
+        return None
+    by_buf: dict[int, list[K.Load]] = {}  # the kernel's loads, walked once (not per candidate)
+    for ld in step.loads():
+        by_buf.setdefault(ld.buf, []).append(ld)
+    for cand in fits:  # in the order `dying` gives (the plan is unchanged)
+        loads = by_buf.get(cand, [])
         same = loads and all(
             (ld.offset, ld.strides) == (store.offset, store.strides) for ld in loads
         )

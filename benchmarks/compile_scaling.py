@@ -20,6 +20,7 @@ least-squares slope of log(time) against log(steps) over the sizes of one progra
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -63,12 +64,39 @@ def _child(system: str, program: str, size: int) -> dict:
 
     loss, args = compile_programs.make(program, size, np)
     step = tj.jit(tj.grad(loss))
+    phase_cpu = _count_phase_cpu(timing)
     cpu0 = _cpu_seconds()
     with timing.collect() as times:
         t0 = time.perf_counter()
         step(*args)
         total = time.perf_counter() - t0
-    return {"total": total, "phases": times, "cpu": _cpu_seconds() - cpu0, "import": import_cpu}
+    return {
+        "total": total,
+        "phases": times,
+        "phase_cpu": phase_cpu,
+        "cpu": _cpu_seconds() - cpu0,
+        "import": import_cpu,
+    }
+
+
+def _count_phase_cpu(timing) -> dict:
+    """Also count each phase's CPU seconds (this process's threads: the C++ compiler, a
+    child process, is not in it); the phases are single-threaded Python, so on a shared
+    machine their CPU time is their work, where wall time is also the other processes'."""
+    counts: dict[str, float] = {}
+    wall_phase = timing.phase
+
+    @contextlib.contextmanager
+    def phase(name: str):
+        c0 = time.process_time()
+        try:
+            with wall_phase(name):
+                yield
+        finally:
+            counts[name] = counts.get(name, 0.0) + time.process_time() - c0
+
+    timing.phase = phase
+    return counts
 
 
 def _cpu_seconds() -> float:
@@ -142,12 +170,21 @@ def print_row(row: dict) -> None:
         jax = f"{_fmt(row['jax']['total'])}/{_fmt(row['jax'].get('cpu', math.nan))}"
     err = f"  ({cold['error']})" if "error" in cold else ""
     cpu = _fmt(cold.get("cpu", math.nan))
+    warm = row["warm"]
+    ratio = f"{100 * warm['total'] / cold['total']:.1f}/{_ratio(warm, cold)}"
     print(
         f"{row['program']:>6} {row['size']:>5} {_fmt(cold['total']):>8} {cpu:>7} "
-        f"{_fmt(row['warm']['total']):>7} {_fmt(row['warm'].get('import', math.nan)):>6} "
-        f"{jax:>12} | {phases}{err}",
+        f"{_fmt(warm['total']):>7} {_fmt(warm.get('cpu', math.nan)):>7} {ratio:>11} "
+        f"{_fmt(warm.get('import', math.nan)):>6} {jax:>12} | {phases}{err}",
         flush=True,
     )
+
+
+def _ratio(warm: dict, cold: dict) -> str:
+    """Warm / cold in percent of CPU seconds."""
+    if "cpu" not in warm or "cpu" not in cold:
+        return "?"
+    return f"{100 * warm['cpu'] / cold['cpu']:.1f}"
 
 
 def print_exponents(rows: list[dict]) -> None:
@@ -163,6 +200,10 @@ def print_exponents(rows: list[dict]) -> None:
             ts = [r["cold"]["phases"].get(p, 0.0) for r in mine]
             if min(ts) > 1e-3:
                 parts.append(f"{p} {growth_exponent(sizes, ts):.2f}")
+        for p in PHASES[:-1]:  # CPU seconds (not the C++ compiler's: another process)
+            ts = [r["cold"].get("phase_cpu", {}).get(p, 0.0) for r in mine]
+            if min(ts) > 1e-3:
+                parts.append(f"{p} cpu {growth_exponent(sizes, ts):.2f}")
         if all("jax" in r and math.isfinite(r["jax"]["total"]) for r in mine):
             parts.append(f"jax {growth_exponent(sizes, [r['jax']['total'] for r in mine]):.2f}")
         print(f"growth exponent, {program} {sizes[0]}..{sizes[-1]} steps: " + ", ".join(parts))
@@ -184,9 +225,10 @@ def main() -> None:
     table = QUICK if opts.quick else FULL
     with_jax = not opts.no_jax and _jax_available()
     print("times in seconds; first call in a fresh process (cold: empty disk cache)")
+    print("warm%: warm / cold first call, in percent of wall / of CPU seconds")
     print(
-        f"{'prog':>6} {'steps':>5} {'cold':>8} {'cpu':>7} {'warm':>7} {'import':>6} "
-        f"{'jax wall/cpu':>12} | " + " ".join(f"{p:>7}" for p in PHASES)
+        f"{'prog':>6} {'steps':>5} {'cold':>8} {'cpu':>7} {'warm':>7} {'cpu':>7} {'warm%':>11} "
+        f"{'import':>6} {'jax wall/cpu':>12} | " + " ".join(f"{p:>7}" for p in PHASES)
     )
     rows = []
     for program in opts.only.split(","):

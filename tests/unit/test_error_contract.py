@@ -25,12 +25,16 @@ BUILTIN_ERRORS = {
 
 
 def _builtin_exceptions_made(path: Path, root: Path = PACKAGE) -> list[str]:
-    """`file:line name` of every builtin exception class raised or constructed in `path`.
+    """`file:line name` of every builtin exception class raised or constructed in `path`,
+    and `file:line assert` of every assert statement (a bare AssertionError).
 
     A bare `raise NotImplementedError` (no message) marks an abstract method and is allowed.
     """
     found = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Assert):  # an AssertionError, and none at all under -O
+            found.append(f"{path.relative_to(root)}:{node.lineno} assert")
+            continue
         if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Name):
             name = node.exc.id  # `raise KeyError`
             if name == "NotImplementedError":
@@ -64,6 +68,7 @@ def test_the_check_finds_every_spelling(tmp_path):
         "    raise NotImplementedError\n"
         "def h():\n"
         "    raise NotImplementedError('not abstract')\n"
+        "    assert False\n"
     )
     found = _builtin_exceptions_made(probe, tmp_path)
     assert found == [
@@ -71,6 +76,7 @@ def test_the_check_finds_every_spelling(tmp_path):
         "probe.py:4 TypeError",
         "probe.py:5 KeyError",
         "probe.py:11 NotImplementedError",
+        "probe.py:12 assert",
     ]
 
 

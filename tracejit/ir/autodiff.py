@@ -24,7 +24,12 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from tracejit.errors import TracejitAttributeError, TracejitTypeError, UnsupportedError
+from tracejit.errors import (
+    InternalError,
+    TracejitAttributeError,
+    TracejitTypeError,
+    UnsupportedError,
+)
 from tracejit.ir import (
     dtypes,
     structural,  # noqa: F401  (registers the primitives ruled on here)
@@ -291,7 +296,8 @@ def _rule_for(node: Node) -> Rule:
 def _accumulate(e: Emitter, cts: dict[Value, Value], v: Value, ct: Value) -> None:
     if not dtypes.is_inexact(v.dtype):
         return  # integer and bool values carry no cotangent
-    assert ct.shape == v.shape and ct.dtype == v.dtype, (v, ct)
+    if ct.shape != v.shape or ct.dtype != v.dtype:
+        raise InternalError(f"a VJP rule gave a {ct.type_str} cotangent for {v.type_str}")
     cts[v] = e.add(cts[v], ct) if v in cts else ct
 
 

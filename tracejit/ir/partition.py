@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
+from tracejit.errors import InternalError
 from tracejit.ir.graph import Graph, Node, Value
 from tracejit.ir.primitives import CONTROL, GATHER, MATMUL, RANDOM, REDUCTION
 from tracejit.ir.remat import checkpointed_values, region_outputs
@@ -299,7 +300,8 @@ def _backward_graph(joint, residuals, cotangents, n_outputs) -> Graph:
     missing = (
         {v for n in nodes for v in n.inputs} - available - {v for n in nodes for v in n.outputs}
     )
-    assert not missing, f"partition bug: backward reads unsaved values {missing}"
+    if missing:
+        raise InternalError(f"partition bug: backward reads unsaved values {missing}")
     return Graph(list(residuals) + list(cotangents), nodes, outputs)
 
 

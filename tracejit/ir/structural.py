@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from tracejit.errors import (
+    InternalError,
     ShapeError,
     TracejitIndexError,
     TracejitTypeError,
@@ -324,7 +325,8 @@ register("matmul", MATMUL, _matmul_rule, np.matmul)
 
 
 def _const_rule(avals, value, weak=False):
-    assert isinstance(value, ConstValue)
+    if not isinstance(value, ConstValue):
+        raise InternalError(f"const holds a {type(value).__name__}, not a ConstValue")
     return (value.array.shape, dtypes.canonical(value.array.dtype), weak)
 
 

@@ -16,8 +16,8 @@ Per-operation accuracy, the stated bounds (u = unit roundoff, 2^-24 float32, 2^-
   value. glibc documents at most 4 ulp for its scalar and libmvec vector functions on x86_64
   (manual, "Known Maximum Errors in Math Functions"); NumPy's SIMD float32 functions and
   SVML float64 functions claim at most 4 ulp; tracejit's inline float32 exp/tanh measure
-  0.9 / 3.0 ulp (backend_cpu/fast_exp.py, fast_tanh.py). Where C99 Annex F fixes the result
-  (operand NaN, +-inf, +-0, log(1), pow with exponent 0 or base 1), it must be exact.
+  0.9 / 1.03 ulp (backend_cpu/fast_exp.py, ir/cwriter/fast_tanh.py). Where C99 Annex F
+  fixes the result (operand NaN, +-inf, +-0, log(1), pow with exponent 0 or base 1), it must be exact.
 - Sums and products of n terms in any order: within (n - 1) u of each term's magnitude
   (Higham, "Accuracy and Stability of Numerical Algorithms", 2nd ed., section 4.2); dot
   products and matmul likewise with the contraction length.

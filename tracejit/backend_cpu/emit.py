@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from tracejit.backend_cpu.fast_exp import EXPF_C, EXPF_NAME
 from tracejit.backend_cpu.fast_log import LOGF_C, LOGF_NAME
-from tracejit.backend_cpu.fast_tanh import TANHF_C, TANHF_NAME
 from tracejit.ir import kernel as K
 from tracejit.ir.cwriter.dialect import Dialect
 from tracejit.ir.cwriter.emit import Emitter, buffer_ids, indent, param_text
+from tracejit.ir.cwriter.fast_tanh import TANHF_C, TANHF_NAME
 
 # float32 functions generated inline (their C is included by codegen) instead of libm/libmvec.
 INLINE_F32 = {"tanh": TANHF_NAME, "exp": EXPF_NAME, "log": LOGF_NAME}

@@ -30,6 +30,7 @@ from tracejit.ir.c_render import PRELUDE, c_type
 from tracejit.ir.cwriter.dedupe import KernelDedupe
 from tracejit.ir.cwriter.dialect import Dialect
 from tracejit.ir.cwriter.emit import Emitter, buffer_ids, decompose, indent, param_text
+from tracejit.ir.cwriter.fast_tanh import TANHF_C, TANHF_NAME
 from tracejit.ir.cwriter.library import LIBRARY
 from tracejit.ir.gather_plan import is_native
 
@@ -38,9 +39,11 @@ from tracejit.ir.gather_plan import is_native
 BLOCK = 256
 # Bytes one thread moves per vector access: 128-bit loads/stores (ld.global.v4.f32).
 VECTOR_BYTES = 16
-# CUDA: the device math library (NVRTC knows no GCC builtins), libm by its own names,
-# read-only buffers `const T* __restrict__` (read through the read-only data cache).
-CUDA = Dialect(builtins=False, restrict_inputs=True)
+# CUDA: the device math library (NVRTC knows no GCC builtins), libm by its own names, but
+# float32 tanh inline as on the CPU (ir/cwriter/fast_tanh.py: 1.03 ulp, the same bits on both
+# backends; CUDA's tanhf is documented at 2 ulp), read-only buffers `const T* __restrict__`
+# (read through the read-only data cache).
+CUDA = Dialect(builtins=False, restrict_inputs=True, inline_f32={"tanh": TANHF_NAME})
 # Indices stay 32-bit (cheaper div/mod/multiply) while every address and the grid-stride
 # counter fit with room to spare below 2**31.
 INT32_LIMIT = 1 << 30
@@ -279,7 +282,7 @@ def generate(schedule: K.Schedule, name: str = "function") -> CudaProgram:
             launch = dataclasses.replace(launch, name=first)
         launches.append(launch)
     parts = [f"// tracejit: generated from {name}", HEADER, CUDA.spell(PRELUDE)]
-    parts += [DEVICE_RUNTIME, LIBRARY]
+    parts += [DEVICE_RUNTIME, LIBRARY, CUDA.spell(TANHF_C) if TANHF_NAME in uses else ""]
     parts += [*functions, ""]
     return CudaProgram("\n".join(parts), launches)
 

@@ -3,7 +3,7 @@
 A `Dialect` says how math functions and special float values are written (GCC builtins in
 C++, CUDA's device math library in CUDA: NVRTC knows no builtins), which libm names the
 kernels call (the C++ backend's `tj_cosf` wrappers, backend_cpu/vector_math.py), which
-float32 functions are generated inline (the C++ backend's fast exp/log/tanh), and how a
+float32 functions are generated inline (fast exp/log/tanh in C++, tanh in CUDA too), and how a
 buffer parameter is declared. The instances live with their
 backends (backend_cpu/emit.py `CPP`, backend_cuda/codegen.py `CUDA`); `GCC` is the plain
 builtin spelling.
@@ -12,6 +12,8 @@ builtin spelling.
 ('__builtin_sqrtf', 'rintf')
 >>> Dialect(builtins=False).special(float("-inf"), f32=True)
 '-__int_as_float(0x7f800000)'
+>>> Dialect(builtins=False).spell("__builtin_bit_cast(float, __builtin_fmaf(a, b, c))")
+'__uint_as_float(fmaf(a, b, c))'
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ _DEVICE_SPECIAL = {
     ("inf", False): "__longlong_as_double(0x7ff0000000000000LL)",
 }
 _BUILTIN = re.compile(r"__builtin_(\w+)")
+# GCC's bit cast between float and uint32_t, as CUDA's intrinsics (one argument left).
+_BIT_CAST = re.compile(r"__builtin_bit_cast\((uint32_t|float),\s*")
+_DEVICE_BIT_CAST = {"uint32_t": "__float_as_uint(", "float": "__uint_as_float("}
 
 
 @dataclass(frozen=True)
@@ -58,7 +63,10 @@ class Dialect:
 
     def spell(self, text: str) -> str:
         """A shared C text written with GCC builtins, in this dialect's math spelling."""
-        return text if self.builtins else _BUILTIN.sub(lambda m: self.math(m.group(1)), text)
+        if self.builtins:
+            return text
+        text = _BIT_CAST.sub(lambda m: _DEVICE_BIT_CAST[m.group(1)], text)
+        return _BUILTIN.sub(lambda m: self.math(m.group(1)), text)
 
     def param(self, ctype: str, buf: int, written: bool, may_alias: bool = False) -> str:
         """The parameter declaring buffer `buf` of element type `ctype` (`may_alias`: it may

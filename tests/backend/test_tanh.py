@@ -1,6 +1,6 @@
-"""The CPU backend's inline float32 tanh (`tj_tanhf`, backend_cpu/fast_tanh.py) against
-float64 `np.tanh`: ulp error over a dense sweep, exact special values, and its use inside
-fused expressions. float64 tanh must stay on libm.
+"""The inline float32 tanh (`tj_tanhf`, ir/cwriter/fast_tanh.py) against float64 `np.tanh`:
+ulp error over a dense sweep, exact special values, its use inside fused expressions, and
+the same bits from the CUDA backend (under the emulator here). float64 tanh must stay on libm.
 """
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import pathlib
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -17,8 +18,9 @@ from hypothesis import strategies as st
 import tracejit as tj
 from tracejit import nn
 from tracejit.backend_cpu.compiler import find_compiler
-from tracejit.backend_cpu.fast_tanh import TANHF_C
+from tracejit.backend_cpu.fast_exp import EXPF_C
 from tracejit.errors import TracejitError
+from tracejit.ir.cwriter.fast_tanh import TANHF_C
 
 try:
     find_compiler()
@@ -26,8 +28,10 @@ except TracejitError as exc:  # pragma: no cover - depends on the machine
     pytest.skip(f"no C++ compiler: {exc}", allow_module_level=True)
 
 F32 = np.float32
-MAX_ULP = 4.0  # the target; tools/fit_tanh.py --check-compiled measured < 3 on [0, 10]
-TOOL = pathlib.Path(__file__).resolve().parents[2] / "tools" / "fit_tanh.py"
+# tools/fit_tanh.py --check-compiled measured 1.03 over every float32 in [0, 10.5]; NumPy's
+# float32 tanh 1.37 on the same machine (benchmarks/RESULTS.md)
+MAX_ULP = 1.1
+TOOLS = pathlib.Path(__file__).resolve().parents[2] / "tools"
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +58,7 @@ def test_float32_uses_the_inline_tanh_and_float64_libm():
     assert "tj_tanhf" not in f64 and "double tanh(double)" in f64
 
 
-def test_dense_sweep_within_4_ulp(tanh32):
+def test_dense_sweep_within_the_bound(tanh32):
     # Every 13th float32 in [2^-12, 10] (~10M values), every 7919th below 2^-12, and -x.
     x = np.concatenate([float32_range(0.0, 2.0**-12, 7919), float32_range(2.0**-12, 10.0, 13)])
     y = np.asarray(tanh32(x))
@@ -67,7 +71,7 @@ def test_dense_sweep_within_4_ulp(tanh32):
 def test_special_values_exact(tanh32):
     tiny = np.array([2.0**-12 * 0.999, 1e-10, 1e-30, 1.2e-38], F32)
     subnormal = np.array([1e-40, 1e-45, 2.0**-149], F32)
-    big = np.array([9.0, 9.5, 10.0, 20.0, 1e30, np.finfo(F32).max, np.inf], F32)
+    big = np.array([9.011, 9.5, 10.0, 20.0, 1e30, np.finfo(F32).max, np.inf], F32)  # rounds to 1
     x = np.concatenate([tiny, subnormal, -tiny, -subnormal])
     np.testing.assert_array_equal(np.asarray(tanh32(x)), x)  # tanh rounds to x there
     np.testing.assert_array_equal(np.asarray(tanh32(big)), np.ones_like(big))
@@ -78,24 +82,53 @@ def test_special_values_exact(tanh32):
     assert np.all(np.isnan(nans))
 
 
-def test_near_the_clamp(tanh32):
-    x = np.array([8.9, -8.9, 8.999999, 9.0109, 9.011, 8.0, 5.0, 2.0**-12, 0.5], F32)
+def test_near_the_clamp_and_the_split(tanh32):
+    x = np.array([8.9, -8.9, 9.0, 9.0109, 9.011, 10.0, 1.0, 0.99999994, 2.0**-12, 0.5], F32)
     err = ulp_error(np.asarray(tanh32(x)), x)
     assert err.max() <= MAX_ULP, f"{err.max():.3f} ulp at x={x[err.argmax()]!r}"
 
 
+def _fit_tool():
+    """tools/fit_tanh.py as a module (it imports tools/fit_exp.py)."""
+    sys.path.insert(0, str(TOOLS))
+    try:
+        spec = importlib.util.spec_from_file_location("fit_tanh", TOOLS / "fit_tanh.py")
+        tool = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(tool)
+    finally:
+        sys.path.remove(str(TOOLS))
+    return tool
+
+
+def _hex_constants(c_text: str) -> list[float]:
+    return [float.fromhex(h) for h in re.findall(r"(-?0x1[.0-9a-f]*p[-+]?\d+)f", c_text)]
+
+
 def test_fit_script_models_the_compiled_code(tanh32):
     """tools/fit_tanh.py checks a NumPy model of tj_tanhf; it must be bit-exact to the C."""
-    spec = importlib.util.spec_from_file_location("fit_tanh", TOOL)
-    tool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tool)
-    consts = [float.fromhex(h) for h in re.findall(r"(0x1[.0-9a-f]*p[-+]?\d+)f", TANHF_C)]
-    p = np.array(consts[:3][::-1], F32)  # constants appear highest power first
-    q = np.array(consts[3:7][::-1], F32)
-    assert len(consts) == 8  # 3 of P, 4 of Q, then the 2^-12 threshold
-    x = np.concatenate([float32_range(0.0, 10.0, 4099), np.array([np.nan, np.inf, -0.0], F32)])
+    tool = _fit_tool()
+    consts = _hex_constants(TANHF_C)
+    # P (highest power first), -2/ln2, 1.5*2^23 twice, ln2/2 head and tail, exp's polynomial
+    assert len(consts) == 7 + 5 + 6
+    p = np.array(consts[:7][::-1], F32)
+    e_coefs = np.array(consts[12:][::-1], F32)
+    # tj_expf's polynomial (Q highest first, after its 5 reduction constants), h = -r/2
+    exp_q = [1.0, *_hex_constants(EXPF_C)[5:10][::-1]]
+    np.testing.assert_array_equal(e_coefs, [c * (-2.0) ** (i + 1) for i, c in enumerate(exp_q)])
+    x = np.concatenate([float32_range(0.0, 10.5, 4099), np.array([np.nan, np.inf, -0.0], F32)])
     x = np.concatenate([x, -x])
-    np.testing.assert_array_equal(np.asarray(tanh32(x)), tool.tanh_f32(x, p, q))
+    np.testing.assert_array_equal(np.asarray(tanh32(x)), tool.tanh_f32(x, p, e_coefs))
+
+
+def test_cuda_computes_the_same_bits(device, tanh32):
+    """One implementation on both backends: device tanh gives the CPU's bits (NaN as NaN)."""
+    x = np.concatenate([float32_range(0.0, 10.5, 20011), float32_range(0.9, 1.1, 97)])
+    x = np.concatenate([x, -x, np.array([np.nan, np.inf, -np.inf, -0.0, 1e-40], F32)])
+    got = np.asarray(tj.device_get(tj.jit(np.tanh, device=device)(x)))
+    want = np.asarray(tanh32(x))
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    np.testing.assert_array_equal(got[ok].view(np.uint32), want[ok].view(np.uint32))
 
 
 def _w1(x, y):

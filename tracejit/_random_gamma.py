@@ -9,11 +9,13 @@ a >= 1, so all `_ROUNDS` rounds fail with probability below 0.05 ** 12 (about 2e
 the last proposal is returned. a < 1 uses the boost Gamma(a) = Gamma(a + 1) * U ** (1 / a),
 done in log space (`loggamma`) so tiny shapes do not underflow.
 
-The draws are constants with respect to the shape parameter `a` (its cotangent is a declared
-zero, as through `stop_gradient`): JAX differentiates them implicitly through the incomplete
-gamma function, which tracejit lacks, and an error is not possible because reverse mode
-visits a node even when its inputs are not differentiated. Gradients with respect to a scale
-applied afterwards (`scale * gamma(key, a)`) are exact.
+The draws are differentiable in `a` as in JAX, by implicit reparameterization: the sampler
+runs on `stop_gradient(a)` and `implicit_log_gamma` (_random_gamma_grad.py) gives d(log x)/da
+through the incomplete gamma function, so beta, dirichlet, chisquare, f, t and
+generalized_normal, built from `loggamma`, are differentiable in their parameters too.
+Gradients with respect to a scale applied afterwards (`scale * gamma(key, a)`) are exact.
+Second derivatives in `a` take forward mode (`jacfwd(grad(f))`): the incomplete gamma series
+runs in a `while_loop`, which reverse mode cannot differentiate (WhileLoopNotReversible).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from tracejit import numpy as tnp
+from tracejit._random_gamma_grad import implicit_log_gamma
 from tracejit.ir import dtypes
 
 _ROUNDS = 12
@@ -86,7 +89,8 @@ def loggamma(key, a, shape=None, dtype=np.float32):
     (3,)
     """
     _, _, (a,) = _params(dtype, shape, a)
-    return _log_standard_gamma(_random()._check_key(key), tnp.stop_gradient(a))
+    draws = _log_standard_gamma(_random()._check_key(key), tnp.stop_gradient(a))
+    return implicit_log_gamma(a, draws)
 
 
 def gamma(key, a, shape=None, dtype=np.float32):

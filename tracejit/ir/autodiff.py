@@ -301,8 +301,22 @@ def _accumulate(e: Emitter, cts: dict[Value, Value], v: Value, ct: Value) -> Non
     cts[v] = e.add(cts[v], ct) if v in cts else ct
 
 
-def backward_pass(e: Emitter, graph: Graph, cts: dict[Value, Value]) -> dict[Value, Value]:
-    """Propagate cotangents from `cts` (seeded at outputs) back through `graph`'s nodes."""
+def active_values(graph: Graph, wrt: Sequence[int]) -> set[Value]:
+    """The values of `graph` that depend on its inputs `wrt` other than through
+    `stop_gradient`: only they carry cotangents the inputs `wrt` can receive."""
+    active = {graph.inputs[i] for i in wrt}
+    for node in graph.nodes:
+        if node.prim.name != "stop_gradient" and any(v in active for v in node.inputs):
+            active.update(node.outputs)
+    return active
+
+
+def backward_pass(
+    e: Emitter, graph: Graph, cts: dict[Value, Value], active: set[Value] | None = None
+) -> dict[Value, Value]:
+    """Propagate cotangents from `cts` (seeded at outputs) back through `graph`'s nodes;
+    with `active`, only into those values (so a node computing a constant of the
+    differentiation, a `while_loop` among them, is never asked for its VJP)."""
     for node in reversed(graph.nodes):
         out_cts = [cts.get(v) for v in node.outputs]
         if all(c is None for c in out_cts):
@@ -314,7 +328,7 @@ def backward_pass(e: Emitter, graph: Graph, cts: dict[Value, Value]) -> dict[Val
         else:
             in_cts = rule(e, out_cts[0], *node.inputs, out=node.outputs[0], **node.attrs)
         for v, ct in zip(node.inputs, in_cts):
-            if ct is not None:
+            if ct is not None and (active is None or v in active):
                 _accumulate(e, cts, v, ct)
     e.source = None
     return cts
@@ -339,7 +353,7 @@ def joint_graph(graph: Graph, wrt: Sequence[int], seeded: Sequence[int]) -> Grap
         ct = Value(out.shape, out.dtype)
         joint.inputs.append(ct)
         _accumulate(e, cts, out, ct)
-    backward_pass(e, graph, cts)
+    backward_pass(e, graph, cts, active_values(graph, wrt))
     for i in wrt:
         x = graph.inputs[i]
         joint.outputs.append(cts[x] if x in cts else e.full(0.0, x))

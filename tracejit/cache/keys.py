@@ -96,19 +96,14 @@ def package_hash() -> str:
     stats the files (~1 ms) instead of reading and hashing them (~5-30 ms).
     """
     root = Path(__file__).resolve().parent.parent
-    sources = sorted(p for p in root.rglob("*.py"))
-    stats = []
-    for path in [*sources, *sorted(root.glob("_core*"))]:
-        st = path.stat()
-        stats.append(f"{path.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}")
-    signature = hashlib.sha256("\n".join(stats).encode()).hexdigest()
-    memo = _package_memo(signature)
+    memo = _package_memo(_stat_signature(str(root)))
     try:
         text = memo.read_text(encoding="ascii").strip()
         if _HEX64.fullmatch(text):
             return text
     except (OSError, ValueError):
         pass
+    sources = sorted(p for p in root.rglob("*.py"))
     digest = hashlib.sha256()
     for path in sources:
         digest.update(str(path.relative_to(root)).encode() + b"\0")
@@ -122,6 +117,25 @@ def package_hash() -> str:
 
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+def _stat_signature(root: str) -> str:
+    """sha256 of the name, size and mtime of every Python source under `root` and of the
+    runtime extension (`os.scandir`: ~2 ms for the package, where `Path.rglob` took ~5)."""
+    rows, stack = [], [root]
+    while stack:
+        folder = stack.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name != "__pycache__":
+                        stack.append(entry.path)
+                elif entry.name.endswith(".py") or (
+                    folder == root and entry.name.startswith("_core")
+                ):
+                    st = entry.stat()
+                    rows.append(f"{entry.path[len(root) + 1 :]}:{st.st_size}:{st.st_mtime_ns}")
+    return hashlib.sha256("\n".join(sorted(rows)).encode()).hexdigest()
 
 
 def _package_memo(signature: str) -> Path:

@@ -3,6 +3,8 @@
 W1  tanh(x*y + 0.5*x)*2 - y on 2**26 float32, with the copy-bandwidth floor measured here
 W2  row softmax and layernorm on 16384x4096 float32
 W3  MLP training step (value_and_grad + SGD in one jit), batch 4096, 4096-wide layers, f32
+W4  library calls: solve and cholesky 4096x4096, rfft and sort of 2**24, f32 (cuSOLVER,
+    cuFFT and CuPy's sort through tracejit's LibraryStep; CuPy's direct call is their floor)
 G   CUDA graphs: a launch-bound chain of small kernels (softmax, column sums, cumsum,
     layernorm on 64x256) per call with tj.config.cuda_graphs "never" vs "always", and what
     "auto" chose (a matmul is never captured: CuPy refuses cuBLAS during stream capture)
@@ -316,6 +318,38 @@ class Bench:
         self.peers(row, jax_fn, jargs, lambda q, a, t: mlp_step_manual(self.torch, q, a, t), targs)
         self.rows.append(row)
 
+    def w4(self):
+        """Library calls: tracejit's LibraryStep (CuPy on the device) against CuPy's own call
+        (the floor for it: the same cuSOLVER/cuFFT/sort), JAX and torch."""
+        cp = self.cp
+        n = 1024 if self.quick else 4096
+        rng = cp.random.default_rng(1)
+        a = rng.standard_normal((n, n), dtype=cp.float32) + n * cp.eye(n, dtype=cp.float32)
+        b = rng.standard_normal((n, 64), dtype=cp.float32)
+        spd = a @ a.T
+        x = rng.standard_normal(1 << (20 if self.quick else 24), dtype=cp.float32)
+
+        def sort(m, v):
+            out = m.sort(v)
+            return out.values if hasattr(out, "values") else out  # torch.sort: (values, indices)
+
+        cases = [
+            (f"W4 solve {n}x{n} f32, 64 rhs", lambda m, p, q: m.linalg.solve(p, q), (a, b), 1e-3),
+            (f"W4 cholesky {n}x{n} f32", lambda m, p: m.linalg.cholesky(p), (spd,), 1e-3),
+            (f"W4 rfft 2^{int(math.log2(x.size))} f32", lambda m, v: m.fft.rfft(v), (x,), 1e-3),
+            (f"W4 sort 2^{int(math.log2(x.size))} f32", sort, (x,), 0.0),
+        ]
+        for name, fn, args, rtol in cases:
+            if self.over_budget():
+                self.notes.append(f"{name} skipped: over the time budget")
+                continue
+            row = {"workload": name, "floor_ms": float("nan")}
+            got = self.run_tj(row, tj.jit(lambda *v, fn=fn: fn(tnp, *v), device="cuda"), args)
+            row["cupy_ms"] = 1e3 * timeit(lambda fn=fn, args=args: fn(cp, *args), self.sync)
+            row["ok"] = self.check(name, got, fn(cp, *args), rtol)
+            self._peers_elementwise(row, fn, args)
+            self.rows.append(row)
+
 
 def _graph_chain(x, y):
     a = tnp.tanh(x) * y
@@ -382,7 +416,7 @@ def main(argv=None) -> int:
     cp = bench.cp
     props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
     card = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-    for name in ("w1", "w2", "w3", "graphs"):
+    for name in ("w1", "w2", "w3", "w4", "graphs"):
         try:
             graphs_bench(bench) if name == "graphs" else getattr(bench, name)()
         except Exception as err:  # noqa: BLE001 - report and go on to the next workload

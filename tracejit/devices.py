@@ -15,6 +15,7 @@ import functools
 import numpy as np
 
 from tracejit.config import DEVICES
+from tracejit.const_array import ConstArray
 from tracejit.errors import DeviceError
 from tracejit.pytree import tree_map
 
@@ -82,13 +83,27 @@ def device_input(cupy, x, dtype: np.dtype):
 
 
 def device_put(x, device: str = "cpu"):
-    """Copy every array leaf of `x` to `device` ("cpu"/"numpy": NumPy, "cuda": CuPy)."""
+    """Copy every array leaf of `x` to `device` ("cpu"/"numpy": NumPy, "cuda": CuPy).
+
+    Host data comes back as arrays with JAX's `.block_until_ready()`, as jit's results (a
+    ConstArray view on the host; on the GPU a CudaArray, backend_cuda/results.py); a CuPy
+    array put on "cuda" is returned as it is.
+    """
     if device not in DEVICES:
         raise DeviceError(f"unknown device {device!r}; use one of {DEVICES}")
     if device == "cuda":
+        from tracejit.backend_cuda.results import new_result
+
         cupy = cupy_or_error()
-        return tree_map(lambda a: to_cuda(cupy, a), x)
-    return tree_map(_to_numpy, x)
+
+        def put(a):
+            if is_cuda_array(a):
+                return cupy.asarray(a)
+            y = to_cuda(cupy, a)  # a fresh copy: the result owns its memory (`base` None)
+            return new_result(cupy, y.shape, y.dtype, y.data)
+
+        return tree_map(put, x)
+    return tree_map(lambda a: ConstArray.of(_to_numpy(a)), x)
 
 
 def device_get(x):

@@ -48,7 +48,8 @@ def test_every_result_of_the_test_device_has_block_until_ready(device):
     a, s = f(x, w)
     p = step(tj.device_put(np.ones(3), device), np.ones(3))
     p = step(p, np.ones(3))  # the output written into the donated buffer
-    for out in (a, s, p):
+    put = tj.device_put({"w": np.ones(2), "n": 3.0}, device)
+    for out in (a, s, p, put["w"], put["n"]):
         assert out.block_until_ready() is out
     if device == "cuda":
         import cupy

@@ -4,6 +4,7 @@
     python benchmarks/lax_scan.py --quick            # RNN 50, LSTM 30
     python benchmarks/lax_scan.py --runs rnn:scan:200,rnn:unrolled:200
     python benchmarks/lax_scan.py --jax                # jax.jit(jax.grad) beside each row
+    python benchmarks/lax_scan.py --torch --runs lstm:scan:100   # and torch.compile (LSTM)
 
 The unrolled programs are compile_programs.py's (a Python loop, unrolled by tracing); the scan
 programs compute the same loss with the loop body written once for `lax.scan` (`fori_loop`
@@ -11,7 +12,10 @@ for the stable-fluids simulation's time steps). Each
 measurement runs in a fresh process over an empty disk cache: "first" is the first call
 (trace, autodiff, passes, C++ compile, run) in wall time and in CPU seconds (this process and
 the compiler), "step" the median of later calls. With --jax, the same loss under
-`jax.jit(jax.grad)` (`jax.lax.scan` for the scan form) runs beside each row.
+`jax.jit(jax.grad)` (`jax.lax.scan` for the scan form) runs beside each row. With --torch,
+`torch.compile(loss)` of the LSTM, differentiated by `torch.autograd.grad` (AOTAutograd
+compiles the backward too), runs beside its rows, its time loop a
+Python loop in both forms (compile_programs.lstm_loss over torch, which dynamo unrolls).
 """
 
 from __future__ import annotations
@@ -110,12 +114,63 @@ def _loss(program: str, form: str, size: int, xp, lax):
     return loss, args
 
 
+class _TorchAsNumpy:
+    """The NumPy names compile_programs' LSTM calls, over torch (`xp` for --torch)."""
+
+    def __init__(self, torch):
+        self.torch = torch
+        self.tanh, self.exp, self.log, self.hstack = torch.tanh, torch.exp, torch.log, torch.hstack
+
+    def ones(self, shape, dtype):
+        return self.torch.ones(shape, dtype=dtype)
+
+    def dot(self, a, b):
+        return a @ b
+
+    def max(self, x, axis, keepdims=False):
+        return self.torch.amax(x, dim=axis, keepdim=keepdims)
+
+    def sum(self, x, axis=None, keepdims=False):
+        return x.sum() if axis is None else x.sum(dim=axis, keepdim=keepdims)
+
+    def repeat(self, x, n, axis):
+        return self.torch.repeat_interleave(x, n, dim=axis)
+
+
+def _torch_step(program: str, size: int):
+    import torch
+
+    if program != "lstm":
+        raise SystemExit("--torch: only the LSTM rows have a torch program")
+    loss, args = _loss(program, "unrolled", size, _TorchAsNumpy(torch), None)
+    args = [
+        {k: torch.from_numpy(v) for k, v in a.items()}
+        if isinstance(a, dict)
+        else torch.from_numpy(a)
+        for a in args
+    ]
+    for t in args[0].values():
+        t.requires_grad_()
+    compiled = torch.compile(loss)  # dynamo + AOTAutograd: a compiled forward and backward
+
+    def step(params, *data):
+        grads = torch.autograd.grad(compiled(params, *data), list(params.values()))
+        return dict(zip(params, grads))
+
+    def leaves_of(g):
+        return [t.detach().numpy() for t in g.values()]
+
+    return step, args, leaves_of
+
+
 def _child(system: str, program: str, form: str, size: int) -> dict:
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, str(HERE.parent))
     import numpy as np
 
-    if system == "jax":
+    if system == "torch":
+        step, args, leaves_of = _torch_step(program, size)
+    elif system == "jax":
         import jax
         import jax.numpy as jnp
 
@@ -170,13 +225,14 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--runs", help="program:form:size,... (form: scan or unrolled)")
     parser.add_argument("--jax", action="store_true", help="also jax.jit(jax.grad) per row")
+    parser.add_argument("--torch", action="store_true", help="also torch.compile (LSTM rows)")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     a = parser.parse_args()
     if a.child:
         print(json.dumps(_child(*a.child[:3], int(a.child[3]))))
         return
     runs = a.runs or (QUICK if a.quick else FULL)
-    systems = ("tracejit", "jax") if a.jax else ("tracejit",)
+    systems = ("tracejit",) + (("jax",) if a.jax else ()) + (("torch",) if a.torch else ())
     head = f"{'system':<9} {'program':<8} {'form':<9} {'steps':>5} {'first call s':>13}"
     print(f"{head} {'(cpu s)':>8} {'step ms':>9}  checksum")
     for item in runs.split(","):

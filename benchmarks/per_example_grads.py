@@ -1,5 +1,6 @@
 """Per-example gradients of an MLP: `jit(vmap(grad(loss)))` against a Python loop of the
-jitted `grad`, with JAX's `jit(vmap(grad))` and torch.func's `vmap(grad)` beside when installed.
+jitted `grad`, with JAX's `jit(vmap(grad))` and torch.func's `vmap(grad)` (eager and under
+`torch.compile`) beside when installed.
 
     python benchmarks/per_example_grads.py [--examples 256] [--repeats 20]
 
@@ -93,10 +94,14 @@ def _torch(params, x, y, repeats, want):
         return ((h @ p["w2"] - y) ** 2).sum()
 
     fn = vmap(grad(loss), in_dims=(None, 0, 0))
-    got = fn(p, tx, ty)
-    for k in params:
-        np.testing.assert_allclose(got[k].numpy(), want[k], rtol=1e-4, atol=1e-5)
-    return {"torch.func vmap(grad)": _median_s(lambda: fn(p, tx, ty), repeats)}
+    compiled = torch.compile(fn)
+    times = {}
+    for name, f in (("torch.func vmap(grad)", fn), ("torch.compile(vmap(grad))", compiled)):
+        got = f(p, tx, ty)
+        for k in params:
+            np.testing.assert_allclose(got[k].numpy(), want[k], rtol=1e-4, atol=1e-5)
+        times[name] = _median_s(lambda f=f: f(p, tx, ty), repeats)
+    return times
 
 
 def main() -> None:

@@ -113,9 +113,6 @@ def test_jax_documented_example():
 @pytest.mark.parametrize(
     "op, name",
     [
-        (lambda z: tnp.prod(z), "reduce_prod"),
-        (lambda z: tnp.max(tnp.abs(z)) + tnp.sqrt(z), "sqrt"),
-        (lambda z: z < z[::-1], "lt"),
         (lambda z: tnp.var(z), "tnp.var"),
     ],
 )
@@ -123,5 +120,3 @@ def test_unsupported_complex_ops_name_dtype_and_op(op, name, device):
     z = _pair(np.complex64, (3,))
     with pytest.raises(tj.errors.UnsupportedError, match=f"{name}.*complex64|complex64.*{name}"):
         tj.jit(op, device=device)(z)
-    if name == "reduce_prod":  # the reference device computes it
-        np.testing.assert_allclose(tj.jit(op, device="numpy")(z), np.prod(z), rtol=1e-6)

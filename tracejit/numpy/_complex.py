@@ -1,7 +1,8 @@
 """Complex numbers in tracejit.numpy: `real`, `imag`, `conj`, `angle`, `iscomplex`, `isreal`,
-and `abs`/`exp` of complex values, built from the `real`/`imag`/`conj`/`complex` primitives
+and `abs` of complex values, built from the `real`/`imag`/`conj`/`complex` primitives
 (tracejit/ir/complex_prims.py) and real arithmetic, so they trace, differentiate (JAX's
-convention) and compile on both backends.
+convention) and compile on both backends. The elementary functions of complex values are in
+_complex_math.py, their order (max, sort, ...) in _complex_order.py.
 
 >>> import numpy as np, tracejit as tj, tracejit.numpy as tnp
 >>> z = np.array([3 + 4j], np.complex64)
@@ -112,14 +113,8 @@ def complex_abs(z):
     return hypot(real(z), imag(z))
 
 
-def complex_exp(z):
-    """exp(z) = exp(x) (cos y + i sin y), as NumPy's npy_cexp computes it."""
-    x, y = real(z), imag(z)
-    r = ew.exp(x)
-    return _make(ew.multiply(r, ew.cos(y)), ew.multiply(r, ew.sin(y)))
-
-
-def _make(re, im):
+def make_complex(re, im):
+    """re + i im, keeping infinite parts (re + 1j * im would make NaNs of them)."""
     if isinstance(re, Tracer) or isinstance(im, Tracer):
         re, im = promote(re, im)
         return bind("complex", re, im)

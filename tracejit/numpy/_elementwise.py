@@ -51,10 +51,11 @@ def _wrapper(prim: str, name: str, style: str):
     prepare, to_float = _STYLES[style]
 
     def call(*xs):
-        if prim == "exp" and dtypes.is_complex(aval_of(xs[0])[0]):
-            from tracejit.numpy._complex import complex_exp
+        if any(dtypes.is_complex(aval_of(x)[0]) for x in xs):
+            from tracejit.numpy._complex_math import COMPLEX_UFUNCS
 
-            return complex_exp(*xs)
+            if prim in COMPLEX_UFUNCS:
+                return COMPLEX_UFUNCS[prim](*xs)
         return elementwise(prim, *prepare(name, xs), to_float=to_float, op=name)
 
     if get(prim).rule.arity == 1:  # positional parameters, as NumPy's ufuncs
@@ -74,6 +75,10 @@ def _wrapper(prim: str, name: str, style: str):
 def _rounding(prim: str, name: str, style: str = "rounding"):
     def fn(x, decimals: int = 0):
         (x,) = promote(x)
+        if dtypes.is_complex(x.dtype):
+            from tracejit.numpy._complex_math import complex_rounding
+
+            return complex_rounding(fn, name, x, decimals)
         if not dtypes.is_float(x.dtype):
             return x  # rounding an integer or bool is the identity, as in NumPy
         if decimals:
@@ -120,7 +125,7 @@ def square(x):
 
 def reciprocal(x):
     (x,) = promote(x)
-    if not dtypes.is_float(x.dtype):
+    if not dtypes.is_inexact(x.dtype):
         raise UnsupportedError("reciprocal of integers truncates in NumPy; cast to float first")
     return divide(1.0, x)
 

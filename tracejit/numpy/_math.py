@@ -186,7 +186,10 @@ def float_power(x1, x2):
     >>> tnp.float_power(2, 3).dtype
     dtype('float64')
     """
-    return ew.power(cast(promote(x1)[0], np.float64), cast(promote(x2)[0], np.float64))
+    x1, x2 = promote(x1), promote(x2)
+    cplx = any(dtypes.is_complex(x[0].dtype) for x in (x1, x2))
+    dt = np.complex128 if cplx else np.float64  # NumPy: complex operands give complex128
+    return ew.power(cast(x1[0], dt), cast(x2[0], dt))
 
 
 def fmod(x1, x2):

@@ -23,7 +23,7 @@ from tracejit.numpy._core import (
     promote,
     shape_of,
 )
-from tracejit.tracer.core import bind
+from tracejit.tracer.core import Tracer, bind
 
 _INT64 = np.dtype(np.int64)
 _FLOAT64 = np.dtype(np.float64)
@@ -89,6 +89,13 @@ def _masked(x, where, fill):
 
 
 def _reduce(prim: str, x, axes):
+    no_kernel = prim in ("reduce_prod", "reduce_max", "reduce_min")  # for complex operands
+    if axes and no_kernel and dtypes.is_complex(x.dtype) and isinstance(x, Tracer):
+        from tracejit.numpy import _complex_order
+
+        if prim == "reduce_prod":
+            return _complex_order.prod(x, axes)
+        return _complex_order.extremum(x, axes, prim == "reduce_max")
     return x if not axes else bind(prim, x, axes=axes)
 
 
@@ -275,7 +282,7 @@ def _arg(prim: str, name: str, a, axis, keepdims: bool):
         flat = _reshape(x, (math.prod(shape),))
         if not flat.shape[0]:
             raise ShapeError(f"{name}: the array of shape {shape} is empty")
-        out = bind(prim, flat, axis=0)
+        out = _arg_reduce(prim, flat, 0)
         return _reshape(out, (1,) * len(shape)) if keepdims else out
     if not shape and axis in (0, -1):
         return _full(0, (), _INT64, x)  # NumPy: argmax of a 0-d array along axis 0/-1 is 0
@@ -285,7 +292,15 @@ def _arg(prim: str, name: str, a, axis, keepdims: bool):
             f"{name}: axis {ax} of the array of shape {shape} has size 0, so there is no "
             f"{name[3:]}imum to point at"
         )
-    return _keep(bind(prim, x, axis=ax), shape, (ax,), keepdims)
+    return _keep(_arg_reduce(prim, x, ax), shape, (ax,), keepdims)
+
+
+def _arg_reduce(prim: str, x, ax: int):
+    if dtypes.is_complex(x.dtype) and isinstance(x, Tracer):  # NumPy's lexicographic order
+        from tracejit.numpy._complex_order import arg_extremum
+
+        return arg_extremum(x, ax, prim == "argmax")
+    return bind(prim, x, axis=ax)
 
 
 def argmax(a, axis=None, keepdims: bool = False):

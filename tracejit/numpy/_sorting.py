@@ -56,6 +56,11 @@ def argsort(a, axis: int | None = -1, kind=None, order=None, *, stable: bool = T
     if order is not None:
         raise UnsupportedError("argsort: order= (structured arrays) is not supported")
     x, ax = _last_axis(a, axis)
+    if dtypes.is_complex(x.dtype):  # NumPy's lexicographic order, NaN classes last
+        from tracejit.numpy._complex_order import sort_keys
+
+        out = lexsort(sort_keys(x, descending), axis=-1)
+        return out if ax is None else moveaxis(out, -1, ax)
     if descending:
         x = ew.negative(x) if x.dtype != np.bool_ else ew.logical_not(x)
     out = _argsort_last(x)

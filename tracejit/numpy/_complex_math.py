@@ -1,0 +1,295 @@
+"""Elementary functions of complex arguments: sqrt, log (log2, log10, log1p), exp2, expm1,
+sin, cos, tan, sinh, cosh, tanh, reciprocal, power, sign and the NaN/Inf tests.
+
+Each is written in real arithmetic on the real and imaginary parts (tracejit/numpy/_complex.py
+splits and joins them), so it traces, compiles on both backends and differentiates in JAX's
+convention through the `real`/`imag`/`complex` primitives without a rule of its own. The
+formulas are the careful ones of the C99 library NumPy calls (glibc's csqrt, clog, ctanh;
+Kahan, "Branch cuts for complex elementary functions", 1987): a scaled hypot, log1p near
+|z| = 1, sinh/cosh products that keep signed zeros, and ctanh's form that does not overflow.
+`tnp.<name>` calls them for complex operands (`COMPLEX_UFUNCS`, keyed by primitive name).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tracejit.errors import UnsupportedError
+from tracejit.ir import dtypes
+from tracejit.numpy import _complex_order as _order
+from tracejit.numpy import _elementwise as ew
+from tracejit.numpy._complex import imag, make_complex, real
+from tracejit.numpy._core import aval_of, promote
+from tracejit.tracer.core import Tracer
+
+
+def _parts(z):
+    (z,) = promote(z)
+    return real(z), imag(z)
+
+
+def _where(c, a, b):
+    return ew.where(c, a, b)
+
+
+def _real_dtype(x):
+    return aval_of(x)[0]
+
+
+def sqrt(z):
+    """The principal square root; the branch cut on the negative real axis follows the
+    sign of the imaginary part (also of -0.0), as C99's csqrt."""
+    x, y = _parts(z)
+    h = _hypot(x, y)
+    t = ew.sqrt(ew.add(ew.multiply(ew.absolute(x), 0.5), ew.multiply(h, 0.5)))
+    zero = ew.equal(t, 0.0)
+    u = ew.divide(y, ew.multiply(_where(zero, 1.0, t), 2.0))
+    re = _where(ew.greater_equal(x, 0.0), t, ew.absolute(u))
+    im = _where(ew.greater_equal(x, 0.0), u, _copysign(t, y))
+    re, im = _where(zero, 0.0, re), _where(zero, y, im)
+    inf_y = ew.isinf(y)  # sqrt(x +- i inf) = inf +- i inf, even for a NaN x
+    return make_complex(_where(inf_y, np.inf, re), _where(inf_y, y, im))
+
+
+def _hypot(x, y):
+    from tracejit.numpy._math import hypot
+
+    return hypot(x, y)
+
+
+def _copysign(x, y):
+    from tracejit.numpy._math import copysign
+
+    return copysign(x, y)
+
+
+def log(z):
+    """log|z| + i arg z; near |z| = 1 the real part is log1p((m - 1)(m + 1) + s**2) / 2 (m,
+    s the larger and smaller magnitude), free of the cancellation in log(hypot)."""
+    x, y = _parts(z)
+    ax, ay = ew.absolute(x), ew.absolute(y)
+    big, small = ew.maximum(ax, ay), ew.minimum(ax, ay)
+    h = _hypot(x, y)
+    near = ew.logical_and(ew.greater(h, 0.5), ew.less(h, 2.0))
+    big, small = _where(near, big, 1.0), _where(near, small, 0.0)
+    inner = ew.add(ew.multiply(ew.subtract(big, 1.0), ew.add(big, 1.0)), ew.multiply(small, small))
+    re = _where(near, ew.multiply(ew.log1p(inner), 0.5), ew.log(_where(near, 1.0, h)))
+    return make_complex(re, ew.arctan2(y, x))
+
+
+def _scaled(w, factor: float):
+    return make_complex(ew.multiply(real(w), factor), ew.multiply(imag(w), factor))
+
+
+def log10(z):
+    return _scaled(log(z), 1.0 / math.log(10.0))
+
+
+def log2(z):
+    return _scaled(log(z), 1.0 / math.log(2.0))
+
+
+def log1p(z):
+    """log(1 + z); where |1 + z| is near 1 the real part is log1p(x (2 + x) + y**2) / 2,
+    accurate for small z (NumPy's nc_log1p, log(hypot(1 + x, y)), loses the low digits)."""
+    x, y = _parts(z)
+    x1 = ew.add(x, 1.0)
+    h = _hypot(x1, y)
+    near = ew.logical_and(ew.greater(h, 0.5), ew.less(h, 2.0))
+    xs, ys = _where(near, x, 0.0), _where(near, y, 0.0)
+    inner = ew.add(ew.multiply(xs, ew.add(xs, 2.0)), ew.multiply(ys, ys))
+    re = _where(near, ew.multiply(ew.log1p(inner), 0.5), ew.log(_where(near, 1.0, h)))
+    return make_complex(re, ew.arctan2(y, x1))
+
+
+def exp(z):
+    """exp(x) (cos y + i sin y), as NumPy's npy_cexp computes it."""
+    x, y = _parts(z)
+    r = ew.exp(x)
+    return make_complex(ew.multiply(r, ew.cos(y)), ew.multiply(r, ew.sin(y)))
+
+
+def exp2(z):
+    x, y = _parts(z)
+    return exp(make_complex(ew.multiply(x, math.log(2.0)), ew.multiply(y, math.log(2.0))))
+
+
+def expm1(z):
+    """exp(z) - 1 = expm1(x) cos y - 2 sin(y/2)**2 + i exp(x) sin y (NumPy's nc_expm1)."""
+    x, y = _parts(z)
+    half = ew.sin(ew.multiply(y, 0.5))
+    re = ew.subtract(ew.multiply(ew.expm1(x), ew.cos(y)), ew.multiply(ew.multiply(half, half), 2.0))
+    return make_complex(re, ew.multiply(ew.exp(x), ew.sin(y)))
+
+
+def sin(z):
+    x, y = _parts(z)
+    re = ew.multiply(ew.sin(x), ew.cosh(y))
+    return make_complex(re, ew.multiply(ew.cos(x), ew.sinh(y)))
+
+
+def cos(z):
+    x, y = _parts(z)
+    re = ew.multiply(ew.cos(x), ew.cosh(y))
+    return make_complex(re, ew.negative(ew.multiply(ew.sin(x), ew.sinh(y))))
+
+
+def sinh(z):
+    x, y = _parts(z)
+    re = ew.multiply(ew.sinh(x), ew.cos(y))
+    return make_complex(re, ew.multiply(ew.cosh(x), ew.sin(y)))
+
+
+def cosh(z):
+    x, y = _parts(z)
+    re = ew.multiply(ew.cosh(x), ew.cos(y))
+    return make_complex(re, ew.multiply(ew.sinh(x), ew.sin(y)))
+
+
+def _tanh_parts(x, y):
+    """(sinh x cosh x + i sin y cos y) / (sinh(x)**2 + cos(y)**2), glibc's ctanh; beyond the
+    overflow threshold of cosh(x)**2 it is sign(x) + 4i sin y cos y exp(-2|x|)."""
+    info = np.finfo(_real_dtype(x))
+    far = ew.greater(ew.absolute(x), (info.maxexp - 1) * math.log(2.0) / 2.0)
+    xs = _where(far, 0.0, x)
+    s, c = ew.sinh(xs), ew.cosh(xs)
+    sy, cy = ew.sin(y), ew.cos(y)
+    den = ew.add(ew.multiply(s, s), ew.multiply(cy, cy))
+    scy = ew.multiply(sy, cy)
+    tail = ew.multiply(ew.multiply(scy, 4.0), ew.exp(ew.multiply(ew.absolute(x), -2.0)))
+    re = _where(far, _copysign(1.0, x), ew.divide(ew.multiply(s, c), den))
+    return re, _where(far, tail, ew.divide(scy, den))
+
+
+def tanh(z):
+    x, y = _parts(z)
+    return make_complex(*_tanh_parts(x, y))
+
+
+def tan(z):
+    """tan z = -i tanh(i z)."""
+    x, y = _parts(z)
+    a, b = _tanh_parts(ew.negative(y), x)
+    return make_complex(b, ew.negative(a))
+
+
+def reciprocal(z):
+    (z,) = promote(z)
+    return ew.divide(1.0, z)
+
+
+def sign(z):
+    """z / |z| (0 at 0) as NumPy 2's complex sign: an infinite part gives its sign
+    (1 + 0j for inf + nan j), both parts infinite give NaN."""
+    x, y = _parts(z)
+    m = _hypot(x, y)
+    inf_x, inf_y = ew.isinf(x), ew.isinf(y)
+    zero = ew.equal(m, 0.0)
+    safe = _where(ew.logical_or(zero, ew.isinf(m)), 1.0, m)
+    re = _where(inf_x, _copysign(1.0, x), _where(inf_y | zero, 0.0, ew.divide(x, safe)))
+    im = _where(inf_x | zero, 0.0, _where(inf_y, _copysign(1.0, y), ew.divide(y, safe)))
+    both = ew.logical_and(inf_x, inf_y)
+    return make_complex(_where(both, np.nan, re), _where(both, np.nan, im))
+
+
+def isnan(z):
+    x, y = _parts(z)
+    return ew.logical_or(ew.isnan(x), ew.isnan(y))
+
+
+def isinf(z):
+    x, y = _parts(z)
+    return ew.logical_or(ew.isinf(x), ew.isinf(y))
+
+
+def isfinite(z):
+    x, y = _parts(z)
+    return ew.logical_and(ew.isfinite(x), ew.isfinite(y))
+
+
+def _integer_exponent(b) -> int | None:
+    """A concrete real integral exponent in (-100, 100), where NumPy multiplies."""
+    if isinstance(b, Tracer) or np.ndim(b) != 0:
+        return None
+    v = complex(np.asarray(b).item())
+    if v.imag != 0 or v.real != int(v.real) or not -100 < v.real < 100:
+        return None
+    return int(v.real)
+
+
+def _integer_power(a, n: int):
+    """NumPy's nc_pow for an integer exponent: binary powering, 1 / r for n < 0."""
+    if n in (1, 2, 3):
+        return a if n == 1 else ew.multiply(a, a) if n == 2 else ew.multiply(a, ew.multiply(a, a))
+    out, p, m, mask = None, a, abs(n), 1
+    while True:
+        if m & mask:
+            out = p if out is None else ew.multiply(out, p)
+        mask <<= 1
+        if m < mask:
+            break
+        p = ew.multiply(p, p)
+    if out is None:  # n == 0
+        return ew.add(ew.multiply(a, 0.0), 1.0)
+    return ew.divide(1.0, out) if n < 0 else out
+
+
+def power(a, b):
+    """a ** b for complex operands: multiplication for small integer exponents (as NumPy),
+    else exp(b log a); 0 ** b is 0 for a positive real b, NaN otherwise, and a ** 0 is 1."""
+    n = _integer_exponent(b)
+    a, b = promote(a, b)
+    a, b = _as_complex(a), _as_complex(b)
+    if n is not None:
+        return _integer_power(a, n)
+    base_zero = ew.equal(a, 0.0)
+    br, bi = real(b), imag(b)
+    w = exp(ew.multiply(b, log(ew.where(base_zero, 1.0, a))))
+    zero_pow = ew.where(ew.logical_and(ew.greater(br, 0.0), ew.equal(bi, 0.0)), 0.0, np.nan)
+    w = ew.where(base_zero, ew.add(ew.multiply(w, 0.0), zero_pow), w)
+    return ew.where(ew.equal(b, 0.0), ew.add(ew.multiply(w, 0.0), 1.0), w)
+
+
+def _as_complex(x):
+    if dtypes.is_complex(aval_of(x)[0]):
+        return x
+    return ew.add(x, np.zeros((), np.result_type(aval_of(x)[0], np.complex64)))
+
+
+def complex_rounding(fn, name: str, z, decimals: int):
+    """`round` of complex z rounds both parts (NumPy); floor, ceil, trunc are undefined."""
+    if name not in ("round", "around", "round_"):
+        raise UnsupportedError(f"{name} is not defined for complex values (NumPy: TypeError)")
+    x, y = _parts(z)
+    return make_complex(fn(x, decimals), fn(y, decimals))
+
+
+COMPLEX_UFUNCS = {
+    "pow": power,
+    "max": _order.maximum,
+    "min": _order.minimum,
+    "lt": _order.less,
+    "le": _order.less_equal,
+    "gt": _order.greater,
+    "ge": _order.greater_equal,
+    "sign": sign,
+    "sqrt": sqrt,
+    "log": log,
+    "log10": log10,
+    "log2": log2,
+    "log1p": log1p,
+    "exp": exp,
+    "exp2": exp2,
+    "expm1": expm1,
+    "sin": sin,
+    "cos": cos,
+    "tan": tan,
+    "sinh": sinh,
+    "cosh": cosh,
+    "tanh": tanh,
+    "isnan": isnan,
+    "isinf": isinf,
+    "isfinite": isfinite,
+}

@@ -175,6 +175,79 @@ def tan(z):
     return make_complex(b, ew.negative(a))
 
 
+def _sqrt_parts(x, y):
+    w = sqrt(make_complex(x, y))
+    return real(w), imag(w)
+
+
+def _conj_times(a, b):
+    """(re, im) of conj(a) * b for parts a = (ar, ai), b = (br, bi)."""
+    (ar, ai), (br, bi) = a, b
+    re = ew.add(ew.multiply(ar, br), ew.multiply(ai, bi))
+    return re, ew.subtract(ew.multiply(ar, bi), ew.multiply(ai, br))
+
+
+def _one_minus_plus(x, y):
+    """sqrt(1 - z) and sqrt(1 + z) as part pairs (1 - z keeps -y: Kahan's signed zeros)."""
+    return _sqrt_parts(ew.subtract(1.0, x), ew.negative(y)), _sqrt_parts(ew.add(1.0, x), y)
+
+
+def _asin_parts(x, y):
+    """Kahan's casin: atan2(x, Re(sqrt(1 - z) sqrt(1 + z))) + i asinh(Im(conj(sqrt(1 - z))
+    sqrt(1 + z)))."""
+    m, p = _one_minus_plus(x, y)
+    den = ew.subtract(ew.multiply(m[0], p[0]), ew.multiply(m[1], p[1]))
+    return ew.arctan2(x, den), ew.arcsinh(_conj_times(m, p)[1])
+
+
+def arcsin(z):
+    return make_complex(*_asin_parts(*_parts(z)))
+
+
+def arccos(z):
+    """Kahan's cacos: 2 atan2(Re sqrt(1 - z), Re sqrt(1 + z)) + i asinh(Im(conj(sqrt(1 + z))
+    sqrt(1 - z)))."""
+    m, p = _one_minus_plus(*_parts(z))
+    re = ew.multiply(ew.arctan2(m[0], p[0]), 2.0)
+    return make_complex(re, ew.arcsinh(_conj_times(p, m)[1]))
+
+
+def arcsinh(z):
+    """asinh z = -i asin(i z)."""
+    x, y = _parts(z)
+    a, b = _asin_parts(ew.negative(y), x)
+    return make_complex(b, ew.negative(a))
+
+
+def arccosh(z):
+    """Kahan's cacosh: asinh(Re(conj(sqrt(z - 1)) sqrt(z + 1))) + 2i atan2(Im sqrt(z - 1),
+    Re sqrt(z + 1))."""
+    x, y = _parts(z)
+    m, p = _sqrt_parts(ew.subtract(x, 1.0), y), _sqrt_parts(ew.add(x, 1.0), y)
+    re = ew.arcsinh(_conj_times(m, p)[0])
+    return make_complex(re, ew.multiply(ew.arctan2(m[1], p[0]), 2.0))
+
+
+def _atanh_parts(x, y):
+    """(log1p(z) - log1p(-z)) / 2: no cancellation for small z (the terms have opposite
+    signs)."""
+    plus = log1p(make_complex(x, y))
+    minus = log1p(make_complex(ew.negative(x), ew.negative(y)))
+    re = ew.multiply(ew.subtract(real(plus), real(minus)), 0.5)
+    return re, ew.multiply(ew.subtract(imag(plus), imag(minus)), 0.5)
+
+
+def arctanh(z):
+    return make_complex(*_atanh_parts(*_parts(z)))
+
+
+def arctan(z):
+    """atan z = -i atanh(i z)."""
+    x, y = _parts(z)
+    a, b = _atanh_parts(ew.negative(y), x)
+    return make_complex(b, ew.negative(a))
+
+
 def reciprocal(z):
     (z,) = promote(z)
     return ew.divide(1.0, z)
@@ -289,6 +362,12 @@ COMPLEX_UFUNCS = {
     "sinh": sinh,
     "cosh": cosh,
     "tanh": tanh,
+    "asin": arcsin,
+    "acos": arccos,
+    "atan": arctan,
+    "asinh": arcsinh,
+    "acosh": arccosh,
+    "atanh": arctanh,
     "isnan": isnan,
     "isinf": isinf,
     "isfinite": isfinite,

@@ -1,4 +1,6 @@
-"""tnp.sort/argsort on the `argsort` primitive: NumPy's stable order, NaN last, gradients."""
+"""tnp.sort/argsort on the `sort` and `argsort` primitives: NumPy's order (stable for
+argsort), NaN last, gradients (ties: each cotangent to the element the stable order puts
+there)."""
 
 from __future__ import annotations
 
@@ -44,6 +46,7 @@ def test_long_rows_take_one_sort_node_not_pairwise_comparisons():
     x = np.random.default_rng(0).normal(size=n)
     graph = tj.make_ir(tnp.argsort)(x)
     assert [nd.prim.name for nd in graph.nodes] == ["argsort"]
+    assert [nd.prim.name for nd in tj.make_ir(tnp.sort)(x).nodes] == ["sort"]  # no gather
     np.testing.assert_array_equal(tj.jit(tnp.sort)(x), np.sort(x))
 
 
@@ -69,6 +72,16 @@ def test_sort_gradient_matches_finite_differences():
     want = numeric_grad(lambda v: loss(np, v), x)
     for g in (tj.grad(lambda v: loss(tnp, v)), tj.jit(tj.grad(lambda v: loss(tnp, v)))):
         np.testing.assert_allclose(g(x), want, rtol=1e-7, atol=1e-8)
+
+
+def test_sort_gradient_at_ties_follows_the_stable_order():
+    x = np.array([[2.0, 1.0, 2.0, np.nan, 1.0, 2.0], [0.0, -0.0, 3.0, 0.0, np.nan, np.nan]])
+    w = np.random.default_rng(5).normal(size=x.shape)
+    want = np.zeros_like(x)
+    np.put_along_axis(want, np.argsort(x, axis=1, kind="stable"), w, axis=1)
+    loss = tj.grad(lambda v: (tnp.sort(v, axis=1) * w).sum())
+    for g in (loss, tj.jit(loss)):
+        np.testing.assert_array_equal(g(x), want)
 
 
 def test_sorts_on_the_test_device(device):

@@ -194,6 +194,7 @@ CASES["eigh"] = CASES["cholesky"]
 CASES["svd"] = lambda rng: ([rng.random((4, 3))], {"full_matrices": False})
 CASES["qr"] = lambda rng: ([rng.random((4, 3))], {"complete": True})
 CASES["argsort"] = lambda rng: ([rng.integers(0, 3, (3, 5)).astype(np.float64)], {"axis": 1})
+CASES["sort"] = CASES["argsort"]
 CASES["eig"] = lambda rng: ([rng.random((3, 3))], {})
 CASES["fft"] = lambda rng: ([rng.random((3, 4))], {"kind": "rfft", "lengths": (3, 4)})
 

@@ -34,6 +34,7 @@ from tracejit.const_array import ConstArray
 from tracejit.distributed import native as distributed_native
 from tracejit.errors import CompileError, TracejitError
 from tracejit.ir import kernel
+from tracejit.ir.array_library import INTO_IMPLS
 from tracejit.ir.gather_plan import is_native
 from tracejit.ir.graph import Graph
 from tracejit.ir.interpret import apply_primitive
@@ -122,8 +123,14 @@ class _Fallbacks:
         s, buffers = self.entries[step]
         arrays = [self._array(a, buffers[b]) for a, b in zip(addresses, s.inputs + s.outputs)]
         ins, outs = arrays[: len(s.inputs)], arrays[len(s.inputs) :]
-        results = apply_primitive(get_primitive(s.prim), [a.copy() for a in ins], s.attrs)
-        for dst, src in zip(outs, results):
+        prim = get_primitive(s.prim)
+        into = INTO_IMPLS.get(prim)
+        if into is not None:  # writes its results into the output buffers itself
+            with np.errstate(all="ignore"):
+                into(*ins, outs, **s.attrs)
+            return
+        # the implementations never write into their operands (the interpreter shares them)
+        for dst, src in zip(outs, apply_primitive(prim, ins, s.attrs)):
             np.copyto(dst, src)
 
 

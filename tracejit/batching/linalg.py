@@ -1,9 +1,9 @@
-"""Batching rules of the linear-algebra primitives and `argsort` (tracejit/ir/linalg_prims.py,
+"""Batching rules of the linear-algebra primitives, `argsort` and `sort` (tracejit/ir/linalg_prims.py,
 tracejit/ir/sorting.py).
 
 The linalg primitives already take stacks `(..., n, n)`: the batch axis moves to the front
 (an unbatched operand of `solve` is broadcast along it) and becomes one more leading axis.
-`argsort` keeps the batch axis where it is and sorts along the shifted axis.
+`argsort` and `sort` keep the batch axis where it is and sort along the shifted axis.
 """
 
 from __future__ import annotations
@@ -25,7 +25,13 @@ for _name in ("solve", "inv", "cholesky", "det", "slogdet", "eigh", "svd", "qr",
     defbatch(_name)(_stacked_rule(_name))
 
 
-@defbatch("argsort")
-def _argsort(b, size, xs, bdims, *, axis):
-    ((x,), (d,)) = xs, bdims
-    return [b.bind("argsort", x, axis=axis + (axis >= d))], [d]
+def _along_axis(name: str):
+    def rule(b, size, xs, bdims, *, axis):
+        ((x,), (d,)) = xs, bdims
+        return [b.bind(name, x, axis=axis + (axis >= d))], [d]
+
+    return rule
+
+
+for _name in ("argsort", "sort"):
+    defbatch(_name)(_along_axis(_name))

@@ -1,9 +1,9 @@
 """Sorting and order statistics: sort, argsort, searchsorted, quantile, ...
 
 `argsort` binds the `argsort` primitive (tracejit/ir/sorting.py: NumPy's stable O(n log n)
-sort, NaN last, run as a host step by the compiled programs); `sort` gathers by it
-(`take_along_axis`), so its gradient flows back through the gather to each element's
-original position. `searchsorted` still counts comparisons (O(len(a) * v.size)).
+sort, NaN last, run as a host step by the compiled programs); `sort` binds the `sort`
+primitive (NumPy's default SIMD sort; its VJP sends each cotangent back along the stable
+argsort), and `sort(descending=True)` gathers by the descending argsort. `searchsorted` still counts comparisons (O(len(a) * v.size)).
 `median`/`percentile`/`quantile` index the sorted rows and interpolate (NumPy's 'linear').
 """
 
@@ -69,7 +69,9 @@ def argsort(a, axis: int | None = -1, kind=None, order=None, *, stable: bool = T
 
 def sort(a, axis: int | None = -1, kind=None, order=None, *, stable: bool = True,
          descending: bool = False):  # fmt: skip
-    """`np.sort` (NaN last); differentiable: the gradient flows back through the gather.
+    """`np.sort` (NaN last), by NumPy's default sort: equal values are interchangeable, so only
+    -0.0 and 0.0 may come out in another order than a stable sort's. Differentiable: each
+    cotangent goes back along the stable argsort (ties in input order).
 
     >>> import numpy as np, tracejit.numpy as tnp
     >>> tnp.sort(np.array([[3, 1, 2], [0, 5, 4]]), axis=1)
@@ -77,8 +79,11 @@ def sort(a, axis: int | None = -1, kind=None, order=None, *, stable: bool = True
            [0, 4, 5]])
     """
     x, ax = _last_axis(a, axis)
-    idx = argsort(x, -1, descending=descending)
-    out = bind("take_along_axis", x, idx, axis=len(shape_of(x)) - 1)
+    if descending:  # ties keep their order (JAX): by the stable argsort
+        idx = argsort(x, -1, descending=True)
+        out = bind("take_along_axis", x, idx, axis=len(shape_of(x)) - 1)
+    else:
+        out = bind("sort", x, axis=len(shape_of(x)) - 1)
     return out if ax is None else moveaxis(out, -1, ax)
 
 

@@ -2,7 +2,7 @@
 
 Only what tracejit and its tests use: arrays, transfers, `matmul`, `RawModule` over the
 emulator's "cubin" (a shared library), `cuda.nvrtc`, `cuda.Device`, `cuda.alloc`, and the
-library calls of tracejit/backend_cuda/library.py (`linalg`, `fft`, `argsort`, `full`).
+library calls of tracejit/backend_cuda/library.py (`linalg`, `fft`, `argsort`, `sort`, `full`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 
 from cupy import cuda
 from cupy._array import _from_host, _host, ndarray
-from cupy._library import argsort, fft, full, linalg
+from cupy._library import argsort, fft, full, linalg, sort
 from cupy._module import RawKernel, RawModule
 
 __version__ = "emulator"
@@ -98,5 +98,6 @@ __all__ = [
     "linalg",
     "matmul",
     "ndarray",
+    "sort",
     "zeros",
 ]

@@ -41,5 +41,9 @@ def argsort(a: ndarray, axis: int = -1, kind=None) -> ndarray:
     return _wrap(np.argsort)(a, axis=axis, kind="stable")  # CuPy's sort is stable
 
 
+def sort(a: ndarray, axis: int = -1) -> ndarray:
+    return _wrap(np.sort)(a, axis=axis)
+
+
 def full(shape, fill_value, dtype=None) -> ndarray:
     return _from_host(np.full(shape, fill_value, dtype))

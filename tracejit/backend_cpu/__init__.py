@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from tracejit import cache, debug, timing
-from tracejit.backend_cpu import abi, blas, collectives, compiler
+from tracejit.backend_cpu import abi, blas, collectives, compiler, numpy_blas
 from tracejit.cache import payload
 from tracejit.config import config
 from tracejit.const_array import ConstArray
@@ -125,12 +125,14 @@ class _Fallbacks:
         ins, outs = arrays[: len(s.inputs)], arrays[len(s.inputs) :]
         prim = get_primitive(s.prim)
         into = INTO_IMPLS.get(prim)
-        if into is not None:  # writes its results into the output buffers itself
-            with np.errstate(all="ignore"):
-                into(*ins, outs, **s.attrs)
-            return
-        # the implementations never write into their operands (the interpreter shares them)
-        for dst, src in zip(outs, apply_primitive(prim, ins, s.attrs)):
+        with numpy_blas.one_thread():  # next to the program's own threads
+            if into is not None:  # writes its results into the output buffers itself
+                with np.errstate(all="ignore"):
+                    into(*ins, outs, **s.attrs)
+                return
+            # the implementations never write into their operands (the interpreter shares them)
+            results = apply_primitive(prim, ins, s.attrs)
+        for dst, src in zip(outs, results):
             np.copyto(dst, src)
 
 

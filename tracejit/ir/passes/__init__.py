@@ -42,7 +42,6 @@ a rule is one table entry. `cse`, `fold`, `simplify` and `numerics` run one swee
 
 from __future__ import annotations
 
-from tracejit.ir.passes.cse import cse
 from tracejit.ir.passes.dce import remove_dead_nodes, unused_inputs
 from tracejit.ir.passes.fold import fold
 from tracejit.ir.passes.manager import (
@@ -55,7 +54,7 @@ from tracejit.ir.passes.manager import (
     run_passes,
 )
 from tracejit.ir.passes.numerics import numerics
-from tracejit.ir.passes.rewrite import P, Rule, rewrite
+from tracejit.ir.passes.rewrite import P, Rule, cse, rewrite
 from tracejit.ir.passes.simplify import simplify
 
 __all__ = [

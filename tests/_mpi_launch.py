@@ -1,7 +1,7 @@
 """Launch tests/_distributed_worker.py under `mpiexec -n 2` (a subprocess, never a fork);
 skip where mpi4py or mpiexec is missing (`pip install -e ".[distributed]"` installs both).
 
-`launch` uses the `mpiexec` on PATH and the MPI library mpi4py picks by itself (the `mpich`
+`launch` uses the `mpiexec` beside this Python (else the one on PATH) and the MPI library mpi4py picks by itself (the `mpich`
 wheel in CI). `open_mpi()` finds an Open MPI installed beside it (`ompi_info`: Debian's
 openmpi-bin, or a cluster's module), which `launch(..., mpi=open_mpi())` runs instead: its
 `mpiexec`, and mpi4py pointed at its libmpi (MPI4PY_LIBMPI), so both ABIs get tested where
@@ -27,8 +27,10 @@ def _mpiexec() -> str:
         import mpi4py  # noqa: F401
     except ImportError:
         pytest.skip('mpi4py is not installed (pip install -e ".[distributed]")')
-    found = shutil.which("mpiexec") or shutil.which(
-        "mpiexec", path=str(Path(sys.executable).parent)
+    # the one beside this Python first (the mpich wheel's, matching mpi4py's library), as a
+    # system MPI on PATH (Debian's Open MPI) may be another ABI
+    found = shutil.which("mpiexec", path=str(Path(sys.executable).parent)) or shutil.which(
+        "mpiexec"
     )
     if found is None:
         pytest.skip("no mpiexec on PATH (the mpich wheel installs one)")

@@ -163,9 +163,9 @@ def test_lower_as_text_and_compile():
     compiled = lowered.compile()
     assert isinstance(compiled.source(), str) and compiled.source()
     assert compiled.kernels()
-    np.testing.assert_allclose(
-        compiled(np.zeros(3, np.float32))[0], np.full(3, 2.0, np.float32), rtol=1e-6
-    )
+    out = compiled(np.zeros(3, np.float32))  # the function's result, as from the jitted call
+    np.testing.assert_allclose(out, np.full(3, 2.0, np.float32), rtol=1e-6)
+    assert out.shape == (3,) and out.dtype == np.float32
 
 
 def test_jit_inside_jit_inlines():
@@ -230,3 +230,25 @@ def test_log_compiles_reports_every_phase_and_the_cache_key(caplog):
     for phase in ("trace", "autodiff", "passes", "fusion", "codegen", "C++ compile", "load"):
         assert phase in text, phase
     assert re.search(r"cache (hit|miss) [0-9a-f]{64}", text)
+
+
+def test_a_compiled_function_takes_and_returns_the_jitted_functions_structures():
+    f = tj.jit(lambda p, n: {"y": p["w"] * n, "pair": (p["b"] + 1.0, p["w"].sum())},
+               static_argnums=1)  # fmt: skip
+    params = {"w": np.arange(3.0), "b": np.ones(2)}
+    compiled = f.lower(params, 2).compile()
+    got, want = compiled(params, 2), f(params, 2)
+    assert got.keys() == want.keys() and isinstance(got["pair"], tuple)
+    for g, w in zip(tj.tree_flatten(got)[0], tj.tree_flatten(want)[0]):
+        np.testing.assert_array_equal(g, w)
+    with pytest.raises(tj.errors.ArgumentError, match="static arguments"):
+        compiled(params, 3)
+    with pytest.raises(tj.errors.ArgumentError, match="structured as"):
+        compiled({"w": np.arange(3.0)}, 2)
+
+
+def test_a_compiled_function_prints_what_the_jitted_one_prints(capsys):
+    f = tj.jit(lambda x: tj.debug.print("x is {}", x) or x * 2.0)
+    compiled = f.lower(np.ones(2)).compile()
+    np.testing.assert_array_equal(compiled(np.full(2, 3.0)), [6.0, 6.0])
+    assert capsys.readouterr().out == "x is [3. 3.]\n"

@@ -45,7 +45,7 @@ from tracejit.tracer.jit_options import (
     mark_donated,
     run_donating,
 )
-from tracejit.tracer.lowered import Compiled, Lowered
+from tracejit.tracer.lowered import CallSignature, Compiled, Lowered
 from tracejit.tracer.tracing import TraceCache, Traced, inline, trace_flat
 
 log = logging.getLogger("tracejit")
@@ -266,9 +266,14 @@ class Jitted:
     def lower(self, *args, **kwargs) -> Lowered:
         traced, _ = self.trace(args, kwargs)
         device = self.device or config.default_device
-        graph, _ = hoist_prints(expand_custom_calls(traced.graph))  # printed values: outputs
+        graph, prints = hoist_prints(expand_custom_calls(traced.graph))  # printed: outputs
         graph = optimize(graph, config.verify_graphs)
-        return Lowered(graph, device, self._label())
+        call = self.spec.split(args, kwargs)
+        signature = CallSignature(
+            self.spec, tree_flatten(call.dynamic)[1], call.static, traced.out_tree,
+            prints, len(traced.graph.outputs),
+        )  # fmt: skip
+        return Lowered(graph, device, self._label(), signature)
 
 
 def _signature(args) -> str:

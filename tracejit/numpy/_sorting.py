@@ -79,8 +79,8 @@ def sort(a, axis: int | None = -1, kind=None, order=None, *, stable: bool = True
            [0, 4, 5]])
     """
     x, ax = _last_axis(a, axis)
-    if descending:  # ties keep their order (JAX): by the stable argsort
-        idx = argsort(x, -1, descending=True)
+    if descending or dtypes.is_complex(x.dtype):  # by the stable (complex: lexicographic)
+        idx = argsort(x, -1, descending=descending)  # argsort; ties keep their order (JAX)
         out = bind("take_along_axis", x, idx, axis=len(shape_of(x)) - 1)
     else:
         out = bind("sort", x, axis=len(shape_of(x)) - 1)

@@ -69,12 +69,12 @@ def test_mlp_training_step_with_cublas_stays_plain_and_exact(monkeypatch):
     args = mlp_args(batch=32, n_in=12, hidden=16, n_out=5, dtype=np.float32)
     compiled = _compiled(mlp_step, *args)
     assert compiled.executable.graphs is None
-    leaves = tj.tree_flatten(args)[0]  # a compiled function takes the flattened arguments
-    first = compiled(*leaves)
+    first = compiled(*args)  # called as the jitted function: pytrees in and out
     for _ in range(graphs.WARMUP + 2):
-        again = compiled(*leaves)
-    want = tj.tree_flatten(tj.jit(mlp_step, device="numpy")(*args))[0]
-    for f, a, w in zip(first, again, want):
+        again = compiled(*args)
+    want = tj.jit(mlp_step, device="numpy")(*args)
+    flat = (tj.tree_flatten(t)[0] for t in (first, again, want))
+    for f, a, w in zip(*flat, strict=True):
         np.testing.assert_array_equal(tj.device_get(f), tj.device_get(a))
         np.testing.assert_allclose(tj.device_get(f), w, rtol=1e-4, atol=1e-5)
 

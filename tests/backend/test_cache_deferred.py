@@ -95,6 +95,30 @@ def test_wrong_derived_types_fall_back_to_tracing_again(monkeypatch, tmp_path):
     np.testing.assert_allclose(got, tj.grad(_rnn)(w, xs) * 2.0 + w, rtol=1e-12)
 
 
+def test_a_python_scalar_argument_is_differentiated_through_the_deferred_node(monkeypatch):
+    expanded = []
+    real_expand = deferred.expand
+    monkeypatch.setattr(
+        deferred, "expand", lambda g: expanded.append(real_expand(g)) or expanded[-1]
+    )
+    graph = _traced(lambda w, b, xs: tj.grad(_scaled, argnums=(0, 1))(w, 2.0), defer=True)
+    full = deferred.expand(graph)
+    assert full is not None  # a weak (Python float) input's cotangent type was derived right
+    assert graph_fingerprint(full) == graph_fingerprint(
+        _traced(lambda w, b, xs: tj.grad(_scaled, argnums=(0, 1))(w, 2.0), defer=False)
+    )
+    w = _args()[0]
+    got = tj.jit(tj.grad(_scaled, argnums=(0, 1)))(w, 2.0)
+    want = tj.grad(_scaled, argnums=(0, 1))(w, 2.0)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+    assert expanded and all(e is not None for e in expanded)
+
+
+def _scaled(w, s):
+    return np.sum(np.sin(w) * s)
+
+
 _WARM = """
 import json
 import numpy as np

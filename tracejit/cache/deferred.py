@@ -11,7 +11,7 @@ records one node instead: `deferred_joint[joint=<key>]`, whose key is the joint 
 disk-cache key (`tracejit.cache.joint.joint_parts`: the exact text of `f`'s traced graph,
 what is differentiated, tracejit's sources, NumPy's version, the output settings), and
 whose output types are derived (the function's outputs, then one gradient per
-differentiated input, typed as that input). jit's key, taken from that graph, is thus a
+differentiated input, of that input's shape and dtype). jit's key, taken from that graph, is thus a
 pure function of what the expanded graph is made from. On a hit nothing more is needed;
 on a miss `expand` inlines the joint graphs (loaded or built, as before) and the compile
 goes on with exactly the graph the trace would have recorded. Should a joint graph's
@@ -37,7 +37,10 @@ DEFER: contextvars.ContextVar[bool] = contextvars.ContextVar("tracejit_defer", d
 
 
 class DeferredJoint:
-    """The joint graph of one traced function, built only when asked (`graph()`)."""
+    """The joint graph of one traced function, built only when asked (`graph()`).
+
+    Equal only to itself: two `grad` calls are two nodes (expanding them interns their
+    equal nodes as the trace would, and keeps random ones apart as the trace would)."""
 
     __slots__ = ("_build", "_graph", "avals", "key")
 
@@ -51,12 +54,6 @@ class DeferredJoint:
         if self._graph is None:
             self._graph = self._build()
         return self._graph
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, DeferredJoint) and other.key == self.key
-
-    def __hash__(self) -> int:
-        return hash(self.key)
 
     def __repr__(self) -> str:
         return f"joint:{self.key[:16]}"
@@ -78,9 +75,11 @@ DEFERRED_JOINT = Primitive("deferred_joint", OPAQUE, _rule, _impl, multiple_resu
 
 def joint_avals(graph: Graph, wrt: tuple[int, ...]) -> tuple:
     """The output types of `graph`'s joint graph: its outputs, then the differentiated
-    inputs' (a cotangent has its primal's type)."""
-    values = list(graph.outputs) + [graph.inputs[i] for i in wrt]
-    return tuple((v.shape, v.dtype, v.weak) for v in values)
+    inputs' (a cotangent has its primal's shape and dtype, and is never weak)."""
+    grads = [graph.inputs[i] for i in wrt]
+    return tuple((v.shape, v.dtype, v.weak) for v in graph.outputs) + tuple(
+        (v.shape, v.dtype, False) for v in grads
+    )
 
 
 def record(traceable, traced, wrt: tuple[int, ...], seeded: tuple[int, ...], args: list):

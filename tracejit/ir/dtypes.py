@@ -167,7 +167,9 @@ def check_compilable(graph, device: str) -> None:
     bodies too.
 
     >>> import numpy as np, tracejit as tj
-    >>> check_compilable(tj.make_ir(lambda z: z.prod())(np.ones(2, np.complex64)), "cpu")
+    >>> from tracejit.tracer.core import bind
+    >>> prod = lambda z: bind("reduce_prod", z, axes=(0,))  # tnp.prod multiplies pairwise
+    >>> check_compilable(tj.make_ir(prod)(np.ones(2, np.complex64)), "cpu")
     Traceback (most recent call last):
     tracejit.errors.UnsupportedError: complex64 is not supported by reduce_prod on cpu yet (device="numpy" runs it through NumPy)
     """

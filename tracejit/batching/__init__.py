@@ -3,7 +3,6 @@
 from tracejit.batching import control as _control  # noqa: F401  (registers rules)
 from tracejit.batching import custom as _custom  # noqa: F401  (registers its rule)
 from tracejit.batching import linalg as _linalg  # noqa: F401  (linalg and argsort rules)
-from tracejit.batching import parallel as _parallel  # noqa: F401  (the collectives' rules)
 from tracejit.batching.api import vmap
 from tracejit.batching.interpreter import batch_graph
 from tracejit.batching.rules import BATCH_RULES, defbatch, rule_for

@@ -4,6 +4,8 @@ A collective combines the same position of every process's array, so the batch a
 `vmap` inside `spmd` is carried through: element-wise collectives keep it where it is,
 `all_gather` shifts it past its new leading process axis, `psum_scatter` takes it behind the
 process axis it removes.
+
+Imported by `tracejit/lax/parallel.py` once it has registered the collectives.
 """
 
 from __future__ import annotations

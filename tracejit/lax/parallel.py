@@ -306,6 +306,8 @@ def _ppermute_vjp(e, ct, x, *, out, axis_name, count, perm):
 
 defvjp("axis_index")(VJP_RULES["iota"])  # no inputs: nothing to differentiate
 
+from tracejit.batching import parallel as _batching  # noqa: F401  (their vmap rules)
+
 __all__ = [
     "all_gather",
     "axis_index",

@@ -5,11 +5,13 @@ A collective combines the same position of every process's array, so the batch a
 `all_gather` shifts it past its new leading process axis, `psum_scatter` takes it behind the
 process axis it removes.
 
-Imported by `tracejit/lax/parallel.py` once it has registered the collectives.
+Imported by `tracejit/lax/parallel.py` once it has registered the collectives (and, imported
+first, imports that module: the rules name its primitives).
 """
 
 from __future__ import annotations
 
+import tracejit.lax.parallel  # noqa: F401  (registers the primitives named below)
 from tracejit.batching.emit import move_axis
 from tracejit.batching.rules import defbatch
 

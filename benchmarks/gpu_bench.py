@@ -14,7 +14,7 @@ Times are medians of several calls after warm-up, each bracketed by a device syn
 fp32 matmuls run in full fp32 everywhere (JAX precision "highest", torch TF32 off, CuPy's
 default), so W3 compares the same arithmetic. Every tracejit result is checked against CuPy's.
 
-    python benchmarks/gpu_bench.py --json results.json [--quick] [--budget 240]
+    python benchmarks/gpu_bench.py --json results.json [--quick] [--budget 240] [--only w1,w4]
 """
 
 from __future__ import annotations
@@ -411,12 +411,13 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default="gpu_bench.json")
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     ap.add_argument("--budget", type=float, default=240.0, help="seconds before peers are skipped")
+    ap.add_argument("--only", default="w1,w2,w3,w4,graphs", help="workloads, comma-separated")
     args = ap.parse_args(argv)
     bench = Bench(args.quick, args.budget)
     cp = bench.cp
     props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
     card = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-    for name in ("w1", "w2", "w3", "w4", "graphs"):
+    for name in args.only.split(","):
         try:
             graphs_bench(bench) if name == "graphs" else getattr(bench, name)()
         except Exception as err:  # noqa: BLE001 - report and go on to the next workload

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("mpi4py", "cupy", "scipy", "sklearn", "torch", "jax", "numba", "pandas", "matplotlib")
 LAZY = ("tracejit.distributed", "tracejit.lax", "tracejit.nn", "tracejit.random")
@@ -57,3 +59,17 @@ def test_unknown_attribute_is_an_attribute_error():
         "try:\n    tj.no_such_name\nexcept AttributeError as e:\n    print(json.dumps(str(e)))"
     )
     assert "no_such_name" in got
+
+
+def test_a_lazily_loaded_part_traces_and_batches_in_a_fresh_process():
+    # vmap outside jit evaluates with the reference interpreter: no compiler
+    got = _fresh(
+        "import json, numpy as np, tracejit as tj\n"
+        "body = lambda i, c: c * 2.0 + i\n"
+        "f = tj.vmap(lambda x: tj.lax.fori_loop(0, 3, body, x))\n"
+        "print(json.dumps(f(np.arange(4.0)).tolist()))"
+    )
+    x = np.arange(4.0)
+    for i in range(3):
+        x = x * 2.0 + i
+    assert got == x.tolist()

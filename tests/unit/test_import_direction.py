@@ -8,7 +8,8 @@ Every import counts, including one inside a function. What a module imports at m
 counts transitively too (a module importing `tracejit.debug`, which imports the tracer at
 module level, imports the tracer); an import inside a function is deferred, so it is only
 checked in the module that writes it. `from tracejit import x` is an import of `tracejit.x`
-(the package's own `__init__` is not followed: it imports everything on purpose).
+(the package's own `__init__` is not followed: it imports `tracejit.numpy` on purpose and the
+rest of the public names on first use).
 """
 
 from __future__ import annotations

@@ -13,12 +13,10 @@ imported on first use (PEP 562), so ``tj.distributed``, ``tj.lax``, ``tj.random`
 cost nothing until touched.
 """
 
-from __future__ import annotations
-
-import importlib
-import importlib.util
-import sys
-import types
+import importlib as _importlib
+import sys as _sys
+import types as _types
+from importlib.util import find_spec as _find_spec
 
 from tracejit.config import config
 from tracejit.errors import TracejitAttributeError as _NoAttribute
@@ -112,13 +110,13 @@ __all__ = [
 
 
 def _resolve(name: str) -> object:
-    module = importlib.import_module(_ATTRIBUTES[name])
+    module = _importlib.import_module(_ATTRIBUTES[name])
     if module.__name__ == f"{__name__}.{name}" and name not in _SHADOWED:
         return module
     return getattr(module, name)
 
 
-class _Package(types.ModuleType):
+class _Package(_types.ModuleType):
     """The package's module type: keeps a shadowed function when its module is imported."""
 
     def __getattr__(self, name: str) -> object:
@@ -126,15 +124,15 @@ class _Package(types.ModuleType):
             return getattr(self, _ALIASES[name])
         if name in _ATTRIBUTES:
             value = _resolve(name)
-        elif not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}"):
-            value = importlib.import_module(f"{__name__}.{name}")  # e.g. tj.devices, tj.ir
+        elif not name.startswith("_") and _find_spec(f"{__name__}.{name}"):
+            value = _importlib.import_module(f"{__name__}.{name}")  # e.g. tj.devices, tj.ir
         else:
             raise _NoAttribute(f"module {__name__!r} has no attribute {name!r}")
         super().__setattr__(name, value)
         return value
 
     def __setattr__(self, name: str, value: object) -> None:
-        if name in _SHADOWED and isinstance(value, types.ModuleType):
+        if name in _SHADOWED and isinstance(value, _types.ModuleType):
             return
         super().__setattr__(name, value)
 
@@ -142,6 +140,6 @@ class _Package(types.ModuleType):
         return sorted(set(super().__dir__()) | set(__all__) | set(_ALIASES))
 
 
-sys.modules[__name__].__class__ = _Package
+_sys.modules[__name__].__class__ = _Package
 # tracejit.numpy installs itself on Tracer (tests/unit/test_import_direction.py)
-importlib.import_module("tracejit.numpy")
+_importlib.import_module("tracejit.numpy")

@@ -13,13 +13,40 @@ imported on first use (PEP 562), so ``tj.distributed``, ``tj.lax``, ``tj.random`
 cost nothing until touched.
 """
 
+# ruff: noqa: TC004  (the TYPE_CHECKING imports are for static tools: PEP 562 loads them)
+
 import importlib as _importlib
 import sys as _sys
 import types as _types
 from importlib.util import find_spec as _find_spec
+from typing import TYPE_CHECKING
 
 from tracejit.config import config
 from tracejit.errors import TracejitAttributeError as _NoAttribute
+
+# The static view of the lazy names below (type checkers, IDEs, mkdocstrings): the same names as
+# _ATTRIBUTES (tests/unit/test_lazy_import.py checks), imported at run time on first use.
+if TYPE_CHECKING:
+    from tracejit import distributed, errors, lax, nn, numpy, random
+    from tracejit import numpy as tnp  # noqa: F401
+    from tracejit.batching import vmap
+    from tracejit.cache import cache_info
+    from tracejit.custom import custom_jvp, custom_vjp
+    from tracejit.devices import device_get, device_put
+    from tracejit.jacobians import hessian, jacfwd, jacrev, jvp, linearize
+    from tracejit.profile import profile
+    from tracejit.pytree import (
+        register_pytree_node,
+        tree_flatten,
+        tree_leaves,
+        tree_map,
+        tree_structure,
+        tree_unflatten,
+    )
+    from tracejit.remat import checkpoint, checkpoint_policies, remat
+    from tracejit.shapes import block_until_ready, eval_shape
+    from tracejit.tracer.jit import ShapeDtypeStruct, disable_jit, jit, make_ir
+    from tracejit.transforms import grad, value_and_grad, vjp
 
 __version__ = "0.1.0"
 

@@ -5,6 +5,7 @@ Each check runs in a fresh interpreter (what is imported depends on the whole pr
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -12,6 +13,8 @@ import sys
 from pathlib import Path
 
 import numpy as np
+
+import tracejit as tj
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("mpi4py", "cupy", "scipy", "sklearn", "torch", "jax", "numba", "pandas", "matplotlib")
@@ -73,3 +76,17 @@ def test_a_lazily_loaded_part_traces_and_batches_in_a_fresh_process():
     for i in range(3):
         x = x * 2.0 + i
     assert got == x.tolist()
+
+
+def test_the_static_view_names_exactly_the_lazy_attributes():
+    # mkdocstrings and type checkers read the TYPE_CHECKING imports; the package loads _ATTRIBUTES
+    tree = ast.parse((ROOT / "tracejit" / "__init__.py").read_text())
+    block = next(
+        n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"
+    )
+    static = {a.asname or a.name: f"{n.module}.{a.name}" for n in block.body for a in n.names}
+    lazy = {  # a submodule itself, or the name in its module (as tracejit._resolve reads it)
+        n: m if m == f"tracejit.{n}" and n not in tj._SHADOWED else f"{m}.{n}"
+        for n, m in tj._ATTRIBUTES.items()
+    }
+    assert static == {**lazy, "tnp": "tracejit.numpy"}

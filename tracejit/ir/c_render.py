@@ -62,7 +62,9 @@ PRELUDE = (
     + r"""
 template <class T> TJ_FN T tj_floordiv_int(T a, T b) {
   if (b == 0) return 0;
-  if ((T)-1 < (T)0 && b == (T)-1) return (T)(0 - a);  // avoids the INT_MIN / -1 trap; wraps
+  // a / -1 is -a, negated in the unsigned type: INT_MIN / -1 traps, and a signed -INT_MIN is
+  // undefined (NVRTC has no -fwrapv: sign(INT_MIN // -1) folded to 1 under CUDA)
+  if ((T)-1 < (T)0 && b == (T)-1) return (T)(0ULL - (unsigned long long)a);
   T q = a / b;
   return ((a % b != 0) && ((a < 0) != (b < 0))) ? (T)(q - 1) : q;
 }

@@ -6,6 +6,7 @@
   first-index argmax/argmin).
 - `library`: the C helpers every generated unit may call (index clamping, NumPy's wrapping
   add, argmax across threads, Threefry), written once with the backend's `TJ_FN`.
+- `fast_tanh`: the inline float32 tanh both backends compile (the same bits on cpu and cuda).
 
 The backends keep only what differs: their loop and thread structure, and how they launch.
 """

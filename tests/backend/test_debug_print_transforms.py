@@ -40,3 +40,18 @@ def test_print_in_a_scan_body_once_per_iteration_under_jit_grad(capsys):
     xs = np.array([1.0, 2.0, 3.0])
     np.testing.assert_array_equal(tj.jit(tj.grad(prod))(xs), [6.0, 3.0, 2.0])
     assert _lines(capsys) == ["c=1.0", "c=1.0", "c=2.0"]
+
+
+def test_a_scalar_carry_prints_as_a_scalar_on_every_device(device, capsys):
+    # CuPy's ascontiguousarray (as NumPy's) makes a 0-d argument 1-d; the CUDA loop's first
+    # iteration printed the initial carry as [0.]
+    def total(xs):
+        def body(c, x):
+            tj.debug.print("c={c}", c=c)
+            return c + x, None
+
+        return lax.scan(body, np.float64(0.0), xs)[0]
+
+    out = tj.jit(total, device=device)(np.arange(1.0, 4.0))
+    assert tj.device_get(out).shape == () and float(tj.device_get(out)) == 6.0
+    assert _lines(capsys) == ["c=0.0", "c=1.0", "c=3.0"]

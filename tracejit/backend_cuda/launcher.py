@@ -186,7 +186,8 @@ class CudaExecutable:
         self.const_ptrs = {}
         for b in schedule.buffers:
             if b.kind == "const":
-                arr = to_cuda(cupy, schedule.consts[b.index])
+                # the buffer's own shape: a stored scalar constant may be 1-d
+                arr = to_cuda(cupy, schedule.consts[b.index]).reshape(b.shape)
                 self.const_arrays[b.id] = arr
                 self.const_ptrs[b.id] = arr.data.ptr
         self.temps = [b.id for b in schedule.buffers if b.kind == "temp"]

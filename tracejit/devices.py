@@ -79,7 +79,8 @@ def device_input(cupy, x, dtype: np.dtype):
         x = to_cuda(cupy, np.asarray(x, dtype=dtype))
     elif x.dtype != dtype:
         x = x.astype(dtype)
-    return cupy.ascontiguousarray(x)  # kernels index row-major data (no copy if it is)
+    out = cupy.ascontiguousarray(x)  # kernels index row-major data (no copy if it is)
+    return out if out.shape == x.shape else out.reshape(x.shape)  # it makes 0-d arrays 1-d
 
 
 def device_put(x, device: str = "cpu"):

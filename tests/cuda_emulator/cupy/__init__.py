@@ -32,7 +32,10 @@ def asnumpy(x) -> np.ndarray:
 
 
 def ascontiguousarray(x) -> ndarray:
+    """As CuPy's (and NumPy's): at least 1-d (a 0-d array comes back with shape (1,))."""
     x = asarray(x)
+    if x.ndim == 0:
+        return x.reshape(1)
     return x if x.flags.c_contiguous else _from_host(np.ascontiguousarray(x._a))
 
 

@@ -17,6 +17,11 @@ from tracejit.tracer.core import bind
 
 # ---------------------------------------------------------------- simplify: one golden per rule
 
+
+def _false_like(x):
+    return bind("broadcast_in_dim", const(x, np.bool_(False)), shape=x.shape, dims=())
+
+
 SIMPLIFY_GOLDENS = {
     "reshape-noop": (
         lambda x: bind("reshape", x, shape=(2, 3)),
@@ -179,6 +184,33 @@ SIMPLIFY_GOLDENS = {
           in (d,) }
         """,
         IDENTITY_23,
+    ),
+    "pow-one": (
+        lambda x: bind("pow", x, splat(x, 1.0)),  # x ** 1.0 is x, NaN, inf and -0.0 included
+        """
+        { lambda a:f32[2,3] . let
+            b:f32[] = const[value=1.0]
+            c:f32[2,3] = broadcast_in_dim[dims=(), shape=(2, 3)] b
+            d:f32[2,3] = pow a c
+          in (d,) }
+        """,
+        IDENTITY_23,
+    ),
+    "select-const": (
+        lambda x: bind("select", _false_like(x), x, tnp.exp(x)),  # select(c, x, y): c ? x : y
+        """
+        { lambda a:f32[2,3] . let
+            b:bool[] = const[value=False]
+            c:bool[2,3] = broadcast_in_dim[dims=(), shape=(2, 3)] b
+            d:f32[2,3] = exp a
+            e:f32[2,3] = select c a d
+          in (e,) }
+        """,
+        """
+        { lambda a:f32[2,3] . let
+            b:f32[2,3] = exp a
+          in (b,) }
+        """,
     ),
 }
 
@@ -380,3 +412,19 @@ def test_fold_iota_within_the_limit():
 def test_splat_broadcast_itself_is_kept():
     g = ir(lambda x: x + 2.0, (3,))
     assert fold(g) is g
+
+
+def test_a_matmul_contracting_one_element_becomes_a_broadcast_product():
+    # per-example gradients make (..., m, 1) @ (..., 1, n): one product per result, which the
+    # broadcast multiply computes bit for bit as the GEMM does, NaN, inf and -0.0 included
+    def fn(a, b):
+        return bind("matmul", a, b)
+
+    g = simplify(ir(fn, (4, 3, 1), (4, 1, 5)))
+    assert "matmul" not in text(str(g)) and "mul" in text(str(g))
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((4, 3, 1)).astype(np.float32)
+    b = rng.standard_normal((4, 1, 5)).astype(np.float32)
+    a[0, 0, 0], a[1, 2, 0], b[2, 0, 3], b[3, 0, 0] = np.nan, -0.0, np.inf, -0.0
+    np.testing.assert_array_equal(evaluate(g, [a, b])[0], np.matmul(a, b))
+    assert simplify(ir(fn, (4, 3, 2), (4, 2, 5))).nodes[-1].prim.name == "matmul"  # k = 2 stays

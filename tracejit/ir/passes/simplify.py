@@ -78,6 +78,33 @@ def _same_dtype(node) -> bool:
     return node.inputs[0].dtype == node.outputs[0].dtype
 
 
+def _select_by_const(b, m):
+    """select(c, x, y) with a constant condition c: the operand it picks."""
+    cond = b.splat_value(m["cond"])
+    if cond is None:
+        return None
+    return m["x"] if cond else m["y"]
+
+
+def _contracts_one(node) -> bool:
+    return node.inputs[0].shape[-1] == 1
+
+
+def _outer_product(b, m):
+    """a (..., m, 1) @ b (..., 1, n) is a * b broadcast to (..., m, n): each result is one
+    product, as the GEMM computes it (per-example gradients make many of these)."""
+    x, y = m["x"], m["y"]
+    *batch, rows, _ = x.shape
+    cols = y.shape[-1]
+    nb = len(batch)
+    shape = (*batch, rows, cols)
+    left = b.emit("reshape", x, shape=(*batch, rows))
+    right = b.emit("reshape", y, shape=(*batch, cols))
+    left = b.emit("broadcast_in_dim", left, shape=shape, dims=(*range(nb), nb))
+    right = b.emit("broadcast_in_dim", right, shape=shape, dims=(*range(nb), nb + 1))
+    return b.emit("mul", left, right)
+
+
 RULES: list[Rule] = [
     # layout no-ops and compositions
     Rule("reshape-noop", P("reshape", X, where=_same_shape), _x),
@@ -112,6 +139,9 @@ RULES: list[Rule] = [
     Rule("add-zero", P("add", X, P.const(0), name="op"), _signed_zero(negative=True)),
     Rule("sub-zero", P("sub", X, P.const(0), name="op"), _signed_zero(negative=False)),
     Rule("div-one", P("div", X, P.const(1)), _x),
+    Rule("pow-one", P("pow", X, P.const(1)), _x),  # pow(x, 1) is x for every x (IEEE)
+    Rule("select-const", P("select", P.var("cond"), P.var("x"), P.var("y")), _select_by_const),
+    Rule("matmul-outer", P("matmul", X, P.var("y"), where=_contracts_one), _outer_product),
 ]
 
 STOP_GRADIENT_RULES: list[Rule] = [Rule("stop-gradient", P("stop_gradient", X), _x)]

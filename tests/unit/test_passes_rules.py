@@ -426,5 +426,8 @@ def test_a_matmul_contracting_one_element_becomes_a_broadcast_product():
     a = rng.standard_normal((4, 3, 1)).astype(np.float32)
     b = rng.standard_normal((4, 1, 5)).astype(np.float32)
     a[0, 0, 0], a[1, 2, 0], b[2, 0, 3], b[3, 0, 0] = np.nan, -0.0, np.inf, -0.0
-    np.testing.assert_array_equal(evaluate(g, [a, b])[0], np.matmul(a, b))
+    got, want = evaluate(g, [a, b])[0], np.matmul(a, b)
+    np.testing.assert_array_equal(got, want)
+    assert (np.signbit(got) == np.signbit(want)).all()  # -0.0 * 1 is +0.0 from a GEMM
+    assert np.signbit(want[1, 2]).sum() == 0  # the -0.0 row: every product's sign is lost
     assert simplify(ir(fn, (4, 3, 2), (4, 2, 5))).nodes[-1].prim.name == "matmul"  # k = 2 stays

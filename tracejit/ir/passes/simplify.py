@@ -91,8 +91,9 @@ def _contracts_one(node) -> bool:
 
 
 def _outer_product(b, m):
-    """a (..., m, 1) @ b (..., 1, n) is a * b broadcast to (..., m, n): each result is one
-    product, as the GEMM computes it (per-example gradients make many of these)."""
+    """a (..., m, 1) @ b (..., 1, n) is 0 + a * b broadcast to (..., m, n): each result is one
+    product added to the GEMM's zero start, which makes a -0.0 product +0.0 as the GEMM does
+    (per-example gradients make many of these)."""
     x, y = m["x"], m["y"]
     *batch, rows, _ = x.shape
     cols = y.shape[-1]
@@ -102,7 +103,8 @@ def _outer_product(b, m):
     right = b.emit("reshape", y, shape=(*batch, cols))
     left = b.emit("broadcast_in_dim", left, shape=shape, dims=(*range(nb), nb))
     right = b.emit("broadcast_in_dim", right, shape=shape, dims=(*range(nb), nb + 1))
-    return b.emit("mul", left, right)
+    product = b.emit("mul", left, right)
+    return b.emit("add", b.splat(0, product), product)
 
 
 RULES: list[Rule] = [

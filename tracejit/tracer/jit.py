@@ -307,7 +307,7 @@ _HOST = (np.ndarray, ConstArray)
 def _results(outs: list) -> list:
     """Host outputs as ConstArray views: plain NumPy arrays that also have JAX's
     `.block_until_ready()` and `.at[...]` (device arrays are returned as they are)."""
-    return [o.view(ConstArray) if type(o) is np.ndarray else o for o in outs]
+    return [ConstArray.of(o) for o in outs]
 
 
 def _fast_aval(x):

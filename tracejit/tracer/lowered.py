@@ -98,7 +98,7 @@ class Compiled:
                 f"{call.static}: lower and compile again for other static values"
             )
         arrays = [x if hasattr(x, "__cuda_array_interface__") else np.asarray(x) for x in leaves]
-        outs = [o.view(ConstArray) if type(o) is np.ndarray else o for o in self.executable(arrays)]
+        outs = [ConstArray.of(o) for o in self.executable(arrays)]
         return tree_unflatten(sig.out_tree, outs)
 
 

@@ -3,7 +3,11 @@
 `C_RULES` holds one rule per elementwise primitive, keyed by the `Primitive` (the registry's
 `RuleTable`; the built-in primitives' rules are in their entries, ir/elementwise_ops, over the
 helpers here): `rule(args, dtype, out_dtype, attrs, uses, dialect) -> str`, where the
-`Dialect` (ir/cwriter/dialect.py) spells builtins, special values and libm names.
+`Dialect` (ir/cwriter/dialect.py) spells builtins, special values and libm names. Where the
+operands or the result are float16/bfloat16, the rule runs in float32 and the result is
+rounded after (`in_float`), unless the primitive has a rule of its own in
+`C_LOW_PRECISION_RULES` (select's bool condition stays as it is; convert rounds float64 to
+float16 once).
 `render(prim, args, dtype, out_dtype, attrs, uses)` returns a C expression for one elementwise
 primitive applied to operand expressions `args` (strings) of dtype `dtype`. Math functions the
 expression calls are added to `uses`, so a backend can declare them (the CPU backend declares
@@ -47,6 +51,9 @@ from tracejit.ir.primitives import Primitive, RuleTable
 
 CRule = Callable[[list, np.dtype, np.dtype, dict, set, Dialect], str]
 C_RULES = RuleTable("C rendering")
+# How a primitive is rendered where its operands or result are float16/bfloat16:
+# `rule(c_rule, args, dtype, out_dtype, attrs, uses, dialect) -> str`; without one, `in_float`.
+C_LOW_PRECISION_RULES = RuleTable("C rendering in 16-bit floats")
 
 # Float functions with a libm name (the float variant gets an "f" suffix), keyed by primitive
 # name; ir/elementwise_ops's `libm_unary` entries add theirs. Every one has a vector variant in
@@ -229,18 +236,33 @@ def render(
         raise UnsupportedError(f"no C rendering for primitive {getattr(prim, 'name', prim)!r}")
     uses = set() if uses is None else uses
     dt, out_dt = np.dtype(dtype), np.dtype(out_dtype)
-    if getattr(prim, "name", prim) == "convert" and dt == np.float64 and out_dt == np.float16:
-        return f"((tj_f16)(tj_f64_to_f32_odd({args[0]})))"  # NumPy's, not double rounding
-    if is_low_precision(dt) or is_low_precision(out_dt):  # computed in float, rounded after
-        first = 1 if getattr(prim, "name", prim) == "select" else 0  # the condition is bool
-        wide = list(args[:first]) + [_widen(a, dt) for a in args[first:]]
-        expr = rule(wide, compute_dtype(dt), compute_dtype(out_dt), attrs, uses, dialect)
-        return f"(({c_type(out_dt)})({expr}))" if is_low_precision(out_dt) else expr
+    if is_low_precision(dt) or is_low_precision(out_dt):
+        low = C_LOW_PRECISION_RULES.get(prim, in_float)
+        return low(rule, list(args), dt, out_dt, attrs, uses, dialect)
     return rule(list(args), dt, out_dt, attrs, uses, dialect)
+
+
+def in_float(rule: CRule, args, dt, out_dt, attrs, uses, dialect: Dialect, first: int = 0) -> str:
+    """`rule` on float16/bfloat16 operands computed in float32 and rounded after (the
+    operands from `first` on are of dtype `dt`; those before, e.g. `select`'s condition, are
+    not widened): every primitive's low-precision rendering unless `C_LOW_PRECISION_RULES`
+    has one of its own."""
+    wide = list(args[:first]) + [_widen(a, dt) for a in args[first:]]
+    expr = rule(wide, compute_dtype(dt), compute_dtype(out_dt), attrs, uses, dialect)
+    return f"(({c_type(out_dt)})({expr}))" if is_low_precision(out_dt) else expr
 
 
 def _widen(arg: str, dt: np.dtype) -> str:
     return f"((float)({arg}))" if is_low_precision(dt) else arg
 
 
-__all__ = ["C_RULES", "C_TYPES", "PRELUDE", "UNSIGNED", "c_type", "literal", "render"]
+__all__ = [
+    "C_LOW_PRECISION_RULES",
+    "C_RULES",
+    "C_TYPES",
+    "PRELUDE",
+    "UNSIGNED",
+    "c_type",
+    "literal",
+    "render",
+]

@@ -3,12 +3,14 @@ the two elementwise primitives with shape/dtype rules of their own, one entry ea
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from tracejit.errors import TracejitTypeError
 from tracejit.ir import dtypes
 from tracejit.ir.autodiff import VJP_RULES
-from tracejit.ir.c_render import C_RULES, literal
+from tracejit.ir.c_render import C_LOW_PRECISION_RULES, C_RULES, in_float, literal
 from tracejit.ir.c_types import c_type, real_dtype
 from tracejit.ir.cwriter.dialect import Dialect
 from tracejit.ir.primitives import ELEMENTWISE, register, same_shape
@@ -37,6 +39,7 @@ register(
     rules={
         VJP_RULES: _select_vjp,
         C_RULES: lambda args, *_: f"(({args[0]}) ? ({args[1]}) : ({args[2]}))",
+        C_LOW_PRECISION_RULES: partial(in_float, first=1),  # the condition is a bool
     },
 )
 
@@ -86,6 +89,14 @@ def convert_c(x: str, src, dst, d: Dialect) -> str:
     return f"(({c_type(dst)})({x}))"
 
 
+def _convert_low_precision(rule, args, dt, out_dt, attrs, uses, d: Dialect) -> str:
+    """float64 -> float16 rounds once, as NumPy does (through float32 rounded to odd: never
+    twice); every other conversion from or to a 16-bit float goes through float32."""
+    if dt == np.float64 and out_dt == np.float16:
+        return f"((tj_f16)(tj_f64_to_f32_odd({args[0]})))"
+    return in_float(rule, args, dt, out_dt, attrs, uses, d)
+
+
 register(
     "convert",
     ELEMENTWISE,
@@ -94,5 +105,6 @@ register(
     rules={
         VJP_RULES: _convert_vjp,
         C_RULES: lambda args, dt, out_dt, attrs, uses, d: convert_c(args[0], dt, out_dt, d),
+        C_LOW_PRECISION_RULES: _convert_low_precision,
     },
 )

@@ -139,6 +139,9 @@ class _Call:
         for k, b in enumerate(exe.schedule.outputs):
             buf = exe.buffers[b]
             given = outs[k] if outs is not None else None  # a donated input's buffer
+            if given is None and b in exe.adoptable:
+                self.outputs.append(None)  # its library step adopts CuPy's result, or `array`
+                continue
             # a new array object on the donated memory (not `given` itself, nor a view of it:
             # donation needs an owner with `base` None on the next call; see results.py)
             out = new_result(cupy, buf.shape, buf.dtype, None if given is None else given.data)
@@ -163,12 +166,26 @@ class _Call:
             return arr
         exe, cupy = self.exe, self.exe.cupy
         buf = exe.buffers[b]
-        if buf.kind == "view":
+        if buf.kind == "output":  # one left for its library step: CuPy's result not adopted
+            arr = new_result(cupy, buf.shape, buf.dtype)
+            self.outputs[exe.schedule.outputs.index(b)] = arr
+            self.ptrs[b] = arr.data.ptr
+        elif buf.kind == "view":
             arr = self.array(buf.base).reshape(buf.shape)
         else:  # a temporary: a slice of this call's arena
             arr = cupy.ndarray(buf.shape, buf.dtype, self.arena + buf.offset)
         self.arrays[b] = arr
         return arr
+
+    def adopt(self, b: int, arr) -> None:
+        """Buffer `b` (in `exe.adoptable`, not yet written) is `arr`, a fresh contiguous
+        array of its shape and dtype that a library returned: no copy into the buffer."""
+        buf = self.exe.buffers[b]
+        if buf.kind == "output":  # an owner of CuPy's memory, as every result (results.py)
+            arr = new_result(self.exe.cupy, buf.shape, buf.dtype, arr.data)
+            self.outputs[self.exe.schedule.outputs.index(b)] = arr
+        self.arrays[b] = arr
+        self.ptrs[b] = arr.data.ptr
 
 
 class CudaExecutable:
@@ -210,6 +227,8 @@ class CudaExecutable:
                 self.steps.append(library.LibraryStep(cupy, step, self.buffers))
             elif isinstance(step, K.Fallback):
                 self.steps.append(_FallbackStep(step, self.buffers))
+        run_by_cupy = [s.s for s in self.steps if isinstance(s, library.LibraryStep)]
+        self.adoptable = library.adoptable(schedule, self.buffers, run_by_cupy)
         kinds = step_kinds(self)
         io = [b for b in schedule.buffers if b.kind in ("input", "output")]
         nbytes = schedule.arena_bytes + sum(b.size * b.dtype.itemsize for b in io)

@@ -39,7 +39,7 @@ def _sortable(x):
 
 
 def _argsort_impl(x, *, axis, xp=np):
-    return xp.argsort(_sortable(x), axis=axis, kind="stable").astype(np.int64)
+    return xp.argsort(_sortable(x), axis=axis, kind="stable").astype(np.int64, copy=False)
 
 
 register("argsort", OPAQUE, _argsort_rule, _argsort_impl, rules={ARRAY_IMPLS: _argsort_impl})

@@ -114,6 +114,8 @@ class ndarray:
         self._a[_host_index(key)] = _host(value)
 
     def astype(self, dtype, copy: bool = True) -> ndarray:
+        if not copy and np.dtype(dtype) == self.dtype:  # as CuPy's: this array itself
+            return self
         return _from_host(self._a.astype(dtype))
 
     def copy(self) -> ndarray:

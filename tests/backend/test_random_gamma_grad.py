@@ -3,12 +3,14 @@ _random_gamma_grad.py), and of beta and dirichlet through them.
 
 Oracle: a draw x of Gamma(a) stands for the quantile F^-1(u; a) at u = F(x; a), so its
 derivative is d/da F^-1(u; a) at fixed u, taken here by central differences of
-scipy.special.gammaincinv in float64 (scipy.special.gammainc is F). Beta and dirichlet are
+scipy.special.gammaincinv in float64 (scipy.special.gammainc is F); for shapes beyond 1e6, where
+gammaincinv loses digits, by a 50-digit quadrature of dF/da (mpmath). Beta and dirichlet are
 checked by unbiasedness: the mean of the per-draw gradients over many draws is the derivative
 of the mean, d/da a / (a + b) (a fixed key, so the verdict is deterministic)."""
 
 from __future__ import annotations
 
+import mpmath
 import numpy as np
 import pytest
 from scipy import special
@@ -38,15 +40,52 @@ def test_implicit_slope_matches_the_quantile_derivative():
     np.testing.assert_allclose(got * x, quantile_slope(a, x), rtol=1e-7)
 
 
+def mp_log_slope(a: float, x: float) -> float:
+    """d(log x)/da at fixed u = F(x; a): -(dF/da) / (x dF/dx), with dF/da the integral of
+    (log t - digamma(a)) t**(a - 1) e**-t / Gamma(a) below x (or minus it above x, whichever
+    is the tail), in 50 digits over t = a + sqrt(a) s, nodes packed towards x."""
+    with mpmath.workdps(50):
+        a, x = mpmath.mpf(a), mpmath.mpf(x)
+        lg, psi, r = mpmath.loggamma(a), mpmath.digamma(a), mpmath.sqrt(a)
+
+        def integrand(s):
+            t = a + r * s
+            return (mpmath.log(t) - psi) * mpmath.exp((a - 1) * mpmath.log(t) - t - lg) * r
+
+        sx, gaps = (x - a) / r, (40, 10, 3, 1, 0.3, 0.1, 0.03, 0.01, 0)
+        if sx < 0:
+            df_da = mpmath.quad(integrand, [sx - g for g in gaps])
+        else:
+            df_da = -mpmath.quad(integrand, [sx + g for g in reversed(gaps)])
+        df_dx = mpmath.exp((a - 1) * mpmath.log(x) - x - lg)
+        return float(-df_da / (x * df_dx))
+
+
+def test_large_shapes_match_a_high_precision_quadrature():
+    # the series and the fraction would need more than _MAX_TERMS terms: the Cornish-Fisher
+    # branch, from the far lower tail (u = 1e-30) through the mode to the far upper tail;
+    # compiled for cpu, the CUDA emulator runs it inside test_gamma_grad_eager_and_jit
+    shapes = [5e6, 1e8, 1e12]
+    a = np.repeat(shapes, 5)
+    x = np.concatenate(
+        [[*special.gammaincinv(s, [1e-30, 0.01, 0.5, 0.99]), special.gammainccinv(s, 1e-30)]
+         for s in shapes]
+    )  # fmt: skip
+    got = np.asarray(tj.jit(dlog_gamma_da)(a, np.log(x)))
+    want = [mp_log_slope(ai, xi) for ai, xi in zip(a, x)]
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
 def test_gamma_grad_eager_and_jit(device):
     key = R.key(3)
-    a = np.array(SHAPES if device == "cpu" else [0.3, 2.5])
+    a = np.array([*(SHAPES if device == "cpu" else [0.3, 2.5]), 3e7])  # 3e7: Cornish-Fisher
 
     def total(a):
         return tnp.sum(R.gamma(key, a, None, np.float64))
 
     x = np.asarray(R.gamma(key, a, None, np.float64))
     want = quantile_slope(a, x)
+    want[-1] = mp_log_slope(a[-1], x[-1]) * x[-1]
     np.testing.assert_allclose(tj.grad(total)(a), want, rtol=1e-7)
     jitted = tj.jit(tj.grad(total), device=device)(a)
     np.testing.assert_allclose(np.asarray(tj.device_get(jitted)), want, rtol=1e-7)

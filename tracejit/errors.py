@@ -34,16 +34,34 @@ def _is_users(filename: str) -> bool:
     return not filename.startswith(_STDLIB) or filename.startswith(_SITE)
 
 
+# co_filename -> True (the user's), False (ours: skipped) or None (a doctest example: no
+# source), decided once per file: user_frame runs for every traced operation.
+_KIND_OF_FILE: dict[str, bool | None] = {}
+_UNKNOWN = object()
+
+
+def _file_kind(filename: str) -> bool | None:
+    kind = None if filename.startswith("<doctest ") else _is_users(filename)
+    _KIND_OF_FILE[filename] = kind
+    return kind
+
+
 def user_frame() -> str | None:
     """`file:line (function)` of the innermost frame outside tracejit, NumPy and the standard
     library; None when there is none (in a worker thread of tracejit) or it is a doctest
     example (whose expected traceback shows the message only)."""
     frame = sys._getframe(1)
+    kinds = _KIND_OF_FILE
     while frame is not None:
-        if frame.f_code.co_filename.startswith("<doctest "):
+        code = frame.f_code
+        filename = code.co_filename
+        kind = kinds.get(filename, _UNKNOWN)
+        if kind is _UNKNOWN:
+            kind = _file_kind(filename)
+        if kind:
+            return f"{filename}:{frame.f_lineno} ({code.co_name})"
+        if kind is None:
             return None
-        if _is_users(frame.f_code.co_filename):
-            return f"{frame.f_code.co_filename}:{frame.f_lineno} ({frame.f_code.co_name})"
         frame = frame.f_back
     return None
 

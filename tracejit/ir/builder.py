@@ -43,14 +43,23 @@ from tracejit.ir.regions import Region
 COMMUTATIVE = frozenset({"add", "mul", "max", "min", "and", "or", "xor", "eq", "ne"})
 
 
+# Attribute values that are their own key (no float inside: no bit pattern to tell apart).
+_PLAIN = frozenset({int, str, bool, type(None)})
+
+
 def _literal(value):
     """A hashable key of an attribute value that distinguishes every bit pattern."""
+    if type(value) in _PLAIN:
+        return value
     if isinstance(value, float):
         return ("f64", struct.pack("<d", value))
     if isinstance(value, np.generic):
         return (value.dtype.str, value.tobytes())
     if isinstance(value, tuple):
-        return tuple(_literal(v) for v in value)
+        for v in value:
+            if type(v) not in _PLAIN:
+                return tuple(_literal(v) for v in value)
+        return value  # a shape, axes: ints only
     return value  # ConstValue compares by bytes; Region by text and payloads; the rest by ==
 
 
@@ -67,11 +76,25 @@ def _region_graphs(attrs: dict) -> list[Graph]:
     return found
 
 
-def _effectful(prim: Primitive, attrs: dict, has_outputs: bool) -> bool:
-    """Whether the node, or any node of its regions at any depth, has an effect."""
-    if _marks_effect(prim, has_outputs):
-        return True
-    stack = _region_graphs(attrs)
+def _attrs_key(attrs: dict) -> tuple[tuple, list[Graph]]:
+    """The attributes' interning key (sorted `(name, literal)` pairs) and the graphs of the
+    regions among them, in one pass (this runs for every node a trace records)."""
+    items, graphs = [], []
+    for name in sorted(attrs):
+        value = attrs[name]
+        kind = type(value)
+        if kind in _PLAIN:
+            items.append((name, value))
+            continue
+        for item in value if kind is tuple else (value,):
+            if type(item) not in _PLAIN and isinstance(item, Region):
+                graphs.append(item.graph)
+        items.append((name, _literal(value)))
+    return tuple(items), graphs
+
+
+def _regions_effectful(stack: list[Graph]) -> bool:
+    """Whether any node of these region graphs, at any depth, has an effect."""
     while stack:
         for n in stack.pop().nodes:
             if _marks_effect(n.prim, bool(n.outputs)):
@@ -81,18 +104,22 @@ def _effectful(prim: Primitive, attrs: dict, has_outputs: bool) -> bool:
 
 
 def node_key(prim: Primitive, inputs, attrs: dict, n_outputs: int = 1) -> tuple | None:
-    """The interning key of `prim(*inputs, **attrs)`, or None when it must stay distinct."""
-    if _effectful(prim, attrs, n_outputs > 0):
+    """The interning key of `prim(*inputs, **attrs)`, or None when it must stay distinct.
+    The key may still be unhashable (an unhashable attribute): `GraphBuilder` never merges
+    such a node."""
+    if _marks_effect(prim, n_outputs > 0):
         return None
-    ins = tuple(inputs)
-    if prim.name in COMMUTATIVE:
-        ins = tuple(sorted(ins, key=id))
-    try:
-        key = (prim, ins, tuple(sorted((k, _literal(v)) for k, v in attrs.items())))
-        hash(key)
-    except TypeError:  # an unhashable attribute: never merged
-        return None
-    return key
+    literals = ()
+    if attrs:
+        literals, graphs = _attrs_key(attrs)
+        if graphs and _regions_effectful(graphs):
+            return None
+    if prim.name not in COMMUTATIVE:
+        return (prim, tuple(inputs), literals)
+    if len(inputs) == 2:
+        a, b = inputs
+        return (prim, (a, b) if id(a) <= id(b) else (b, a), literals)
+    return (prim, tuple(sorted(inputs, key=id)), literals)
 
 
 class GraphBuilder:
@@ -109,7 +136,10 @@ class GraphBuilder:
         for node in self.graph.nodes:
             key = node_key(node.prim, node.inputs, node.attrs, len(node.outputs))
             if key is not None:
-                self._table.setdefault(key, node.outputs)
+                try:
+                    self._table.setdefault(key, node.outputs)
+                except TypeError:  # an unhashable attribute: never merged
+                    pass
 
     def bind(
         self,
@@ -129,8 +159,7 @@ class GraphBuilder:
         if prim.multiple_results:  # how many outputs (none: a node kept for its effect)
             out_avals = self._rule(prim, inputs, attrs)
             n_out = len(out_avals)
-        key = node_key(prim, inputs, attrs, n_out)
-        found = self._find(key)
+        key, found = self._find(node_key(prim, inputs, attrs, n_out))
         if found is not None:
             return found
         if out_avals is None:
@@ -140,17 +169,22 @@ class GraphBuilder:
 
     def add(self, node: Node) -> list[Value]:
         """Append the existing `node` unless an equal one exists; the outputs to use."""
-        key = node_key(node.prim, node.inputs, node.attrs, len(node.outputs))
-        found = self._find(key)
+        key, found = self._find(node_key(node.prim, node.inputs, node.attrs, len(node.outputs)))
         if found is not None:
             return found
         return self._append(node, key)
 
-    def _find(self, key: tuple | None) -> list[Value] | None:
-        found = None if key is None else self._table.get(key)
+    def _find(self, key: tuple | None) -> tuple[tuple | None, list[Value] | None]:
+        """(`key`, or None when it cannot be interned; an equal node's outputs or None)."""
+        if key is None:
+            return None, None
+        try:
+            found = self._table.get(key)
+        except TypeError:  # an unhashable attribute: never merged
+            return None, None
         if found is not None:
             self.merged += 1
-        return found
+        return key, found
 
     def _append(self, node: Node, key: tuple | None) -> list[Value]:
         self.graph.nodes.append(node)

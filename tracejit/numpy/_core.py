@@ -5,6 +5,8 @@ Every function here accepts tracers, NumPy arrays, NumPy scalars and Python scal
 
 from __future__ import annotations
 
+import struct
+
 import numpy as np
 
 from tracejit.errors import ShapeError, UnsupportedError
@@ -28,7 +30,8 @@ def innermost_trace(xs) -> Trace | None:
 def aval_of(x) -> tuple[np.dtype, bool]:
     """(dtype, weak) of an operand."""
     if isinstance(x, Tracer):
-        return x.dtype, x.weak
+        v = x._value
+        return v.dtype, v.weak
     if is_python_scalar(x):
         return dtypes.python_scalar_dtype(x), True
     reject_subclass(x, "an operand")
@@ -40,6 +43,12 @@ def aval_of(x) -> tuple[np.dtype, bool]:
 
 def constant(x, dtype, weak: bool, trace: Trace | None):
     """`x` as an array of `dtype`: a NumPy array when eager, a const node when tracing."""
+    key = None
+    if trace is not None:  # a Python scalar's tracer is made once per trace (`x * 0.5` in a loop)
+        key = _scalar_key(x, dtype, weak)
+        found = trace.scalar_consts.get(key) if key is not None else None
+        if found is not None:
+            return found
     if is_python_scalar(x):
         check_int_fits(x, dtype)
     arr = np.asarray(x, dtype=dtype)
@@ -49,7 +58,21 @@ def constant(x, dtype, weak: bool, trace: Trace | None):
     if weak:
         attrs["weak"] = True
     (v,) = trace.record(bind_prim("const"), [], attrs, source=None)
-    return Tracer(trace, v, None)
+    out = Tracer(trace, v, None)
+    if key is not None:
+        trace.scalar_consts[key] = out
+    return out
+
+
+def _scalar_key(x, dtype, weak: bool) -> tuple | None:
+    """A key telling apart every Python bool, int and float bit pattern (0.0 and -0.0, NaN
+    payloads), or None for anything else (those are not remembered)."""
+    kind = type(x)
+    if kind is float:
+        return (kind, struct.pack("<d", x), dtype, weak)
+    if kind is int or kind is bool:
+        return (kind, x, dtype, weak)
+    return None
 
 
 def bind_prim(name):
@@ -95,28 +118,38 @@ def promote(*xs, to_float: bool | str = False):
     """Operands cast to their NumPy 2 result dtype; with `to_float`, bool and ints become
     float64, or with `to_float="ufunc"` the smallest float holding them, as NumPy's float
     ufuncs do (`np.exp(int8)` is float16, `np.exp(int32)` float64)."""
-    dt, weak = dtypes.result_type(*[aval_of(x) for x in xs])
+    avals = tuple([aval_of(x) for x in xs])
+    found = _RESULT_TYPES.get(avals)
+    if found is None:
+        found = _RESULT_TYPES[avals] = dtypes.result_type(*avals)
+    dt, weak = found
     if to_float and not dtypes.is_inexact(dt):
         smallest = to_float == "ufunc" and not weak
         dt = np.promote_types(dt, np.float16) if smallest else np.dtype(np.float64)
     return unify(xs, dt, weak)
 
 
+# (dtype, weak) of the operands -> their promoted (dtype, weak): promote runs for nearly
+# every traced operation, over a handful of distinct combinations.
+_RESULT_TYPES: dict[tuple, tuple[np.dtype, bool]] = {}
+
+
 def unify(xs, dt, weak):
-    trace = innermost_trace(xs)
     out = []
     for x in xs:
         if isinstance(x, Tracer):
-            out.append(cast(x, dt, weak))
+            v = x._value
+            same = (v.dtype is dt or v.dtype == dt) and v.weak == weak
+            out.append(x if same else cast(x, dt, weak))
         elif is_python_scalar(x):
-            out.append(constant(x, dt, weak, trace))
+            out.append(constant(x, dt, weak, innermost_trace(xs)))
         else:
             out.append(cast(np.asarray(x), dt))
     return out
 
 
 def shape_of(x) -> tuple[int, ...]:
-    return x.shape if isinstance(x, Tracer) else np.shape(x)
+    return x._value.shape if isinstance(x, Tracer) else np.shape(x)
 
 
 def broadcast_shapes(*shapes, op: str = "broadcast") -> tuple[int, ...]:
@@ -132,8 +165,10 @@ def broadcast_shapes(*shapes, op: str = "broadcast") -> tuple[int, ...]:
 
 
 def broadcast_to(x, shape):
-    shape = tuple(int(d) for d in shape)
     xs = shape_of(x)
+    if xs == shape and type(shape) is tuple:
+        return x
+    shape = tuple(int(d) for d in shape)
     if tuple(xs) == shape:
         return x
     if len(xs) > len(shape):
@@ -147,7 +182,11 @@ def broadcast_to(x, shape):
 
 
 def broadcast_all(xs, op: str):
-    shape = broadcast_shapes(*[shape_of(x) for x in xs], op=op)
+    shapes = [shape_of(x) for x in xs]
+    first = shapes[0] if shapes else ()
+    if all(s == first for s in shapes):  # nothing to broadcast: the common case
+        return list(xs)
+    shape = broadcast_shapes(*shapes, op=op)
     return [broadcast_to(x, shape) for x in xs]
 
 

@@ -48,6 +48,7 @@ class Trace:
         self.captured: list[tuple[Tracer, Value]] = []  # (outer tracer, inner input)
         self._captured_ids: dict[int, Value] = {}
         self._consts: dict[int, tuple[Any, Value]] = {}
+        self.scalar_consts: dict[tuple, Tracer] = {}  # tracejit.numpy's Python-scalar operands
 
     def new_input(self, shape, dtype, weak: bool = False, name: str = "") -> Tracer:
         v = Value(shape, dtype, weak)
@@ -93,6 +94,7 @@ class Trace:
         # the cyclic collector frees: drop the interning table now (a node per key; for an
         # unrolled 400-step RNN, 30K tuples the collector would otherwise have to find).
         self.builder = None
+        self.scalar_consts = {}
         return self.graph
 
     def depends_on(self, value: Value) -> list[str]:
@@ -122,27 +124,33 @@ def leak_error(t: Tracer) -> TracerLeakError:
 
 def bind(prim: Primitive | str, *args, **attrs):
     """Apply a primitive to arrays or tracers; returns one result or a list (multi-output)."""
-    if isinstance(prim, str):
+    if type(prim) is str:
         prim = get(prim)
-    tracers = [a for a in args if isinstance(a, Tracer)]
-    if not tracers:
+    trace = None  # the innermost trace among the arguments' (every traced operation: kept lean)
+    for a in args:
+        if type(a) is Tracer:
+            t = a._trace
+            if not t.active:
+                raise leak_error(a)
+            if trace is None or t.level > trace.level:
+                trace = t
+    if trace is None:
         try:
             outs = apply_primitive(prim, [np.asarray(a) for a in args], attrs)
         except (ShapeError, UnsupportedError) as err:
             raise err.add_source(user_frame()) from None
         return outs if prim.multiple_results else outs[0]
-    for t in tracers:
-        if not t._trace.active:
-            raise leak_error(t)
-    trace = max((t._trace for t in tracers), key=lambda tr: tr.level)
-    inputs = [trace.to_value(a) for a in args]
+    inputs = [
+        a._value if type(a) is Tracer and a._trace is trace else trace.to_value(a) for a in args
+    ]
     source = user_frame()
     try:
         outs = trace.record(prim, inputs, attrs, source)
     except (ShapeError, UnsupportedError) as err:
         raise err.add_source(source) from None
-    result = [Tracer(trace, v, source) for v in outs]
-    return result if prim.multiple_results else result[0]
+    if prim.multiple_results:
+        return [Tracer(trace, v, source) for v in outs]
+    return Tracer(trace, outs[0], source)
 
 
 class Tracer:

@@ -1,6 +1,6 @@
 """complex64/complex128 compiled on the test device against NumPy, gradients against central
 differences in float64 in JAX's convention (grad of a real f of z = x + iy is df/dx - i df/dy),
-and a named error for what compiled code does not compute yet."""
+and var/std of complex values (real, as NumPy's)."""
 
 from __future__ import annotations
 
@@ -84,6 +84,9 @@ LOSSES = {
     "conj_product": (lambda xp, z: xp.real(xp.sum(z * xp.conj(z[::-1])))),
     "exp_abs": (lambda xp, z: xp.sum(xp.abs(xp.exp(z * 0.5)))),
     "matmul_angle": (lambda xp, z: xp.sum(xp.angle(xp.outer(z, z) @ z + 0.5))),
+    "var": (lambda xp, z: xp.var(z * (1 + 2j) + xp.conj(z) ** 2)),
+    "std_ddof": (lambda xp, z: xp.std(xp.exp(z * 0.5), ddof=1)),
+    "std_axis": (lambda xp, z: xp.sum(xp.reshape(xp.exp(z[:4]), (2, 2)).std(axis=0))),
 }
 
 
@@ -110,13 +113,35 @@ def test_jax_documented_example():
     assert tj.jit(tj.grad(f))(np.complex64(3 + 4j)) == np.complex64(6 - 8j)
 
 
-@pytest.mark.parametrize(
-    "op, name",
-    [
-        (lambda z: tnp.var(z), "tnp.var"),
-    ],
-)
-def test_unsupported_complex_ops_name_dtype_and_op(op, name, device):
-    z = _pair(np.complex64, (3,))
-    with pytest.raises(tj.errors.UnsupportedError, match=f"{name}.*complex64|complex64.*{name}"):
-        tj.jit(op, device=device)(z)
+# (name, keywords): complex var/std are real (|x - mean|**2); a real dtype= drops the
+# imaginary part in the mean only, a complex one makes the result complex (NumPy's _var)
+VAR_CASES = [
+    ("var", {}),
+    ("std", {"axis": 1, "ddof": 1}),
+    ("var", {"axis": 0, "keepdims": True}),
+    ("std", {"dtype": np.complex128}),
+    ("var", {"dtype": np.float64}),
+    ("std", {"axis": (0, 1), "correction": 2, "keepdims": True}),
+    ("var", {"axis": 1, "ddof": 6}),  # n - ddof = 0: inf, as NumPy's
+]
+
+
+def _variances(xp, z):
+    out = [getattr(xp, name)(z, **kw) for name, kw in VAR_CASES]
+    return out + [z.var(axis=1), z[:, :1].std(axis=1)]  # methods; a size-1 axis
+
+
+@pytest.mark.filterwarnings("ignore::numpy.exceptions.ComplexWarning")  # NumPy's, for dtype=
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")  # NumPy's, for ddof=n
+@pytest.mark.filterwarnings("ignore:Degrees of freedom:RuntimeWarning")
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_var_and_std_match_numpy(dtype, device):
+    z = _pair(dtype, (4, 6))
+    got = tj.device_get(tj.jit(lambda z: _variances(tnp, z), device=device)(z))
+    eager = _variances(tnp, z) if device == "cpu" else got
+    eps = float(np.finfo(dtype).eps)
+    for i, (ref, g, e) in enumerate(zip(_variances(np, z), got, eager)):
+        g, e = np.asarray(g), np.asarray(e)
+        assert g.dtype == ref.dtype == e.dtype and g.shape == ref.shape, (i, g.dtype, ref.dtype)
+        np.testing.assert_allclose(g, ref, rtol=8 * eps, err_msg=str(i))
+        np.testing.assert_allclose(e, ref, rtol=8 * eps, err_msg=str(i))

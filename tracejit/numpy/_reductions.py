@@ -181,45 +181,63 @@ def _divide_by(x, n: float, dt):
     return bind("div", x, broadcast_to(denom, shape_of(x)))
 
 
+def _variance(a, axis, dtype, ddof: float, name: str):
+    """(sum |x - mean|**2 / (n - ddof) in the real dtype of the work, shape, axes), as NumPy's
+    _var: the mean in `dtype` (a real `dtype` drops a complex input's imaginary part there
+    only), x - mean in their common dtype, |.|**2 as re**2 + im**2 when that is complex."""
+    x = _operand(a)
+    shape = tuple(shape_of(x))
+    axes = _axes(axis, shape, name, scalar_axis=False)
+    dt = _float_dtype(x, dtype)
+    if not dtypes.is_inexact(dt):
+        dt = _FLOAT64
+    work = np.result_type(x.dtype, dt) if dtypes.is_complex(x.dtype) else dt
+    n = _count(shape, axes)
+    x_dt = cast(x, dt)
+    centre = _keep(_divide_by(_reduce("reduce_sum", x_dt, axes), n, dt), shape, axes, True)
+    x_work = x_dt if work == dt else cast(x, work)
+    dev = bind("sub", x_work, broadcast_to(cast(centre, work), shape))
+    if dtypes.is_complex(work):
+        re, im = bind("real", dev), bind("imag", dev)
+        squares = bind("add", bind("mul", re, re), bind("mul", im, im))
+    else:
+        squares = bind("mul", dev, dev)
+    real = dtypes.real_dtype(work)
+    out = _divide_by(_reduce("reduce_sum", squares, axes), builtins.max(n - ddof, 0), real)
+    return out, shape, axes
+
+
 def var(a, axis=None, dtype=None, ddof: float = 0, keepdims: bool = False, *, correction=None):
-    """`np.var`: the mean squared deviation, divided by `n - ddof` (nan or inf when <= 0).
+    """`np.var`: the mean squared deviation, divided by `n - ddof` (nan or inf when <= 0);
+    of complex values, the mean of |x - mean|**2, a real value (as NumPy's).
 
     >>> import numpy as np, tracejit.numpy as tnp
     >>> tnp.var(np.array([1.0, 3.0]))
     array(1.)
+    >>> tnp.var(np.array([1j, -1j]))
+    array(1.)
     """
-    if correction is not None:
-        ddof = correction  # the array-API spelling
-    x = _operand(a)
-    shape = tuple(shape_of(x))
-    axes = _axes(axis, shape, "var", scalar_axis=False)
-    dt = _float_dtype(x, dtype)
-    _no_complex(dt, "var")
-    if not dtypes.is_float(dt):
-        dt = _FLOAT64
-    x = cast(x, dt)
-    n = _count(shape, axes)
-    centre = _divide_by(_reduce("reduce_sum", x, axes), n, dt)
-    kept = _keep(centre, shape, axes, True)
-    dev = bind("sub", x, broadcast_to(kept, shape))
-    sq = _reduce("reduce_sum", bind("mul", dev, dev), axes)
-    out = _divide_by(sq, builtins.max(n - ddof, 0), dt)
+    ddof = ddof if correction is None else correction  # the array-API spelling
+    out, shape, axes = _variance(a, axis, dtype, ddof, "var")
     if dtype is not None:
         out = cast(out, dtype)
     return _keep(out, shape, axes, keepdims)
 
 
 def std(a, axis=None, dtype=None, ddof: float = 0, keepdims: bool = False, *, correction=None):
-    """`np.std`: the square root of `var`.
+    """`np.std`: the square root of `var` (a real value for complex input, as NumPy's).
 
     >>> import numpy as np, tracejit.numpy as tnp
     >>> tnp.std(np.array([1.0, 3.0]))
     array(1.)
     """
-    float_dtype = dtype if dtype is not None and dtypes.is_float(dtype) else None
-    v = var(a, axis=axis, dtype=float_dtype, ddof=ddof, keepdims=keepdims, correction=correction)
-    out = bind("sqrt", v)
-    return cast(out, dtype) if dtype is not None else out
+    ddof = ddof if correction is None else correction
+    work_dtype = dtype if dtype is not None and dtypes.is_inexact(dtype) else None
+    out, shape, axes = _variance(a, axis, work_dtype, ddof, "std")
+    out = bind("sqrt", out)
+    if dtype is not None:
+        out = cast(out, dtype)
+    return _keep(out, shape, axes, keepdims)
 
 
 # ---------------------------------------------------------------- extrema
@@ -407,7 +425,7 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial: bool = False
 
 
 def _no_complex(dt, name: str) -> None:
-    if dtypes.is_complex(dt):  # var needs |x - mean|**2, isnan has no complex rendering
+    if dtypes.is_complex(dt):  # isnan has no complex rendering
         from tracejit.errors import UnsupportedError
 
         raise UnsupportedError(f"{np.dtype(dt)} is not supported by tnp.{name} yet")

@@ -17,6 +17,7 @@ from tracejit.config import config
 from tracejit.errors import TracejitTypeError, TracejitValueError
 from tracejit.ir import dtypes
 from tracejit.ir.forward import jvp_graph
+from tracejit.ir.graph import Value
 from tracejit.ir.passes import optimize
 from tracejit.pytree import tree_flatten, tree_unflatten
 from tracejit.tracer.core import Tracer, bind
@@ -29,12 +30,13 @@ def _shape(x) -> tuple[int, ...]:
 
 
 def _dtype(x) -> np.dtype:
-    return x.dtype if isinstance(x, Tracer) else np.asarray(x).dtype
+    return x.dtype if isinstance(x, (Tracer, Value)) else np.asarray(x).dtype
 
 
 def check_float_outputs(leaves) -> None:
+    """Every output has a tangent: float or complex (JAX's tangents of ints are float0)."""
     for leaf in leaves:
-        if not dtypes.is_float(_dtype(leaf)):
+        if not dtypes.is_inexact(_dtype(leaf)):
             raise TracejitTypeError(
                 f"jvp: an output of dtype {_dtype(leaf)} has no tangent; return floats"
             )
@@ -63,11 +65,7 @@ class ForwardJVP:
         self.main_tree = tree.children[0] if has_aux else tree
         n_main = self.main_tree.num_leaves
         graph = traced.graph
-        for v in graph.outputs[:n_main]:
-            if not dtypes.is_float(v.dtype):
-                raise TracejitTypeError(
-                    f"jvp: an output of dtype {v.dtype} has no tangent; return floats"
-                )
+        check_float_outputs(graph.outputs[:n_main])
         wrt = range(len(self.leaves))
         _check_float_inputs(graph, wrt, names, "jvp")
         graph = optimize(graph, config.verify_graphs, stage="pre_grad")

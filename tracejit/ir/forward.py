@@ -17,6 +17,7 @@ differentiated here, node by node:
 
 Tangents are symbolic zeros (absent) until some input with a tangent reaches them; a float
 output with no tangent gets a zero array, so callers always see one tangent per float output.
+"Float" here means inexact: complex values carry complex tangents, as in JAX.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def fresh(values: Sequence[Value]) -> list[Value]:
 
 
 def float_indices(values: Sequence[Value]) -> list[int]:
-    return [i for i, v in enumerate(values) if dtypes.is_float(v.dtype)]
+    return [i for i, v in enumerate(values) if dtypes.is_inexact(v.dtype)]
 
 
 def has_while(graph: Graph) -> bool:
@@ -82,7 +83,7 @@ def jvp_graph(graph: Graph, wrt: Sequence[int]) -> Graph:
 
 
 def float_outputs(graph: Graph) -> list[Value]:
-    return [v for v in graph.outputs if dtypes.is_float(v.dtype)]
+    return [v for v in graph.outputs if dtypes.is_inexact(v.dtype)]
 
 
 def tangent_or_zero(e: Emitter, t: Value | None, like: Value) -> Value:
@@ -95,7 +96,7 @@ def _jvp_by_transpose(e: Emitter, node: Node, ins: list[Value], tins: list) -> t
     outs = fresh(node.outputs)
     single.nodes.append(Node(node.prim, list(single.inputs), node.attrs, outs, node.source))
     single.outputs = outs
-    wrt = [i for i, t in enumerate(tins) if t is not None and dtypes.is_float(ins[i].dtype)]
+    wrt = [i for i, t in enumerate(tins) if t is not None and dtypes.is_inexact(ins[i].dtype)]
     seeded = float_indices(outs)
     joint = joint_graph(single, wrt, seeded)  # (x, ct) -> (y, x_ct)
     n_in, n_out = len(ins), len(outs)

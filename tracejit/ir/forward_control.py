@@ -21,7 +21,7 @@ def _with_tangent(tins: list, values: list[Value], start: int, count: int) -> li
     return [
         i
         for i in range(count)
-        if tins[start + i] is not None and dtypes.is_float(values[start + i].dtype)
+        if tins[start + i] is not None and dtypes.is_inexact(values[start + i].dtype)
     ]
 
 

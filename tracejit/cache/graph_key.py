@@ -30,6 +30,11 @@ class _Unkeyable(Exception):
 
 
 def _attr(value, custom: bool = True) -> str:
+    kind = type(value)
+    if kind is int:  # the common cases first: ints, and tuples of them (shapes, axes)
+        return f"i{value}"
+    if kind is tuple and all(type(v) is int for v in value):
+        return "(" + ",".join([f"i{v}" for v in value]) + ")"
     if value is None or isinstance(value, (bool, str)):
         return repr(value)
     if isinstance(value, int):

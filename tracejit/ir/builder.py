@@ -133,6 +133,9 @@ class GraphBuilder:
         self.graph = Graph() if graph is None else graph
         self.merged = 0  # nodes not added because an equal one existed
         self._table: dict[tuple, list[Value]] = {}
+        # (primitive, input types, attribute key) -> output types: an unrolled loop applies
+        # each shape rule to the same types over and over (rules are pure functions of these)
+        self._out_avals: dict[tuple, list[tuple]] = {}
         for node in self.graph.nodes:
             key = node_key(node.prim, node.inputs, node.attrs, len(node.outputs))
             if key is not None:
@@ -163,7 +166,7 @@ class GraphBuilder:
         if found is not None:
             return found
         if out_avals is None:
-            out_avals = self._rule(prim, inputs, attrs)
+            out_avals = self._single_rule(prim, inputs, attrs, key)
         outs = [Value(*aval) for aval in out_avals]
         return self._append(Node(prim, list(inputs), attrs, outs, source, phase), key)
 
@@ -192,6 +195,17 @@ class GraphBuilder:
         if key is not None:
             self._table[key] = outs
         return outs
+
+    def _single_rule(self, prim: Primitive, inputs, attrs: dict, key: tuple | None):
+        """The output types of an internable node, remembered by its types and attributes."""
+        avals = tuple([(v.shape, v.dtype, v.weak) for v in inputs])
+        if key is None:
+            return prim.abstract_eval(avals, attrs)
+        memo = (prim, avals, key[2])
+        found = self._out_avals.get(memo)
+        if found is None:
+            found = self._out_avals[memo] = prim.abstract_eval(avals, attrs)
+        return found
 
     @staticmethod
     def _rule(prim: Primitive, inputs, attrs: dict) -> list[tuple]:

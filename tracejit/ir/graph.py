@@ -57,7 +57,7 @@ class Value(Shaped):
     __slots__ = ("__weakref__", "dtype", "shape", "weak")
 
     def __init__(self, shape: tuple[int, ...], dtype, weak: bool = False):
-        self.shape = tuple(int(d) for d in shape)
+        self.shape = tuple(map(int, shape))
         self.dtype = np.dtype(dtype)
         self.weak = bool(weak)
 

@@ -165,28 +165,37 @@ def broadcast_shapes(*shapes, op: str = "broadcast") -> tuple[int, ...]:
 
 
 def broadcast_to(x, shape):
-    xs = shape_of(x)
-    if xs == shape and type(shape) is tuple:
+    xs = tuple(shape_of(x))
+    if type(shape) is not tuple or xs != shape:
+        shape = tuple(map(int, shape))
+    if xs == shape:
         return x
-    shape = tuple(int(d) for d in shape)
-    if tuple(xs) == shape:
-        return x
-    if len(xs) > len(shape):
-        raise ShapeError(f"cannot broadcast shape {tuple(xs)} to {shape}")
-    dims = tuple(range(len(shape) - len(xs), len(shape)))
-    if any(s not in (1, shape[d]) for s, d in zip(xs, dims)):
-        raise ShapeError(f"cannot broadcast shape {tuple(xs)} to {shape}")
+    lead = len(shape) - len(xs)
+    if lead < 0:
+        raise ShapeError(f"cannot broadcast shape {xs} to {shape}")
+    for i, s in enumerate(xs):
+        if s != 1 and s != shape[lead + i]:
+            raise ShapeError(f"cannot broadcast shape {xs} to {shape}")
     if not isinstance(x, Tracer):
         return np.broadcast_to(x, shape)
-    return bind("broadcast_in_dim", x, shape=shape, dims=dims)
+    return bind("broadcast_in_dim", x, shape=shape, dims=tuple(range(lead, len(shape))))
+
+
+# The operands' shapes -> their broadcast shape (elementwise operations of an unrolled loop
+# broadcast the same few shapes over and over); incompatible shapes raise and are not kept.
+_BROADCASTS: dict[tuple, tuple[int, ...]] = {}
 
 
 def broadcast_all(xs, op: str):
-    shapes = [shape_of(x) for x in xs]
+    shapes = tuple([shape_of(x) for x in xs])
     first = shapes[0] if shapes else ()
     if all(s == first for s in shapes):  # nothing to broadcast: the common case
         return list(xs)
-    shape = broadcast_shapes(*shapes, op=op)
+    shape = _BROADCASTS.get(shapes)
+    if shape is None:
+        if len(_BROADCASTS) > 4096:  # a bound for long-lived processes tracing many shapes
+            _BROADCASTS.clear()
+        shape = _BROADCASTS[shapes] = broadcast_shapes(*shapes, op=op)
     return [broadcast_to(x, shape) for x in xs]
 
 

@@ -51,11 +51,13 @@ def _wrapper(prim: str, name: str, style: str):
     prepare, to_float = _STYLES[style]
 
     def call(*xs):
-        if any(dtypes.is_complex(aval_of(x)[0]) for x in xs):
-            from tracejit.numpy._complex_math import COMPLEX_UFUNCS
+        for x in xs:
+            if aval_of(x)[0].kind == "c":
+                from tracejit.numpy._complex_math import COMPLEX_UFUNCS
 
-            if prim in COMPLEX_UFUNCS:
-                return COMPLEX_UFUNCS[prim](*xs)
+                if prim in COMPLEX_UFUNCS:
+                    return COMPLEX_UFUNCS[prim](*xs)
+                break
         return elementwise(prim, *prepare(name, xs), to_float=to_float, op=name)
 
     if get(prim).rule.arity == 1:  # positional parameters, as NumPy's ufuncs

@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from tracejit.errors import UnsupportedError
@@ -22,9 +24,7 @@ _UFUNC_REDUCE = {
 
 
 def _tnp():
-    import tracejit.numpy as tnp
-
-    return tnp
+    return sys.modules["tracejit.numpy"]  # imported by now: tracers come from it
 
 
 def array_ufunc(ufunc, method, inputs, kwargs):

@@ -48,6 +48,22 @@ def test_w1_is_one_vectorized_grid_stride_kernel():
     assert prog.launches[0].grid_stride and prog.launches[0].units == 1 << 20
 
 
+def test_read_only_inputs_are_restrict_unless_a_call_writes_an_output_over_them():
+    from tracejit.backend_cuda.codegen import generate
+    from tracejit.ir.fusion import fuse
+    from tracejit.ir.memory import plan_memory
+
+    x = np.ones(64)
+    schedule = plan_memory(fuse(tj.make_ir(lambda p, g: p - 0.1 * g)(x, x)))
+    (p, g), (out,) = schedule.inputs, schedule.outputs
+    plain = generate(schedule).source  # no donation: outputs are fresh arrays
+    assert f"const double* __restrict__ b{p}," in plain
+    assert f"const double* __restrict__ b{g}," in plain
+    donating = generate(schedule, donated=frozenset({(p, out)})).source  # p's memory -> out
+    assert f"const double* b{p}," in donating
+    assert f"const double* __restrict__ b{g}," in donating
+
+
 def test_huge_arrays_switch_to_64_bit_indices():
     src = program(_w1, lazy((1 << 31,)), lazy((1 << 31,))).source
     assert "const int64_t stride" in src

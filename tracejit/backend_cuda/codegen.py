@@ -42,7 +42,8 @@ VECTOR_BYTES = 16
 # CUDA: the device math library (NVRTC knows no GCC builtins), libm by its own names, but
 # float32 tanh inline as on the CPU (ir/cwriter/fast_tanh.py: 1.03 ulp, the same bits on both
 # backends; CUDA's tanhf is documented at 2 ulp), read-only buffers `const T* __restrict__`
-# (read through the read-only data cache).
+# (read through the read-only data cache) unless they may share memory with a buffer the
+# kernel writes (emit.may_alias: an in-place temporary, or a donated input, `generate`).
 CUDA = Dialect(builtins=False, restrict_inputs=True, inline_f32={"tanh": TANHF_NAME})
 # Indices stay 32-bit (cheaper div/mod/multiply) while every address and the grid-stride
 # counter fit with room to spare below 2**31.
@@ -152,9 +153,12 @@ def index_type(kernel: K.Kernel) -> str:
     return "int" if max(work, reach) < INT32_LIMIT else "int64_t"
 
 
-def kernel_params(kernel: K.Kernel, buffers: dict[int, K.Buffer]) -> tuple[list[int], str]:
-    """(buffer ids in parameter order, the C parameter list); read-only buffers are restrict."""
-    return buffer_ids(kernel), param_text(CUDA, kernel, buffers)
+def kernel_params(
+    kernel: K.Kernel, buffers: dict[int, K.Buffer], donated=frozenset()
+) -> tuple[list[int], str]:
+    """(buffer ids in parameter order, the C parameter list): read-only buffers are restrict
+    unless they may share memory with one the kernel writes (`generate`'s `donated`)."""
+    return buffer_ids(kernel), param_text(CUDA, kernel, buffers, donated)
 
 
 # ---------------------------------------------------------------- elementwise kernels
@@ -241,10 +245,12 @@ def grid_stride_kernel(
     )
 
 
-def elementwise_kernel(k: K.Kernel, buffers: dict[int, K.Buffer], uses: set) -> tuple[str, Launch]:
+def elementwise_kernel(
+    k: K.Kernel, buffers: dict[int, K.Buffer], uses: set, donated=frozenset()
+) -> tuple[str, Launch]:
     """A grid-stride loop over the flat outer index (with a vector path when contiguous)."""
     idx = index_type(k)
-    ids, params = kernel_params(k, buffers)
+    ids, params = kernel_params(k, buffers, donated)
     units = int(np.prod(k.outer, dtype=np.int64)) if k.outer else 1
     em = Emitter(CUDA, uses, "t", idx)
     stores = em.stores(k, 0)
@@ -258,8 +264,16 @@ def elementwise_kernel(k: K.Kernel, buffers: dict[int, K.Buffer], uses: set) -> 
 # ---------------------------------------------------------------- the program
 
 
-def generate(schedule: K.Schedule, name: str = "function") -> CudaProgram:
-    """The CUDA source for `schedule` (after `plan_memory`) and how to launch each kernel."""
+def generate(
+    schedule: K.Schedule, name: str = "function", donated: frozenset[tuple[int, int]] = frozenset()
+) -> CudaProgram:
+    """The CUDA source for `schedule` (after `plan_memory`) and how to launch each kernel.
+
+    `donated`: (input buffer, output buffer) pairs whose memory a call shares (donation,
+    ir/donation.py): a kernel writing that output does not read that input through a
+    `__restrict__` pointer. Without donation no input shares memory with an output (outputs
+    are fresh arrays), so every read-only input is restrict (launcher.CudaExecutable runs
+    a donating call with the program generated for its pairs)."""
     from tracejit.backend_cuda.gather import gather_kernel
     from tracejit.backend_cuda.reduce import reduction_kernel
 
@@ -272,7 +286,7 @@ def generate(schedule: K.Schedule, name: str = "function") -> CudaProgram:
             text, launch = gather_kernel(step, buffers)
         elif isinstance(step, K.Kernel):
             write = reduction_kernel if step.reductions else elementwise_kernel
-            text, launch = write(step, buffers, uses)
+            text, launch = write(step, buffers, uses, donated)
         else:
             continue
         first = dedupe.first(text, launch.name, launch.params)

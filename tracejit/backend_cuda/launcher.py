@@ -6,19 +6,25 @@ memory pool sliced by the memory plan (`Buffer.offset`). Views are the same poin
 another buffer id. Everything is queued on CuPy's current stream; nothing synchronizes except
 a NumPy fallback step (one with no kernel and no CuPy library function: `ir/gather_plan`
 and `backend_cuda/library.py` say which have one), which must read its operands on the host.
+
+The kernels read every read-only input through `__restrict__`, which holds while outputs are
+fresh arrays; a donating call, whose outputs may be written into its inputs' memory, runs
+with kernels generated for the pairs it shares (`CudaExecutable.for_outputs`, sharing.py).
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 
 import numpy as np
 
-from tracejit.backend_cuda import library, nvrtc
+from tracejit.backend_cuda import codegen, library, nvrtc
 from tracejit.backend_cuda.codegen import CudaProgram, Launch
 from tracejit.backend_cuda.graphs import GraphRunner
 from tracejit.backend_cuda.loops import LoopStep, is_loop
 from tracejit.backend_cuda.results import new_result
+from tracejit.backend_cuda.sharing import shared_pairs
 from tracejit.devices import device_input, to_cuda
 from tracejit.distributed import nccl
 from tracejit.ir import kernel as K
@@ -197,8 +203,6 @@ class CudaExecutable:
         self.schedule = schedule
         self.program = program
         self.buffers = {b.id: b for b in schedule.buffers}
-        names = [launch.name for launch in program.launches]
-        module = load_module(cupy, program.source, names) if names else None
         self.const_arrays = {}
         self.const_ptrs = {}
         for b in schedule.buffers:
@@ -210,13 +214,13 @@ class CudaExecutable:
         self.temps = [b.id for b in schedule.buffers if b.kind == "temp"]
         self.views = self._views_base_first()
         device = cupy.cuda.Device()
-        max_blocks = device.attributes["MultiProcessorCount"] * BLOCKS_PER_SM
-        launches = iter(program.launches)
+        self.max_blocks = device.attributes["MultiProcessorCount"] * BLOCKS_PER_SM
+        kernels = iter(self._kernel_steps(program))
         self.steps: list[_Step] = []
+        self.donating: dict[frozenset, CudaExecutable] = {}  # for_outputs' executables
         for step in schedule.steps:
             if isinstance(step, K.Kernel) or self._native(step):
-                launch = next(launches)
-                self.steps.append(_KernelStep(module.get_function(launch.name), launch, max_blocks))
+                self.steps.append(next(kernels))
             elif isinstance(step, K.Matmul):
                 self.steps.append(_MatmulStep(cupy, step))
             elif nccl.is_collective(step):  # NCCL on the stream, no host round trip
@@ -234,6 +238,33 @@ class CudaExecutable:
         nbytes = schedule.arena_bytes + sum(b.size * b.dtype.itemsize for b in io)
         eligible = GraphRunner.eligible_steps(kinds, nbytes)
         self.graphs = GraphRunner(self) if eligible else None
+
+    def _kernel_steps(self, program: CudaProgram) -> list[_KernelStep]:
+        """A step per launch of `program` (one per kernel and native step, in order)."""
+        names = [launch.name for launch in program.launches]
+        module = load_module(self.cupy, program.source, names) if names else None
+        return [
+            _KernelStep(module.get_function(launch.name), launch, self.max_blocks)
+            for launch in program.launches
+        ]
+
+    def for_outputs(self, args: Sequence, outs: Sequence | None) -> CudaExecutable:
+        """The executable for a call writing outputs into `outs` (donation): this one when no
+        output shares an input's memory, else one whose kernels read such an input without
+        `__restrict__` where they write its output (sharing.py; made once per set of pairs)."""
+        pairs = shared_pairs(self.schedule, args, outs) if outs is not None else frozenset()
+        if not pairs:
+            return self
+        variant = self.donating.get(pairs)
+        if variant is None:
+            variant = copy.copy(self)  # the same schedule, buffers and non-kernel steps
+            variant.program = codegen.generate(self.schedule, self.name, pairs)
+            kernels = iter(variant._kernel_steps(variant.program))
+            variant.steps = [next(kernels) if type(s) is _KernelStep else s for s in self.steps]
+            variant.graphs = None  # a donating call launches step by step
+            variant.donating = {}
+            self.donating[pairs] = variant
+        return variant
 
     def _native(self, step: K.Step) -> bool:
         return isinstance(step, K.Fallback) and is_native(step, self.buffers)
@@ -256,10 +287,11 @@ class CudaExecutable:
         (a call with donated buffers runs launch by launch, not as a CUDA graph)."""
         if self.graphs is not None and outs is None:
             return self.graphs(args)
-        return self.run_plain(args, outs)
+        return self.for_outputs(args, outs).run_plain(args, outs)
 
     def run_plain(self, args: Sequence, outs: Sequence | None = None) -> list:
-        """One call, launch by launch."""
+        """One call, launch by launch (`outs` must not share an input's memory unless this
+        executable is `for_outputs(args, outs)`: its kernels read inputs as `__restrict__`)."""
         call = self.start(args, outs)
         self.launch(call)
         return call.outputs

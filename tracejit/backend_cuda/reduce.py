@@ -150,9 +150,10 @@ def _shuffle_combine(red: _Reduction, width: int) -> list[str]:
 
 
 class _Writer:
-    def __init__(self, kernel: K.Kernel, buffers: dict[int, K.Buffer], uses: set):
+    def __init__(self, kernel: K.Kernel, buffers: dict[int, K.Buffer], uses: set, donated):
         self.k = kernel
         self.buffers = buffers
+        self.donated = donated  # (input, output) pairs sharing memory (codegen.generate)
         self.uses = uses
         self.idx = index_type(self.k)
         self.layout, self.x, self.y = _layout(self.k)
@@ -264,7 +265,7 @@ class _Writer:
 
     def function(self) -> str:
         k, idx = self.k, self.idx
-        _, params = kernel_params(k, self.buffers)
+        _, params = kernel_params(k, self.buffers, self.donated)
         if self.layout == "row":
             lane, row = f"threadIdx.x % {self.y}", f"threadIdx.x / {self.y}"
         else:
@@ -291,10 +292,10 @@ class _Writer:
 
 
 def reduction_kernel(
-    kernel: K.Kernel, buffers: dict[int, K.Buffer], uses: set
+    kernel: K.Kernel, buffers: dict[int, K.Buffer], uses: set, donated=frozenset()
 ) -> tuple[str, Launch]:
     """A reduction kernel (see the module docstring) and its launch."""
-    writer = _Writer(kernel, buffers, uses)
+    writer = _Writer(kernel, buffers, uses, donated)
     return writer.function(), writer.launch()
 
 

@@ -160,13 +160,19 @@ def buffer_ids(kernel: K.Kernel) -> list[int]:
     return sorted({ld.buf for ld in kernel.loads()} | {s.buf for s in kernel.stores})
 
 
-def param_text(dialect: Dialect, kernel: K.Kernel, buffers: dict[int, K.Buffer]) -> str:
-    """The C parameter list of `kernel`'s buffers."""
+def param_text(
+    dialect: Dialect,
+    kernel: K.Kernel,
+    buffers: dict[int, K.Buffer],
+    donated: frozenset[tuple[int, int]] = frozenset(),
+) -> str:
+    """The C parameter list of `kernel`'s buffers (`donated`: see `may_alias`)."""
     written = {s.buf for s in kernel.stores}
-    ids = buffer_ids(kernel)
     return ", ".join(
-        dialect.param(c_type(buffers[b].dtype), b, b in written, may_alias(b, written, buffers))
-        for b in ids
+        dialect.param(
+            c_type(buffers[b].dtype), b, b in written, may_alias(b, written, buffers, donated)
+        )
+        for b in buffer_ids(kernel)
     )
 
 
@@ -186,10 +192,16 @@ def _span(buf: K.Buffer) -> tuple:
     return ("arena", buf.offset, buf.offset + max(buf.nbytes, 1))
 
 
-def may_alias(b: int, written: set[int], buffers: dict[int, K.Buffer]) -> bool:
+def may_alias(
+    b: int,
+    written: set[int],
+    buffers: dict[int, K.Buffer],
+    donated: frozenset[tuple[int, int]] = frozenset(),
+) -> bool:
     """Whether buffer `b` may share memory with a buffer the kernel writes: a temporary the
-    memory plan put in place of a dying one (ir/memory.py), or an input that a call donates
-    to an output of its shape and dtype (ir/donation.py). Such a buffer must not be
+    memory plan put in place of a dying one (ir/memory.py), or an input whose memory the
+    call gives to an output, a pair (input id, output id) of `donated` (ir/donation.py; a
+    call without donation passes none). Such a buffer must not be
     `__restrict__`: nvcc may then load it through the non-coherent cache and after a store
     to the same address; an in-place output whose value did not depend on the input it
     replaced read the new value (`unique_counts` gave [3, 0, 0] on an H100)."""
@@ -202,8 +214,7 @@ def may_alias(b: int, written: set[int], buffers: dict[int, K.Buffer]) -> bool:
         other = _span(wb)
         if other[0] == span[0] and other[1] < span[2] and span[1] < other[2]:
             return True
-        donatable = rb.kind == "input" and wb.kind == "output"
-        if donatable and (wb.shape, wb.dtype) == (rb.shape, rb.dtype):
+        if (rb.id, wb.id) in donated:
             return True
     return False
 

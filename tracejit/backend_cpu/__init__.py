@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from tracejit import cache, debug, timing
-from tracejit.backend_cpu import abi, blas, collectives, compiler, numpy_blas
+from tracejit.backend_cpu import abi, blas, collectives, compiler, lapack, numpy_blas
 from tracejit.cache import payload
 from tracejit.config import config
 from tracejit.const_array import ConstArray
@@ -123,6 +123,10 @@ class _Fallbacks:
         s, buffers = self.entries[step]
         arrays = [self._array(a, buffers[b]) for a, b in zip(addresses, s.inputs + s.outputs)]
         ins, outs = arrays[: len(s.inputs)], arrays[len(s.inputs) :]
+        native = lapack.into(s.prim, ins)
+        if native is not None:  # scipy-openblas32's LAPACK on the buffers themselves
+            native(*ins, outs)
+            return
         prim = get_primitive(s.prim)
         into = INTO_IMPLS.get(prim)
         with numpy_blas.one_thread():  # next to the program's own threads

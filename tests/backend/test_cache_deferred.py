@@ -9,7 +9,8 @@ import pytest
 from _fresh_process import run_json
 
 import tracejit as tj
-from tracejit import config
+import tracejit.tracer.jit as jit_module
+from tracejit import cache, config
 from tracejit.cache import deferred
 from tracejit.cache.graph_key import graph_fingerprint
 
@@ -113,6 +114,39 @@ def test_a_python_scalar_argument_is_differentiated_through_the_deferred_node(mo
     np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
     np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
     assert expanded and all(e is not None for e in expanded)
+
+
+def test_the_key_is_the_same_when_lower_or_another_device_traced_the_signature_first(
+    monkeypatch, tmp_path
+):
+    # lower() and device="numpy" trace without deferring; jit's key must still be the one
+    # a fresh jit(grad(f)) takes (a warm disk cache is found, nothing compiled again)
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    keys = []
+    real = jit_module.load_cached
+
+    def spy(parts, device, name="function"):
+        if device != "numpy":  # which has no key
+            keys.append(cache.cache_key(parts))
+        return real(parts, device, name)
+
+    monkeypatch.setattr(jit_module, "load_cached", spy)
+    w, _, xs = _args()
+    before = tj.cache_info()
+    want = tj.jit(tj.grad(_rnn))(w, xs)
+    lowered_first = tj.jit(tj.grad(_rnn))
+    lowered_first.lower(w, xs)
+    got = [lowered_first(w, xs)]
+    numpy_first = tj.jit(tj.grad(_rnn))
+    monkeypatch.setattr(config, "default_device", "numpy")
+    np.testing.assert_allclose(numpy_first(w, xs), want, rtol=1e-12)
+    monkeypatch.setattr(config, "default_device", "cpu")
+    got.append(numpy_first(w, xs))
+    assert len(keys) == 3 and len(set(keys)) == 1, keys
+    info = tj.cache_info()
+    assert (info["hits"] - before["hits"], info["misses"] - before["misses"]) == (2, 1)
+    for g in got:
+        np.testing.assert_array_equal(g, want)
 
 
 def _scaled(w, s):

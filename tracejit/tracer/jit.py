@@ -219,6 +219,9 @@ class Jitted:
         try:
             with timing.phase("trace"):  # includes autodiff, which is also timed on its own
                 traced, _ = self.trace(args, kwargs)
+                if deferred.DEFER.get() and not traced.deferring:  # lower() traced it
+                    self.traces.forget(traced)  # the key is always the deferring trace's
+                    traced, _ = self.trace(args, kwargs)
         finally:
             deferred.DEFER.reset(token)
         parts = graph_parts(traced.graph, device, self._label())
@@ -231,6 +234,7 @@ class Jitted:
                 expanded = deferred.expand(traced.graph)
         if expanded is not None:
             traced.graph = expanded  # what the trace would have recorded
+            traced.deferring = False  # not the graph a key is taken from any more
             return traced, parts, None
         self.traces.forget(traced)  # a graph with a deferred node is never reused
         if executable is not None:

@@ -43,6 +43,10 @@ class Traced:
     graph: Graph
     out_tree: PyTreeDef
     captured: list  # outer tracers the graph reads after its explicit inputs
+    # Traced while `grad` could defer its joint graphs (tracejit.cache.deferred): jit's
+    # persistent key is taken from such a graph only, so that it does not depend on whether
+    # `lower` or `make_ir` traced the signature first
+    deferring: bool = False
 
 
 def trace_flat(fun: Callable, rebuild: Callable, treedef: PyTreeDef, avals, names, label: str):
@@ -65,7 +69,7 @@ def trace_flat(fun: Callable, rebuild: Callable, treedef: PyTreeDef, avals, name
     finally:
         trace.active = False
         DEFER.reset(token)
-    return Traced(graph, out_tree, [t for t, _ in trace.captured])
+    return Traced(graph, out_tree, [t for t, _ in trace.captured], trace.defer_joints)
 
 
 def _check_output(leaf, i: int, label: str) -> None:

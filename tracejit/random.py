@@ -164,6 +164,11 @@ def _unit_interval(key, shape: tuple[int, ...], dtype: np.dtype):
     return bind("reshape", u, shape=shape)
 
 
+def _is_scalar(x, value: float) -> bool:
+    """Whether `x` is a concrete scalar equal to `value` (False for tracers and arrays)."""
+    return not isinstance(x, Tracer) and np.ndim(x) == 0 and bool(x == value)
+
+
 def uniform(key, shape=(), dtype=np.float32, minval=0.0, maxval=1.0):
     """Uniform floats in [minval, maxval).
 
@@ -176,9 +181,9 @@ def uniform(key, shape=(), dtype=np.float32, minval=0.0, maxval=1.0):
 
     dt = _float_dtype(dtype)
     u = _unit_interval(key, _shape(shape), dt)
-    if minval == 0.0 and maxval == 1.0:
+    if _is_scalar(minval, 0.0) and _is_scalar(maxval, 1.0):
         return u
-    lo, hi = tnp.asarray(minval, dt), tnp.asarray(maxval, dt)
+    lo, hi = tnp.asarray(minval, dt), tnp.asarray(maxval, dt)  # traced bounds differentiate
     return tnp.maximum(tnp.add(tnp.multiply(u, tnp.subtract(hi, lo)), lo), lo)
 
 
@@ -218,21 +223,24 @@ def bernoulli(key, p=0.5, shape=None):
 
 
 def permutation(key, x):
-    """A random permutation of `range(x)` (int) or of `x` along axis 0. Eager only: it sorts
-    random words, and tracejit has no sort primitive yet.
+    """A random permutation of `range(x)` (an int) or of `x` along axis 0 (an array, traced
+    and differentiated too): the stable argsort of one random word per row.
 
     >>> import tracejit as tj
     >>> sorted(tj.random.permutation(tj.random.key(0), 5).tolist())
     [0, 1, 2, 3, 4]
     """
-    if isinstance(key, Tracer) or isinstance(x, Tracer):
+    from tracejit import numpy as tnp
+
+    key = _check_key(key)
+    if isinstance(x, Tracer) and x.ndim == 0:
         raise UnsupportedError(
-            "tj.random.permutation works on concrete keys only (it needs a sort); call it "
-            "outside jit and pass the permutation in"
+            "tj.random.permutation(key, n) needs a concrete n (the result's length); pass an "
+            "int, or an array to permute"
         )
-    n = int(x) if np.ndim(x) == 0 else np.shape(x)[0]
-    order = np.argsort(np.asarray(bits(key, (n,))), kind="stable")
-    return order if np.ndim(x) == 0 else np.asarray(x)[order]
+    n = int(x) if np.ndim(x) == 0 else shape_of(x)[0]
+    order = tnp.argsort(bits(key, (n,)), stable=True)
+    return order if np.ndim(x) == 0 else tnp.take(x, order, axis=0)
 
 
 from tracejit._public import only_public_names

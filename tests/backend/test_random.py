@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tracejit as tj
+import tracejit.numpy as tnp
 from tracejit.errors import UnsupportedError
 from tracejit.random import threefry2x32_block
 
@@ -90,14 +91,41 @@ def test_float64_uniform_uses_more_than_float32_resolution():
     np.testing.assert_array_equal(f * 2**24, np.floor(f * 2**24))
 
 
-def test_permutation_is_a_permutation_and_eager_only():
+def test_permutation_is_a_permutation_traced_and_differentiated(device):
     k = tj.random.key(5)
     p = tj.random.permutation(k, 10)
     assert sorted(p.tolist()) == list(range(10)) and p.tolist() != list(range(10))
-    x = np.arange(20).reshape(10, 2)
+    x = np.arange(20.0).reshape(10, 2)
     np.testing.assert_array_equal(tj.random.permutation(k, x), x[p])
-    with pytest.raises(UnsupportedError, match="concrete keys"):
-        tj.jit(lambda k: tj.random.permutation(k, 4))(k)
+    w = np.arange(20.0).reshape(10, 2)  # d sum(w * x[p]) / dx = w scattered back through p
+    want = np.zeros_like(w)
+    want[p] = w
+
+    def run(k, x):
+        perm = tj.random.permutation(k, x)
+        grad = tj.grad(lambda x: tnp.sum(tj.random.permutation(k, x) * w))(x)
+        return tj.random.permutation(k, 10), perm, grad
+
+    for got, ref in zip(tj.jit(run, device=device)(k, x), (p, x[p], want)):
+        np.testing.assert_array_equal(tj.device_get(got), ref)
+    with pytest.raises(UnsupportedError, match="concrete n"):
+        tj.jit(lambda k, n: tj.random.permutation(k, n))(k, 4)
+
+
+def test_uniform_bounds_may_be_traced_arrays():
+    k = tj.random.key(2)
+    lo, hi = np.array([-1.0, 0.0, 2.0]), np.array([1.0, 0.5, 5.0])
+    u = np.asarray(tj.random.uniform(k, (3,), np.float64))
+    np.testing.assert_array_equal(
+        tj.random.uniform(k, (3,), np.float64, lo, hi), u * (hi - lo) + lo
+    )
+
+    def total(lo, hi):  # d/dlo = 1 - u, d/dhi = u
+        return tnp.sum(tj.random.uniform(k, (3,), np.float64, lo, hi))
+
+    g_lo, g_hi = tj.jit(tj.grad(total, (0, 1)))(lo, hi)
+    np.testing.assert_allclose(g_lo, 1 - u, rtol=1e-15)
+    np.testing.assert_allclose(g_hi, u, rtol=1e-15)
 
 
 def test_bad_key_is_a_clear_error():

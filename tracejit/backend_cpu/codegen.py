@@ -29,7 +29,7 @@ import numpy as np
 from tracejit import timing
 from tracejit.backend_cpu import abi, collectives, vector_math
 from tracejit.backend_cpu.columns import ColumnWriter, PartialWriter, is_column, is_partial
-from tracejit.backend_cpu.emit import INLINE_F32_C, BaseWriter
+from tracejit.backend_cpu.emit import CPP, INLINE_F32_C, BaseWriter
 from tracejit.backend_cpu.gather import CPU_KERNELS, GATHER_C, is_native
 from tracejit.backend_cpu.rows import LoopWriter, RowWriter
 from tracejit.backend_cpu.steps import StepTable
@@ -46,9 +46,9 @@ PARALLEL_BLOCKS = 32
 GEMM_SPLIT_MIN = 1 << 20
 GEMM_SLAB = 16
 
-HEADER = r"""
+HEADER = f"""
 #include <cstdint>
-#define TJ_FN static inline
+{CPP.tj_fn()}
 """
 
 RUNTIME = r"""

@@ -112,8 +112,7 @@ class ColumnWriter(BaseWriter):
 
     def body(self) -> list[str]:
         k = self.k
-        lines = [d for a in self.accs for d in a.decls()]
-        lines.append("for (int64_t u = lo; u < hi; ++u) {")
+        decls = [d for a in self.accs for d in a.decls()]
         body = [
             f"const int64_t c0 = (u % {self.nblocks}LL) * {COLUMN_BLOCK}LL;",
             (
@@ -131,7 +130,7 @@ class ColumnWriter(BaseWriter):
         stores = self.stores(em, -1)
         if stores:
             body += self._column_loop(em.lines + stores, k.nphases)
-        return lines + indent(body, 2) + ["}"]
+        return CPP.parallel_for(self.units_and_work()[0], body, head=decls)
 
     def _phase(self, phase: int) -> list[str]:
         k = self.k
@@ -161,12 +160,8 @@ class PartialWriter(RowWriter):
     def _fields(self) -> list[tuple[str, str, str]]:
         return [f for r in self.k.reductions for f in accumulator(r, "v").fields]
 
-    def signature(self) -> str:
-        ps = self.param_text()
-        name = self.k.name
-        return (
-            f"static void {name}(int64_t lo, int64_t hi, {name}_part* part{', ' if ps else ''}{ps})"
-        )
+    def params(self) -> list[str]:
+        return [*CPP.unit_params(), f"{self.k.name}_part* part", self.buffer_params()]
 
     def body(self) -> list[str]:
         lines = self.phase(0, ("lo", "hi"))
@@ -177,16 +172,9 @@ class PartialWriter(RowWriter):
         name = self.k.name
         struct = [f"struct {name}_part {{"]
         struct += [f"  {ct} {var};" for ct, var, _ in self._fields()] + ["};"]
-        ps = self.param_text()
-        finish = [
-            (
-                f"static void {name}_finish(const {name}_part* parts, int64_t n"
-                f"{', ' if ps else ''}{ps}) {{"
-            ),
-            *indent(self._finish_body(), 2),
-            "}",
-        ]
-        return "\n".join([*struct, super().function(), *finish])
+        finish_params = [f"const {name}_part* parts", "int64_t n", self.buffer_params()]
+        finish = CPP.function(f"{name}_finish", finish_params, self._finish_body())
+        return "\n".join([*struct, super().function(), finish])
 
     def _finish_body(self) -> list[str]:
         fields = self._fields()

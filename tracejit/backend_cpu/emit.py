@@ -30,7 +30,7 @@ CPP = Dialect(libm_prefix="tj_", inline_f32=INLINE_F32)
 
 
 class BaseWriter:
-    """What every kernel writer shares: the simplified kernel, its parameters, its signature,
+    """What every kernel writer shares: the simplified kernel, its parameters, its function,
     and the `tj_parallel` call over `units_and_work()`. Subclasses write `body()`."""
 
     def __init__(self, kernel: K.Kernel, buffers: dict[int, K.Buffer], uses: set[str]):
@@ -41,12 +41,12 @@ class BaseWriter:
     def emitter(self, prefix: str = "t", names: dict | None = None) -> Emitter:
         return Emitter(CPP, self.uses, prefix, names=names)
 
-    def param_text(self) -> str:
+    def buffer_params(self) -> str:
         return param_text(CPP, self.k, self.buffers)
 
-    def signature(self) -> str:
-        ps = self.param_text()
-        return f"static void {self.k.name}(int64_t lo, int64_t hi{', ' if ps else ''}{ps})"
+    def params(self) -> list[str]:
+        """The kernel's parameters: its range of units and its buffers."""
+        return [*CPP.unit_params(), self.buffer_params()]
 
     def args(self) -> str:
         return "".join(f", b{b}" for b in buffer_ids(self.k))
@@ -61,7 +61,7 @@ class BaseWriter:
         return em.stores(self.k, phase)
 
     def function(self) -> str:
-        return "\n".join([self.signature() + " {", *indent(self.body(), 2), "}"])
+        return CPP.function(self.k.name, self.params(), self.body())
 
     def call(self) -> str:
         units, work = self.units_and_work()

@@ -178,23 +178,20 @@ class LoopWriter(BaseWriter):
         stores = self.stores(em, 0)
         body = em.lines + stores
         n = len(k.outer)
+        units = self.units_and_work()[0]
         if n == 0:
             return ["(void)lo; (void)hi;", "{", *indent(body, 2), "}"]
         if n == 1:
-            loop = ["#pragma omp simd", "for (int64_t i0 = lo; i0 < hi; ++i0) {"]
-            return [*loop, *indent(body, 2), "}"]
+            return ["#pragma omp simd", *CPP.parallel_for(units, body, var="i0")]
         last = n - 1
-        lines = ["for (int64_t u = lo; u < hi; ++u) {"]
-        lines += indent(decompose(k.outer[:-1], "u", 0), 2)
-        lines += indent(
-            [
-                "#pragma omp simd",
-                f"for (int64_t i{last} = 0; i{last} < {k.outer[-1]}LL; ++i{last}) {{",
-            ],
-            2,
-        )
-        lines += indent(body, 4) + ["  }", "}"]
-        return lines
+        row = [
+            *decompose(k.outer[:-1], "u", 0),
+            "#pragma omp simd",
+            f"for (int64_t i{last} = 0; i{last} < {k.outer[-1]}LL; ++i{last}) {{",
+            *indent(body, 2),
+            "}",
+        ]
+        return CPP.parallel_for(units, row)
 
 
 class RowWriter(BaseWriter):
@@ -257,16 +254,15 @@ class RowWriter(BaseWriter):
     # -- the body
     def body(self) -> list[str]:
         k = self.k
-        lines = [
+        scratch = [
             f"{c_type(K.expr_dtype(node))} s{i}[{int(np.prod(k.inner))}];"
             for node, (i, _) in self.scratch.items()
         ]
-        lines.append("for (int64_t u = lo; u < hi; ++u) {")
         body = decompose(k.outer, "u", 0) if k.outer else []
         for phase in range(k.nphases):
             body += self.phase(phase)
         body += self.epilogue()
-        return lines + indent(body, 2) + ["}"]
+        return CPP.parallel_for(self.units_and_work()[0], body, head=scratch)
 
     def epilogue(self) -> list[str]:
         em = self.emitter("e")

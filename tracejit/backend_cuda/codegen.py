@@ -43,13 +43,21 @@ VECTOR_BYTES = 16
 # float32 tanh inline as on the CPU (ir/cwriter/fast_tanh.py: 1.03 ulp, the same bits on both
 # backends; CUDA's tanhf is documented at 2 ulp), read-only buffers `const T* __restrict__`
 # (read through the read-only data cache) unless they may share memory with a buffer the
-# kernel writes (emit.may_alias: an in-place temporary, or a donated input, `generate`).
-CUDA = Dialect(builtins=False, restrict_inputs=True, inline_f32={"tanh": TANHF_NAME})
-# Indices stay 32-bit (cheaper div/mod/multiply) while every address and the grid-stride
-# counter fit with room to spare below 2**31.
-INT32_LIMIT = 1 << 30
+# kernel writes (emit.may_alias: an in-place temporary, or a donated input, `generate`);
+# kernels `extern "C" __global__` (launched by name), helpers device functions, 32-bit loop
+# counters where a kernel allows, grid-stride loops.
+CUDA = Dialect(
+    builtins=False,
+    restrict_inputs=True,
+    inline_f32={"tanh": TANHF_NAME},
+    kernel_qualifiers='extern "C" __global__',
+    helper_qualifiers="static __device__ __forceinline__",
+    narrow_index=True,
+    grid_stride=True,
+)
 
-HEADER = r"""
+HEADER = (
+    r"""
 #ifdef __CUDACC_RTC__
 typedef int int32_t;
 typedef unsigned int uint32_t;
@@ -58,7 +66,9 @@ typedef unsigned long long uint64_t;
 #else
 #include <cstdint>
 #endif
-#define TJ_FN static __device__ __forceinline__
+"""
+    + CUDA.tj_fn()
+    + r"""
 // CUDA's pow and powf are within 2 ulps, and not always exact where the result is
 // representable (an H100 missed NumPy's exact float64 results in the last bit). An integer
 // exponent up to 64 multiplies instead, each product checked exact with an FMA (its exact
@@ -104,6 +114,7 @@ TJ_FN float tj_powf(float x, float y) {
 #define pow(x, y) tj_pow(x, y)
 #define powf(x, y) tj_powf(x, y)
 """
+)
 
 DEVICE_RUNTIME = r"""
 template <class T, int N> struct alignas(sizeof(T) * N) tj_vec { T v[N]; };
@@ -137,20 +148,6 @@ class CudaProgram:
 
 
 # ---------------------------------------------------------------- expressions
-
-
-def index_type(kernel: K.Kernel) -> str:
-    """`int` when every loop counter and address of `kernel` fits far below 2**31."""
-    extents = list(kernel.outer) + list(kernel.inner)
-    work = int(np.prod(extents, dtype=np.int64)) if extents else 1
-    reach = max(
-        (
-            abs(o) + sum(abs(c) * max(n - 1, 0) for c, n in zip(cs, extents))
-            for o, cs in kernel.affine_maps()
-        ),
-        default=0,
-    )
-    return "int" if max(work, reach) < INT32_LIMIT else "int64_t"
 
 
 def kernel_params(
@@ -225,31 +222,11 @@ def _vector_path(kernel: K.Kernel, width: int, idx: str, uses: set) -> list[str]
     return lines
 
 
-def grid_stride_kernel(
-    name: str, params: str, idx: str, units: int, body: list[str], head: list[str] = ()
-) -> str:
-    """A kernel running `body` for `u` in [0, units) in a grid-stride loop (after `head`,
-    which may advance `start`); `idx` is the type of the counters."""
-    suffix = "" if idx == "int" else "LL"
-    return "\n".join(
-        [
-            f'extern "C" __global__ void __launch_bounds__({BLOCK}) {name}({params}) {{',
-            f"  const {idx} stride = ({idx})gridDim.x * blockDim.x;",
-            f"  {idx} start = ({idx})blockIdx.x * blockDim.x + threadIdx.x;",
-            *indent(list(head)),
-            f"  for ({idx} u = start; u < {units}{suffix}; u += stride) {{",
-            *indent(body, 4),
-            "  }",
-            "}",
-        ]
-    )
-
-
 def elementwise_kernel(
     k: K.Kernel, buffers: dict[int, K.Buffer], uses: set, donated=frozenset()
 ) -> tuple[str, Launch]:
     """A grid-stride loop over the flat outer index (with a vector path when contiguous)."""
-    idx = index_type(k)
+    idx = CUDA.index_type(k)
     ids, params = kernel_params(k, buffers, donated)
     units = int(np.prod(k.outer, dtype=np.int64)) if k.outer else 1
     em = Emitter(CUDA, uses, "t", idx)
@@ -257,7 +234,7 @@ def elementwise_kernel(
     body = decompose(k.outer, "u", 0, idx, suffix="") + em.lines + stores
     width = _vector_width(k)
     head = _vector_path(k, width, idx, uses) if width else []
-    text = grid_stride_kernel(k.name, params, idx, units, body, head)
+    text = CUDA.function(k.name, [params], CUDA.parallel_for(units, body, idx, head), BLOCK)
     return text, Launch(k.name, ids, BLOCK, units, True)
 
 
@@ -301,4 +278,4 @@ def generate(
     return CudaProgram("\n".join(parts), launches)
 
 
-__all__ = ["BLOCK", "CUDA", "CudaProgram", "Launch", "generate", "index_type"]
+__all__ = ["BLOCK", "CUDA", "CudaProgram", "Launch", "generate"]

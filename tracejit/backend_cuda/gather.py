@@ -27,7 +27,7 @@ Integers add through their unsigned type (wrapping, like NumPy), bools through `
 
 from __future__ import annotations
 
-from tracejit.backend_cuda.codegen import BLOCK, Launch, grid_stride_kernel
+from tracejit.backend_cuda.codegen import BLOCK, CUDA, Launch
 from tracejit.ir import kernel as K
 from tracejit.ir.c_render import c_type
 from tracejit.ir.gather_plan import gather_sizes
@@ -115,7 +115,7 @@ def gather_kernel(step: K.Fallback, buffers: dict[int, K.Buffer]) -> tuple[str, 
     """The CUDA kernel running `step` (when `gather_plan.is_native`) and its launch."""
     params, units, body = CUDA_KERNELS[step.prim](step, buffers)
     # the step's name: unique in the schedule
-    text = grid_stride_kernel(step.name, ", ".join(params), "int64_t", units, body)
+    text = CUDA.function(step.name, params, CUDA.parallel_for(units, body), BLOCK)
     return text, Launch(step.name, list(step.inputs) + list(step.outputs), BLOCK, units, True)
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tracejit.backend_cuda.codegen import CUDA, Launch, index_type, kernel_params
+from tracejit.backend_cuda.codegen import CUDA, Launch, kernel_params
 from tracejit.ir import kernel as K
 from tracejit.ir.c_render import UNSIGNED, c_type
 from tracejit.ir.cwriter.emit import Emitter, decompose, indent
@@ -149,13 +149,23 @@ def _shuffle_combine(red: _Reduction, width: int) -> list[str]:
     return lines + ["}"]
 
 
+def _fold_shared(red: _Reduction, first: str, at: str, count: int) -> list[str]:
+    """Fold `count` partial results from shared memory into `red`'s accumulator, in order:
+    element `first` of each part's array `s<rid>_<part>`, then element `at` for q = 1, ..."""
+    rid, parts = red.r.rid, red.parts()
+    lines = [f"{var} = s{rid}_{var}[{first}];" for _, var in parts]
+    lines.append(f"for (int q = 1; q < {count}; ++q) {{")
+    lines += indent(red.merge_from(*(f"s{rid}_{var}[{at}]" for _, var in parts)))
+    return lines + ["}"]
+
+
 class _Writer:
     def __init__(self, kernel: K.Kernel, buffers: dict[int, K.Buffer], uses: set, donated):
         self.k = kernel
         self.buffers = buffers
         self.donated = donated  # (input, output) pairs sharing memory (codegen.generate)
         self.uses = uses
-        self.idx = index_type(self.k)
+        self.idx = CUDA.index_type(self.k)
         self.layout, self.x, self.y = _layout(self.k)
         self.threads = self.x * self.y
         self.outer = int(np.prod(self.k.outer, dtype=np.int64)) if self.k.outer else 1
@@ -219,11 +229,7 @@ class _Writer:
                 lines.append("if ((threadIdx.x & 31) == 0) {")
                 lines += [f"  s{rid}_{var}[threadIdx.x >> 5] = {var};" for _, var in red.parts()]
                 lines += ["}", "__syncthreads();"]
-                lines += [f"{var} = s{rid}_{var}[row * {warps}];" for _, var in red.parts()]
-                lines.append(f"for (int q = 1; q < {warps}; ++q) {{")
-                srcs = [f"s{rid}_{var}[row * {warps} + q]" for _, var in red.parts()]
-                lines += indent(red.merge_from(*srcs))
-                lines.append("}")
+                lines += _fold_shared(red, f"row * {warps}", f"row * {warps} + q", warps)
             return lines
         if self.y == 1:
             return lines
@@ -231,11 +237,7 @@ class _Writer:
             lines.append(f"__shared__ {t} s{rid}_{var}[{self.threads}];")
             lines.append(f"s{rid}_{var}[threadIdx.x] = {var};")
         lines.append("__syncthreads();")
-        lines += [f"{var} = s{rid}_{var}[row];" for _, var in red.parts()]
-        lines.append(f"for (int q = 1; q < {self.y}; ++q) {{")
-        srcs = [f"s{rid}_{var}[q * {self.x} + row]" for _, var in red.parts()]
-        lines += indent(red.merge_from(*srcs))
-        return lines + ["}"]
+        return lines + _fold_shared(red, "row", f"q * {self.x} + row", self.y)
 
     def _phase(self, phase: int) -> list[str]:
         k = self.k
@@ -282,8 +284,7 @@ class _Writer:
         for phase in range(k.nphases):
             body += self._phase(phase)
         body += self._epilogue()
-        head = f'extern "C" __global__ void __launch_bounds__({self.threads}) {k.name}({params}) {{'
-        return "\n".join([head, *indent(body), "}"])
+        return CUDA.function(k.name, [params], body, self.threads)
 
     def launch(self) -> Launch:
         ids, _ = kernel_params(self.k, self.buffers)

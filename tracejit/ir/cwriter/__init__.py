@@ -1,6 +1,7 @@
 """The C-family kernel writer shared by the C++ (CPU) and CUDA backends.
 
-- `dialect`: how a backend spells C (builtins, special values, libm names, parameters).
+- `dialect`: how a backend writes C: builtins, special values, libm names, parameters, the
+  qualifiers of kernels and helpers, loop counter types, and a parallel loop over units.
 - `emit`: the one expression emitter (a loop body's statements, in a dialect).
 - `reduce`: reduction semantics (accumulator types, identities, NaN-propagating max/min,
   first-index argmax/argmin).
@@ -8,5 +9,6 @@
   add, argmax across threads, Threefry), written once with the backend's `TJ_FN`.
 - `fast_tanh`: the inline float32 tanh both backends compile (the same bits on cpu and cuda).
 
-The backends keep only what differs: their loop and thread structure, and how they launch.
+The backends keep only what differs: their loop and thread structure (row, column and split
+reductions in C++; thread groups with shuffles and shared memory in CUDA), and how they launch.
 """

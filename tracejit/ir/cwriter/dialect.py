@@ -1,12 +1,14 @@
-"""How one backend spells C: the only backend-specific input of the shared expression emitter.
+"""How one backend writes C: the only backend-specific input of the shared kernel writer.
 
 A `Dialect` says how math functions and special float values are written (GCC builtins in
 C++, CUDA's device math library in CUDA: NVRTC knows no builtins), which libm names the
 kernels call (the C++ backend's `tj_cosf` wrappers, backend_cpu/vector_math.py), which
-float32 functions are generated inline (fast exp/log/tanh in C++, tanh in CUDA too), and how a
-buffer parameter is declared. The instances live with their
-backends (backend_cpu/emit.py `CPP`, backend_cuda/codegen.py `CUDA`); `GCC` is the plain
-builtin spelling.
+float32 functions are generated inline (fast exp/log/tanh in C++, tanh in CUDA too), how a
+buffer parameter is declared, and how a kernel is written: its qualifiers and the helpers'
+(`TJ_FN`), the type of its loop counters, and its parallel loop over units (C++: the range
+[lo, hi) of units a pool thread is handed, the kernel's first parameters; CUDA: a grid-stride
+loop over the launch). The instances live with their backends (backend_cpu/emit.py `CPP`,
+backend_cuda/codegen.py `CUDA`); `GCC` is the plain builtin spelling.
 
 >>> GCC.math("sqrtf"), Dialect(builtins=False).math("nearbyintf")
 ('__builtin_sqrtf', 'rintf')
@@ -14,6 +16,12 @@ builtin spelling.
 '-__int_as_float(0x7f800000)'
 >>> Dialect(builtins=False).spell("__builtin_bit_cast(float, __builtin_fmaf(a, b, c))")
 '__uint_as_float(fmaf(a, b, c))'
+>>> print(GCC.function("k0", [*GCC.unit_params(), "float* b0"], GCC.parallel_for(8, ["b0[u] = 0;"])))
+static void k0(int64_t lo, int64_t hi, float* b0) {
+  for (int64_t u = lo; u < hi; ++u) {
+    b0[u] = 0;
+  }
+}
 """
 
 from __future__ import annotations
@@ -21,6 +29,8 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+
+import numpy as np
 
 # CUDA device math names that differ from the builtin's name without `__builtin_`.
 _DEVICE_MATH = {"nearbyintf": "rintf", "nearbyint": "rint"}
@@ -35,6 +45,22 @@ _BUILTIN = re.compile(r"__builtin_(\w+)")
 # GCC's bit cast between float and uint32_t, as CUDA's intrinsics (one argument left).
 _BIT_CAST = re.compile(r"__builtin_bit_cast\((uint32_t|float),\s*")
 _DEVICE_BIT_CAST = {"uint32_t": "__float_as_uint(", "float": "__uint_as_float("}
+# Narrow loop counters stay 32-bit while every address and counter fits with room to spare.
+INT32_LIMIT = 1 << 30
+
+
+def indent(lines: list[str], n: int = 2) -> list[str]:
+    """`lines` indented by `n` spaces (empty lines stay empty).
+
+    >>> indent(["a;", "", "b;"])
+    ['  a;', '', '  b;']
+    """
+    return [" " * n + line if line else line for line in lines]
+
+
+def int_suffix(idx: str) -> str:
+    """The suffix of integer constants in index arithmetic of C type `idx`."""
+    return "" if idx == "int" else "LL"
 
 
 @dataclass(frozen=True)
@@ -45,6 +71,10 @@ class Dialect:
     inline_f32: dict = field(default_factory=dict)  # prim -> inline function (float32 only)
     builtins: bool = True  # math as GCC builtins, else as device library functions
     restrict_inputs: bool = False  # read-only buffer parameters `const T* __restrict__`
+    kernel_qualifiers: str = "static"  # before a kernel's `void name(...)`
+    helper_qualifiers: str = "static inline"  # TJ_FN: the C helpers' (c_render, library)
+    narrow_index: bool = False  # `int` loop counters where a kernel's reach allows
+    grid_stride: bool = False  # parallel loops stride over a launch, else run [lo, hi)
 
     def math(self, name: str) -> str:
         """The C function for builtin math function `name` ("sqrtf", "fabs", "isinf")."""
@@ -75,7 +105,55 @@ class Dialect:
             return f"const {ctype}* b{buf}" if may_alias else f"const {ctype}* __restrict__ b{buf}"
         return f"{ctype}* b{buf}"
 
+    def tj_fn(self) -> str:
+        """The definition of `TJ_FN`, the qualifiers of every shared C helper."""
+        return f"#define TJ_FN {self.helper_qualifiers}"
+
+    def index_type(self, kernel) -> str:
+        """The C type of `kernel`'s loop counters: `int` (`narrow_index`, cheaper div/mod/
+        multiply on a GPU) when every counter and address fits far below 2**31."""
+        if not self.narrow_index:
+            return "int64_t"
+        extents = list(kernel.outer) + list(kernel.inner)
+        work = int(np.prod(extents, dtype=np.int64)) if extents else 1
+        reach = max(
+            (
+                abs(o) + sum(abs(c) * max(n - 1, 0) for c, n in zip(cs, extents))
+                for o, cs in kernel.affine_maps()
+            ),
+            default=0,
+        )
+        return "int" if max(work, reach) < INT32_LIMIT else "int64_t"
+
+    def function(self, name: str, params: list[str], body: list[str], threads: int = 0) -> str:
+        """Kernel `name` with the non-empty `params` and `body`; `threads` (CUDA) bounds the
+        threads per block of its launch (`__launch_bounds__`)."""
+        bounds = f"__launch_bounds__({threads}) " if threads else ""
+        head = f"{self.kernel_qualifiers} void {bounds}{name}({', '.join(p for p in params if p)})"
+        return "\n".join([head + " {", *indent(body), "}"])
+
+    def unit_params(self) -> list[str]:
+        """The first parameters of a kernel whose parallel loop runs a range of units: the
+        range itself in C++ (`tj_parallel` calls the kernel once per block of units), none
+        in CUDA (the launch's grid is the range)."""
+        return [] if self.grid_stride else ["int64_t lo", "int64_t hi"]
+
+    def parallel_for(
+        self, units: int, body: list[str], idx: str = "int64_t", head=(), var: str = "u"
+    ) -> list[str]:
+        """`body` for each unit `var` in [0, units) that falls to this thread, after `head`
+        (statements that may advance CUDA's `start`, the thread's first unit)."""
+        if not self.grid_stride:
+            loop = f"for ({idx} {var} = lo; {var} < hi; ++{var}) {{"
+            return [*head, loop, *indent(body), "}"]
+        first = [
+            f"const {idx} stride = ({idx})gridDim.x * blockDim.x;",
+            f"{idx} start = ({idx})blockIdx.x * blockDim.x + threadIdx.x;",
+        ]
+        loop = f"for ({idx} {var} = start; {var} < {units}{int_suffix(idx)}; {var} += stride) {{"
+        return [*first, *head, loop, *indent(body), "}"]
+
 
 GCC = Dialect()
 
-__all__ = ["GCC", "Dialect"]
+__all__ = ["GCC", "INT32_LIMIT", "Dialect", "indent", "int_suffix"]

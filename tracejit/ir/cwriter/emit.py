@@ -18,7 +18,7 @@ import numpy as np
 
 from tracejit.ir import kernel as K
 from tracejit.ir.c_render import c_type, literal, render
-from tracejit.ir.cwriter.dialect import Dialect
+from tracejit.ir.cwriter.dialect import Dialect, indent, int_suffix
 
 
 def affine(offset: int, coefs, var: str = "i", suffix: str = "LL") -> str:
@@ -59,15 +59,6 @@ def decompose(
     return lines
 
 
-def indent(lines: list[str], n: int = 2) -> list[str]:
-    """`lines` indented by `n` spaces (empty lines stay empty).
-
-    >>> indent(["a;", "", "b;"])
-    ['  a;', '', '  b;']
-    """
-    return [" " * n + line if line else line for line in lines]
-
-
 class Emitter:
     """Emits the statements of one loop body into `lines`.
 
@@ -96,7 +87,7 @@ class Emitter:
         self.lines: list[str] = []
 
     def affine(self, offset: int, coefs) -> str:
-        return affine(offset, coefs, "i", "" if self.idx == "int" else "LL")
+        return affine(offset, coefs, "i", int_suffix(self.idx))
 
     def _pending(self, e: K.Expr) -> list:
         """Sub-expressions of `e` without a name yet, children first (iterative)."""

@@ -443,3 +443,44 @@ FLOAT_BITS = [
 ]
 CASES = CASES + FLOAT_BITS
 COMPILED = COMPILED + FLOAT_BITS
+
+# Gradients of the float names whose cases above check values only (eager: one primitive
+# each, or compositions compiled above): NaN-ignoring reductions with a NaN in each row but
+# none all NaN, order statistics on distinct values, away from every kink.
+_NANS2 = np.array([[0.5, np.nan, 0.2, 0.8], [0.1, 0.7, np.nan, 0.3], [0.35, 0.15, -0.4, 0.9]])
+GRADS = [
+    _c("angle", lambda m, x: m.angle(x * (1 + 0.5j) + 0.3j), Y, grad=True),
+    _c("imag", lambda m, x: m.imag(m.exp(1j * x)), Y, grad=True),
+    _c("mod", lambda m, x, y: m.mod(x * 3.0, y + 1.7), X, Y, grad=True),
+    _c("remainder", lambda m, x: m.remainder(-x * 5.0, 1.3), X, grad=True),
+    _c("nan_to_num", lambda m, x: m.nan_to_num(x, nan=2.0), _NANS2, grad=True),
+    *[
+        _c(n, lambda m, x, n=n: getattr(m, n)(x, axis=1), _NANS2, grad=True)
+        for n in (
+            "nansum",
+            "nanprod",
+            "nanmean",
+            "nanmax",
+            "nanmin",
+            "nancumsum",
+            "nancumprod",
+            "nanmedian",
+        )
+    ],
+    _c("nanvar", lambda m, x: m.nanvar(x, axis=1, ddof=1), _NANS2, grad=True),
+    _c("nanstd", lambda m, x: m.nanstd(x, axis=1), _NANS2, grad=True),
+    _c("nanquantile", lambda m, x: m.nanquantile(x, [0.25, 0.9], axis=1), _NANS2, grad=True),
+    _c("nanpercentile", lambda m, x: m.nanpercentile(x, 40.0, axis=1), _NANS2, grad=True),
+    _c("quantile", lambda m, x: m.quantile(x, [0.3, 0.8], axis=0), X, grad=True),
+    _c(
+        "piecewise",
+        lambda m, x: m.piecewise(x, [x < 0, x > 0.5], [lambda v: v * v, 2.0]),
+        Y,
+        grad=True,
+    ),
+    _c("nextafter", lambda m, x: m.nextafter(x, x * 0.0), X, grad=True),
+    _c("histogram_bin_edges", lambda m, x: m.histogram_bin_edges(x, 4), X, grad=True),
+    _c("unique", lambda m, v: m.unique(v, **_jax(m, size=5)), V, grad=True),
+    _c("unique_all", lambda m, v: m.unique_all(v, **_jax(m, size=5)).values, V, grad=True),
+]
+CASES = CASES + GRADS

@@ -148,6 +148,42 @@ def test_compiled_gradients_match_finite_differences(device):
             np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6, err_msg=case.name)
 
 
+# Float-valued names of float inputs with no gradient case in the table: piecewise constant
+# or constant in their inputs (a zero gradient, as JAX's, checked below), or differentiated
+# through another name.
+ZERO_DERIVATIVE = {"around", "round", "rint", "ceil", "trunc", "floor_divide", "spacing",
+                   "heaviside", "full_like", "empty_like"}  # fmt: skip
+GRADIENT_OF_ANOTHER_NAME = {
+    "histogram2d": "counts are piecewise constant; the edges are histogram_bin_edges'",
+    "histogramdd": "counts are piecewise constant; the edges are histogram_bin_edges'",
+}
+
+
+def _float_to_float(case) -> bool:
+    if not _float_positions(case):
+        return False
+    return any(np.asarray(e).dtype.kind == "f" for e in _expected(case))
+
+
+def test_every_float_name_has_a_gradient_case_or_a_reason():
+    float_names = {c.name for c in CASES if _float_to_float(c)}
+    covered = {c.name for c in GRAD_CASES} | ZERO_DERIVATIVE | set(GRADIENT_OF_ANOTHER_NAME)
+    assert not float_names - covered, f"add gradient cases for {sorted(float_names - covered)}"
+    assert not (ZERO_DERIVATIVE | set(GRADIENT_OF_ANOTHER_NAME)) - float_names
+
+
+def test_piecewise_constant_names_have_zero_gradients():
+    cases = [c for c in CASES if c.name in ZERO_DERIVATIVE and _float_to_float(c)]
+    assert {c.name for c in cases} == ZERO_DERIVATIVE
+    for case in cases:
+        finite = [np.nan_to_num(a) if np.ndim(a) else a for a in case.args]
+        grads = _tj_grad_fn(case._replace(args=tuple(finite)))(
+            *[finite[i] for i in _float_positions(case)]
+        )
+        for g in grads:
+            np.testing.assert_array_equal(g, np.zeros_like(g), err_msg=case.name)
+
+
 # Names that are not array computations: NumPy's own objects, re-exported as they are.
 NOT_ARRAY_COMPUTATIONS = {
     "NumPy's printing": {"array_repr", "array_str", "printoptions", "get_printoptions",
@@ -188,6 +224,14 @@ def test_every_offered_name_is_tested():
     table = {c.name for c in CASES}
     untested = set(offered) - table - exempt - _tested_elsewhere(offered)
     assert not untested, f"add these to tests/_tnp_cases.py: {sorted(untested)}"
+
+
+def test_modules_show_only_their_public_names():
+    for module in (tnp.linalg, tnp.fft):
+        assert {n for n in dir(module) if not n.startswith("_")} == set(module.__all__)
+    for module in (tnp, tnp.linalg, tnp.fft):  # internals of tnp's own modules stay inside
+        for leaked in ("np", "Tracer", "bind", "builtins", "math", "dtypes", "promote"):
+            assert not hasattr(module, leaked), (module.__name__, leaked)
 
 
 # api-targets.md names tracejit.numpy does not offer yet, each with what it needs.

@@ -85,11 +85,39 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = Fa
     return (res[0], res[1](*tangents), res[2]) if has_aux else (res[0], res[1](*tangents))
 
 
+def _check_input(dt, what: str, holomorphic: bool) -> None:
+    """As JAX: holomorphic=True takes complex inputs only; jacfwd otherwise real ones (a
+    complex input's Jacobian is not one complex matrix unless f is holomorphic), jacrev real
+    or complex ones (for real outputs: rows are gradients in tj.grad's convention)."""
+    if holomorphic:
+        ok, want = dtypes.is_complex(dt), "complex arrays (holomorphic=True)"
+    elif what == "jacfwd":
+        ok, want = dtypes.is_float(dt), "float arrays, or complex ones with holomorphic=True"
+    else:
+        ok, want = dtypes.is_inexact(dt), "float or complex arrays"
+    if not ok:
+        raise TracejitTypeError(
+            f"{what}: cannot differentiate with respect to an input of dtype {dt}; pass "
+            f"{want} (x.astype(...)), use tj.jvp / tj.vjp directly, or leave it out of argnums"
+        )
+
+
+def _check_output(dt, what: str, holomorphic: bool) -> None:
+    if holomorphic and not dtypes.is_complex(dt):
+        raise TracejitTypeError(f"{what}(holomorphic=True) needs complex outputs, got {dt}")
+    if not holomorphic and what == "jacrev" and not dtypes.is_float(dt):
+        raise TracejitTypeError(
+            f"{what}: an output of dtype {dt} has no derivative; jacrev needs real outputs "
+            "(complex ones with holomorphic=True, or use tj.vjp directly)"
+        )
+
+
 class _Wrt:
     """The differentiated arguments of one call, flattened: leaves, their trees, and `fun`
     as a function of the leaves alone (the other arguments closed over)."""
 
-    def __init__(self, fun: Callable, args: tuple, argnums, has_aux: bool, what: str):
+    def __init__(self, fun: Callable, args: tuple, argnums, has_aux: bool, what: str,
+                 holomorphic: bool = False):  # fmt: skip
         nums = _normalize_argnums(argnums, len(args), what)
         self.single = isinstance(argnums, int)
         self.leaves, self.trees, sizes = [], [], []
@@ -99,12 +127,7 @@ class _Wrt:
             sizes.append(len(leaves))
             self.leaves += leaves
         for leaf in self.leaves:
-            if not dtypes.is_float(_dtype(leaf)):
-                raise TracejitTypeError(
-                    f"{what}: cannot differentiate with respect to an input of dtype "
-                    f"{_dtype(leaf)}; pass float arrays (x.astype(np.float32)) or leave it "
-                    "out of argnums"
-                )
+            _check_input(_dtype(leaf), what, holomorphic)
         self.sizes = sizes
 
         def partial(*leaves):
@@ -114,7 +137,7 @@ class _Wrt:
             return fun(*full)
 
         self.partial = partial
-        self.has_aux = has_aux
+        self.has_aux, self.holomorphic = has_aux, holomorphic
 
     def assemble(self, blocks: list[list], out_tree):
         """blocks[k][j]: d out_k / d x_j -> the output tree of argument trees of blocks."""
@@ -163,10 +186,8 @@ def _push(wrt: _Wrt, what: str, forward: bool):
     if wrt.has_aux:
         aux = res[2]
     outs, out_tree = tree_flatten(out)
-    if not forward:
-        for o in outs:
-            if not dtypes.is_float(_dtype(o)):
-                raise TracejitTypeError(f"{what}: an output of dtype {_dtype(o)} has no derivative")
+    for o in outs:
+        _check_output(_dtype(o), what, wrt.holomorphic)
     in_shapes, out_shapes = [_shape(v) for v in x], [_shape(o) for o in outs]
     in_off, out_off = _offsets(in_shapes), _offsets(out_shapes)
     if in_off[-1] == 0 or out_off[-1] == 0:
@@ -192,13 +213,14 @@ def _push(wrt: _Wrt, what: str, forward: bool):
     return out_tree, aux, blocks
 
 
-def _jacobian(fun: Callable, argnums, has_aux: bool, what: str, forward: bool):
+def _jacobian(fun: Callable, argnums, has_aux: bool, holomorphic: bool, what: str,
+              forward: bool):  # fmt: skip
     """One batched push of a basis: tangents through the JVP, or cotangents through the VJP."""
     if not callable(fun):
         raise TracejitTypeError(f"{what} expects a function, got {type(fun).__name__}")
 
     def jac_fn(*args):
-        wrt = _Wrt(fun, args, argnums, has_aux, what)
+        wrt = _Wrt(fun, args, argnums, has_aux, what, holomorphic)
         out_tree, aux, blocks = _push(wrt, what, forward)
         jac = wrt.assemble(blocks, out_tree)
         return (jac, aux) if has_aux else jac
@@ -207,30 +229,37 @@ def _jacobian(fun: Callable, argnums, has_aux: bool, what: str, forward: bool):
     return jac_fn
 
 
-def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+           holomorphic: bool = False):  # fmt: skip
     """The Jacobian of `fun` by forward mode, as `jax.jacfwd`: for each output leaf, the
     argument tree(s) of blocks shaped `out.shape + x.shape` (a tuple over a tuple argnums).
+    Real inputs (outputs may be complex); `holomorphic=True`: complex inputs and outputs,
+    and the blocks are the complex derivative df/dz.
 
     >>> import numpy as np, tracejit as tj
     >>> tj.jacfwd(lambda x: x * 2.0)(np.ones(2))
     array([[2., 0.],
            [0., 2.]])
     """
-    return _jacobian(fun, argnums, has_aux, "jacfwd", forward=True)
+    return _jacobian(fun, argnums, has_aux, holomorphic, "jacfwd", forward=True)
 
 
-def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+           holomorphic: bool = False):  # fmt: skip
     """The Jacobian of `fun` by reverse mode, structured as `jacfwd`'s (and `jax.jacrev`).
+    Real outputs (inputs may be complex: rows are `tj.grad`'s df/dx - i df/dy);
+    `holomorphic=True`: complex inputs and outputs, and the blocks are df/dz.
 
     >>> import numpy as np, tracejit as tj
     >>> tj.jacrev(lambda x: x * 2.0)(np.ones(2))
     array([[2., 0.],
            [0., 2.]])
     """
-    return _jacobian(fun, argnums, has_aux, "jacrev", forward=False)
+    return _jacobian(fun, argnums, has_aux, holomorphic, "jacrev", forward=False)
 
 
-def hessian(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+def hessian(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+            holomorphic: bool = False):  # fmt: skip
     """The Hessian of a scalar function (`jacfwd` of `jacrev`, as `jax.hessian`).
 
     >>> import numpy as np, tracejit as tj
@@ -238,7 +267,7 @@ def hessian(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fal
     array([[ 6.,  0.],
            [ 0., 12.]])
     """
-    return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)
+    return jacfwd(jacrev(fun, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)
 
 
 __all__ = ["hessian", "jacfwd", "jacrev", "jvp", "linearize"]

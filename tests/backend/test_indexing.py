@@ -321,6 +321,19 @@ def test_at_with_traced_indices_and_scalar_values():
     assert_same(got, want)
 
 
+def test_a_python_int_index_records_the_general_paths_nodes():
+    # x[i] for a Python int takes a short path; np.int64(i) takes the general one
+    from tracejit.cache.graph_key import graph_fingerprint
+
+    for shape in [(3, 4), (1, 2), (5,), (2, 1, 3)]:
+        x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+        for i in range(-shape[0], shape[0]):
+            fast = tj.make_ir(lambda a, i=i: a[i])(x)
+            general = tj.make_ir(lambda a, i=i: a[np.int64(i)])(x)
+            assert graph_fingerprint(fast) == graph_fingerprint(general)
+            np.testing.assert_array_equal(tj.jit(lambda a, i=i: a[i], device="numpy")(x), x[i])
+
+
 # ---------------------------------------------------------------- errors
 
 

@@ -210,6 +210,8 @@ def getitem(x: ArrayLike, index):
     array([[ 8, 11],
            [ 0,  3]])
     """
+    if type(index) is int and type(x) is Tracer and x._value.shape:
+        return _int_index(x, index)
     x = asarray(x)
     entries = _parse(index, tuple(shape_of(x)), "indexing")
     advanced = any(e.kind == "array" for e in entries)
@@ -226,6 +228,21 @@ def getitem(x: ArrayLike, index):
     if out == tuple(shape_of(y)):
         return y
     return bind("reshape", y, shape=out)
+
+
+def _int_index(x: Tracer, i: int):
+    """`x[i]` for a Python int (`for row in x` in a traced loop): the nodes the general path
+    records (a slice unless it takes all, then a reshape), without parsing an index."""
+    shape = x._value.shape
+    size = shape[0]
+    if not -size <= i < size:
+        raise _out_of_range(i, 0, size)
+    i %= size
+    if (i, i + 1) != (0, size):
+        starts = (i,) + (0,) * (len(shape) - 1)
+        steps = (1,) * len(shape)
+        x = bind("slice", x, starts=starts, stops=(i + 1, *shape[1:]), steps=steps)
+    return bind("reshape", x, shape=shape[1:])
 
 
 # ---------------------------------------------------------------- advanced indexing

@@ -29,6 +29,10 @@ def _tnp():
 
 def array_ufunc(ufunc, method, inputs, kwargs):
     tnp = _tnp()
+    if not kwargs and method == "__call__":  # np.tanh(t): the common case, in short
+        fn = getattr(tnp, ufunc.__name__, None)
+        if fn is not None:
+            return fn(*inputs)
     if kwargs.get("out") is not None:
         raise UnsupportedError(
             f"np.{ufunc.__name__}(..., out=...) writes in place, which cannot be traced; "

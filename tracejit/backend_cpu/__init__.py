@@ -23,6 +23,7 @@ import importlib
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -33,12 +34,13 @@ from tracejit.config import config
 from tracejit.const_array import ConstArray
 from tracejit.distributed import native as distributed_native
 from tracejit.errors import CompileError, TracejitError
-from tracejit.ir import kernel
 from tracejit.ir.array_library import INTO_IMPLS
-from tracejit.ir.gather_plan import is_native
 from tracejit.ir.graph import Graph
 from tracejit.ir.interpret import apply_primitive
 from tracejit.ir.primitives import get as get_primitive
+
+if TYPE_CHECKING:  # imported where used: a warm cache hit needs no kernel classes (~4 ms)
+    from tracejit.ir import kernel
 
 # The modules whose text decides the generated C++ (hashed into source-keyed entries).
 _CODEGEN_MODULES = tuple(
@@ -80,6 +82,9 @@ def codegen_sources() -> tuple:
 
 def _is_callback(step: kernel.Step, buffers: dict[int, kernel.Buffer]) -> bool:
     """A Fallback step the generated C++ calls NumPy back for (not compiled natively)."""
+    from tracejit.ir import kernel
+    from tracejit.ir.gather_plan import is_native
+
     if not isinstance(step, kernel.Fallback) or is_native(step, buffers):
         return False
     return not collectives.is_collective(step, buffers)  # MPI called from C++
@@ -147,6 +152,8 @@ def run_info(
 ) -> tuple:
     """What running a schedule needs: output types, constants, arena size, whether it
     multiplies, its NumPy callbacks (stored apart from the schedule, `payload.RUN_FILE`)."""
+    from tracejit.ir import kernel
+
     buffers = {b.id: b for b in schedule.buffers}
     out_spec = [(buffers[b].shape, buffers[b].dtype) for b in schedule.outputs]
     has_matmul = any(isinstance(s, kernel.Matmul) for s in schedule.steps)

@@ -21,11 +21,14 @@ dtypes MPI has (float32/64 and 8..64-bit integers); others stay NumPy callbacks.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tracejit.distributed.native import KINDS, TYPES, helper_threads_allowed
-from tracejit.ir import kernel as K
+
+if TYPE_CHECKING:  # imported where used: a warm cache hit needs no kernel classes (~4 ms)
+    from tracejit.ir import kernel as K
 
 USE = "tj_collectives"  # the name in codegen's `uses` set that includes COLLECTIVES_C
 _DTYPES = {np.dtype(name): i for i, (name, _) in enumerate(TYPES) if name}
@@ -34,6 +37,8 @@ _REDUCE_OPS = {"psum": 0, "pmax": 1, "pmin": 2}
 
 def is_collective(step: K.Step, buffers: dict[int, K.Buffer]) -> bool:
     """Whether `step` is a collective compiled to MPI calls (not a NumPy callback)."""
+    from tracejit.ir import kernel as K
+
     if not isinstance(step, K.Fallback) or step.prim not in KINDS:
         return False
     if step.prim in _REDUCE_OPS or step.prim == "psum_scatter":
@@ -83,6 +88,8 @@ def overlap_enabled() -> bool:
 
 def _touched(step: K.Step) -> set[int]:
     """The buffers a step reads or writes (a View only aliases: it touches nothing)."""
+    from tracejit.ir import kernel as K
+
     if isinstance(step, K.Kernel):
         return {ld.buf for ld in step.loads()} | {st.buf for st in step.stores}
     if isinstance(step, K.Matmul):

@@ -116,7 +116,8 @@ def _fingerprint(graph: Graph, custom: bool) -> str:
         attrs = node.attrs
         text = ",".join([f"{k}={_attr(attrs[k], custom)}" for k in sorted(attrs)]) if attrs else ""
         args = " ".join([get(v, "?") for v in node.inputs])
-        outs = " ".join([bind(v) for v in node.outputs])
+        out = node.outputs
+        outs = bind(out[0]) if len(out) == 1 else " ".join([bind(v) for v in out])
         lines.append(f"{outs} = {name}[{text}] {args}")
     lines.append("out " + " ".join([get(v, "?") for v in graph.outputs]))
     return "\n".join(lines)

@@ -209,18 +209,27 @@ def roll(a: ArrayLike, shift, axis=None):
     x = asarray(a)
     if axis is None:
         return reshape(roll(ravel(x), shift, 0), shape_of(x))
-    shifts = np.asarray(_ints(shift, "a shift"))
-    shifts, axes = np.broadcast_arrays(shifts, np.asarray(_ints(axis, "an axis")))
-    total: dict[int, int] = {}
-    for s, ax in zip(shifts.ravel(), axes.ravel()):
-        ax = normalize_axis(int(ax), len(shape_of(x)), "roll")
-        total[ax] = total.get(ax, 0) + int(s)
+    if type(shift) is int and type(axis) is int:  # one shift along one axis: no broadcasting
+        total = {normalize_axis(axis, len(shape_of(x)), "roll"): shift}
+    else:
+        total = _roll_shifts(x, shift, axis)
     for ax, s in total.items():
         n = shape_of(x)[ax]
         s = s % n if n else 0
         if s:
             x = concatenate([slice_axis(x, ax, n - s, n), slice_axis(x, ax, 0, n - s)], ax)
     return x
+
+
+def _roll_shifts(x, shift, axis) -> dict[int, int]:
+    """{axis: total shift} of `roll(x, shift, axis)` (shifts and axes broadcast together)."""
+    shifts = np.asarray(_ints(shift, "a shift"))
+    shifts, axes = np.broadcast_arrays(shifts, np.asarray(_ints(axis, "an axis")))
+    total: dict[int, int] = {}
+    for s, ax in zip(shifts.ravel(), axes.ravel()):
+        ax = normalize_axis(int(ax), len(shape_of(x)), "roll")
+        total[ax] = total.get(ax, 0) + int(s)
+    return total
 
 
 def _pad_widths(pad_width, ndim: int) -> tuple[tuple[int, int], ...]:

@@ -15,18 +15,12 @@ import math
 import numpy as np
 
 from tracejit import numpy as tnp
-from tracejit._random_gamma import _params, first_accepted, gamma
+from tracejit._random_gamma import _params, _random, first_accepted, gamma
 from tracejit.errors import TracejitValueError
 from tracejit.ir import dtypes
 
 _ROUNDS = 16  # rejection rounds: PTRS/BTRS accept above 0.85 per round, so all fail < 1e-13
 _INVERSION_TERMS = 48  # inversion below mean 10: P(X >= 48) < 1e-18
-
-
-def _random():
-    from tracejit import random
-
-    return random
 
 
 def _keys(key, n: int):

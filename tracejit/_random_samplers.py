@@ -14,14 +14,9 @@ import math
 import numpy as np
 
 from tracejit import numpy as tnp
+from tracejit._random_gamma import _random
 from tracejit.errors import TracejitValueError, UnsupportedError
 from tracejit.ir import dtypes
-
-
-def _random():
-    from tracejit import random
-
-    return random
 
 
 def _u(key, shape, dtype, lo=0.0):

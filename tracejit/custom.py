@@ -30,7 +30,7 @@ from tracejit.errors import (
 from tracejit.ir import dtypes
 from tracejit.ir.autodiff import joint_graph
 from tracejit.ir.custom_call import CustomCall, custom_vjp_call_p, inline_graph
-from tracejit.ir.graph import Graph, Value
+from tracejit.ir.graph import Graph, Value, fresh
 from tracejit.ir.passes.dce import remove_dead_nodes
 from tracejit.pytree import PyTreeDef, tree_flatten, tree_unflatten
 from tracejit.tracer.arguments import abstractify
@@ -356,7 +356,7 @@ def _transpose_tangents(jvp: Graph, n_in: int, n_out: int, n_closed: int = 0) ->
     joint = joint_graph(jvp, wrt, seeded)
     primals = [Value(v.shape, v.dtype) for v in jvp.inputs[:n_in]]
     cts = [Value(v.shape, v.dtype) for v in jvp.outputs[:n_out]]
-    closed = [Value(v.shape, v.dtype, v.weak) for v in jvp.inputs[2 * n_in :]]
+    closed = fresh(jvp.inputs[2 * n_in :])
     graph = Graph(primals + cts + closed, [], [])
     b = Builder(graph)
     zeros = [b.full(0, v.shape, v.dtype) for v in jvp.inputs[n_in : 2 * n_in]]

@@ -22,11 +22,7 @@ from tracejit.ir.passes import optimize
 from tracejit.pytree import tree_flatten, tree_unflatten
 from tracejit.tracer.core import Tracer, bind
 from tracejit.tracer.tracing import inline
-from tracejit.transforms import _check_float_inputs, _Traceable
-
-
-def _shape(x) -> tuple[int, ...]:
-    return x.shape if isinstance(x, Tracer) else tuple(np.shape(x))
+from tracejit.transforms import _check_float_inputs, _shape, _Traceable
 
 
 def _dtype(x) -> np.dtype:

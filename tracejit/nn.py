@@ -15,18 +15,12 @@ import numpy as np
 from tracejit import numpy as tnp
 from tracejit.errors import TracejitTypeError
 from tracejit.ir import dtypes
-from tracejit.numpy._core import normalize_axes, promote, shape_of
+from tracejit.numpy._core import as_float, normalize_axes, promote, shape_of
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _GELU_CUBIC = 0.044715  # the cubic coefficient of the tanh GELU approximation (Hendrycks & Gimpel)
 # The next wider float type: where logsumexp adds the log of its sum to the max.
 _WIDER = {np.dtype(np.float16): np.float32, np.dtype(np.float32): np.float64}
-
-
-def _float(x):
-    """`x` as a float array or tracer (ints and bools become float64, as NumPy's ufuncs do)."""
-    (x,) = promote(x, to_float=True)
-    return x
 
 
 def relu(x):
@@ -57,7 +51,7 @@ def sigmoid(x):
     >>> tj.nn.sigmoid(np.array([0.0, -800.0]))
     array([0.5, 0. ])
     """
-    x = _float(x)
+    x = as_float(x)
     positive = tnp.greater_equal(x, 0.0)
     e = tnp.exp(_minus_abs(x, positive))
     return tnp.divide(tnp.where(positive, 1.0, e), tnp.add(e, 1.0))
@@ -71,7 +65,7 @@ def log_sigmoid(x):
     >>> tj.nn.log_sigmoid(np.array([-1000.0, 0.0]))
     array([-1.00000000e+03, -6.93147181e-01])
     """
-    x = _float(x)
+    x = as_float(x)
     positive = tnp.greater_equal(x, 0.0)
     tail = tnp.log1p(tnp.exp(_minus_abs(x, positive)))
     return tnp.subtract(tnp.where(positive, 0.0, x), tail)
@@ -84,7 +78,7 @@ def silu(x):
     >>> tj.nn.silu(np.array([0.0]))
     array([0.])
     """
-    x = _float(x)
+    x = as_float(x)
     return tnp.multiply(x, sigmoid(x))
 
 
@@ -98,7 +92,7 @@ def softplus(x):
     >>> float(tj.nn.softplus(np.array(0.0)))
     0.6931471805599453
     """
-    x = _float(x)
+    x = as_float(x)
     positive = tnp.greater(x, 0.0)
     tail = tnp.log1p(tnp.exp(_minus_abs(x, positive)))
     return tnp.add(tnp.where(positive, x, 0.0), tail)
@@ -115,7 +109,7 @@ def gelu(x, approximate: bool = True):
     >>> tj.nn.gelu(np.array([0.0]), approximate=False)
     array([0.])
     """
-    x = _float(x)
+    x = as_float(x)
     if approximate:
         cubic = tnp.multiply(tnp.multiply(tnp.multiply(x, x), x), _GELU_CUBIC)
         inner = tnp.multiply(tnp.add(x, cubic), _SQRT_2_OVER_PI)
@@ -150,7 +144,7 @@ def logsumexp(x, axis=None, keepdims: bool = False):
     >>> float(tj.nn.logsumexp(np.array([1000.0, 1000.0])))
     1000.6931471805599
     """
-    x = _float(x)
+    x = as_float(x)
     axes = normalize_axes(axis, len(shape_of(x)), "logsumexp")
     shifted, m = _shifted(x, axes, "logsumexp")
     wide = _WIDER.get(np.dtype(x.dtype), x.dtype)
@@ -168,7 +162,7 @@ def log_softmax(x, axis=-1):
     >>> tj.nn.log_softmax(np.array([0.0, 0.0]))
     array([-0.69314718, -0.69314718])
     """
-    x = _float(x)
+    x = as_float(x)
     shifted, _ = _shifted(x, axis, "log_softmax")
     return tnp.subtract(shifted, tnp.log(tnp.sum(tnp.exp(shifted), axis=axis, keepdims=True)))
 
@@ -201,7 +195,7 @@ def softmax(x, axis=-1):
     >>> tj.nn.softmax(np.array([[0.0, np.log(3.0)]]))
     array([[0.25, 0.75]])
     """
-    x = _float(x)
+    x = as_float(x)
     _, m = _shifted(x, axis, "softmax")
     e = _exp_shifted(x, m)
     return tnp.divide(e, tnp.sum(e, axis=axis, keepdims=True))

@@ -28,7 +28,7 @@ from tracejit.backend_cpu import codegen
 from tracejit.backend_cpu.collectives import is_collective
 from tracejit.ir import fusion, memory
 from tracejit.ir import kernel as K
-from tracejit.ir.control import CONTROL_PRIMS, regions_in_order
+from tracejit.ir.control import is_loop, regions_in_order
 from tracejit.ir.gather_plan import is_native
 
 
@@ -77,10 +77,6 @@ def plan_loops(schedule: K.Schedule) -> LoopPlan:
     if calls:
         schedule.arena_bytes = _round_up(schedule.arena_bytes) + scratch
     return LoopPlan(calls, ctx.functions, ctx.uses, ctx.native_gather, ctx.callbacks)
-
-
-def is_loop(step: K.Step) -> bool:
-    return isinstance(step, K.Fallback) and step.prim in CONTROL_PRIMS
 
 
 def _plan_steps(ctx: _Context, schedule: K.Schedule, const_base: int):

@@ -20,11 +20,7 @@ from tracejit.backend_cuda.loop_graphs import scan_runner
 from tracejit.backend_cuda.while_batched import guarded_step, run_batched
 from tracejit.config import config
 from tracejit.ir import kernel as K
-from tracejit.ir.control import CONTROL_PRIMS, regions_in_order
-
-
-def is_loop(step: K.Step) -> bool:
-    return isinstance(step, K.Fallback) and step.prim in CONTROL_PRIMS
+from tracejit.ir.control import is_loop, regions_in_order
 
 
 class LoopStep:

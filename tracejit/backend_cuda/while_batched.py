@@ -24,14 +24,10 @@ from __future__ import annotations
 import numpy as np
 
 from tracejit.ir.builder import GraphBuilder
-from tracejit.ir.graph import Graph, Value
+from tracejit.ir.graph import Graph, Value, fresh
 from tracejit.ir.primitives import get as get_primitive
 
 MAX_BATCH = 32  # guarded steps queued per readback, at most
-
-
-def _fresh(values) -> list[Value]:
-    return [Value(v.shape, v.dtype, v.weak) for v in values]
 
 
 def _inline(b: GraphBuilder, graph: Graph, inputs: list[Value]) -> list[Value]:
@@ -47,9 +43,9 @@ def guarded_step(cond: Graph, body: Graph, n_cond_consts: int) -> Graph:
     n_carry = len(body.outputs)
     n_body_consts = len(body.inputs) - n_carry
     b = GraphBuilder()
-    cond_consts = _fresh(cond.inputs[:n_cond_consts])
-    body_consts = _fresh(body.inputs[:n_body_consts])
-    carry = _fresh(body.inputs[n_body_consts:])
+    cond_consts = fresh(cond.inputs[:n_cond_consts])
+    body_consts = fresh(body.inputs[:n_body_consts])
+    carry = fresh(body.inputs[n_body_consts:])
     p = Value((), np.bool_)
     b.graph.inputs = [*cond_consts, *body_consts, *carry, p]
     select, broadcast = get_primitive("select"), get_primitive("broadcast_in_dim")

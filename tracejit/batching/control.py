@@ -15,7 +15,7 @@ from tracejit.batching.emit import Builder, move_axis, to_front
 from tracejit.batching.interpreter import batch_graph
 from tracejit.batching.rules import defbatch
 from tracejit.ir.custom_call import inline_graph
-from tracejit.ir.graph import Graph, Value
+from tracejit.ir.graph import Graph, fresh
 from tracejit.ir.regions import Region
 
 _I32 = np.dtype(np.int32)
@@ -80,13 +80,9 @@ def _while_loop(b, size, xs, bdims, *, cond, body, n_cond_consts):
     return outs, [0] * n_carry
 
 
-def _fresh(values) -> list[Value]:
-    return [Value(v.shape, v.dtype, v.weak) for v in values]
-
-
 def _any_graph(pred: Graph, n_cond_consts: int) -> Graph:
     """(cond consts, carry) -> bool[]: whether any example's predicate holds."""
-    graph = Graph(_fresh(pred.inputs), [], [])
+    graph = Graph(fresh(pred.inputs), [], [])
     b = Builder(graph)
     (p,) = inline_graph(graph.nodes, pred, graph.inputs)
     count = b.reduce_sum(b.convert(p, dtype=_I32), axes=(0,))
@@ -96,8 +92,8 @@ def _any_graph(pred: Graph, n_cond_consts: int) -> Graph:
 
 def _masked_body(pred: Graph, step: Graph, n_cond: int, n_body: int, n_carry: int) -> Graph:
     """(cond consts, body consts, carry) -> carry: one step where the predicate holds."""
-    cond_consts, body_consts = _fresh(pred.inputs[:n_cond]), _fresh(step.inputs[:n_body])
-    carry = _fresh(step.inputs[n_body:])
+    cond_consts, body_consts = fresh(pred.inputs[:n_cond]), fresh(step.inputs[:n_body])
+    carry = fresh(step.inputs[n_body:])
     graph = Graph(cond_consts + body_consts + carry, [], [])
     b = Builder(graph)
     (p,) = inline_graph(graph.nodes, pred, cond_consts + carry)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from tracejit.batching.emit import Builder, move_axis, to_dim
 from tracejit.batching.rules import rule_for
 from tracejit.errors import BatchingError, InternalError
-from tracejit.ir.graph import Graph, Node, Value
+from tracejit.ir.graph import Graph, Node, Value, fresh
 
 
 def batched_shape(shape: tuple[int, ...], dim: int | None, size: int) -> tuple[int, ...]:
@@ -44,7 +44,7 @@ def batch_graph(
         xs = [env[v][0] for v in node.inputs]
         dims = [env[v][1] for v in node.inputs]
         if all(d is None for d in dims):
-            outs = [Value(v.shape, v.dtype, v.weak) for v in node.outputs]
+            outs = fresh(node.outputs)
             new.nodes.append(Node(node.prim, xs, node.attrs, outs, node.source, node.phase))
             env.update((v, (o, None)) for v, o in zip(node.outputs, outs))
             continue

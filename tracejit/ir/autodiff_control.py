@@ -23,7 +23,7 @@ from __future__ import annotations
 from tracejit.errors import UnsupportedError
 from tracejit.ir import control, dtypes  # noqa: F401  (control registers scan, cond, while_loop)
 from tracejit.ir.autodiff import Emitter, defvjp, joint_graph
-from tracejit.ir.graph import Graph, Node, Value
+from tracejit.ir.graph import Graph, Node, Value, inline_graph
 from tracejit.ir.partition import partition
 from tracejit.ir.passes.dce import remove_dead_nodes
 from tracejit.ir.primitives import get
@@ -72,18 +72,13 @@ def _varying(graph: Graph, n_consts: int) -> set[Value]:
 def _hoist(e: Emitter, forward: Graph, values: list[Value], consts: list[Value], n: int):
     """Compute the loop-invariant `values` of `forward` once, outside the loop: copies of
     the nodes they need, reading the scan's outer consts; their outer values."""
-    env = dict(zip(forward.inputs[:n], consts))
     live, needed = set(values), []
     for node in reversed(forward.nodes):
         if any(v in live for v in node.outputs):
             needed.append(node)
             live.update(node.inputs)
-    for node in reversed(needed):
-        outs = [Value(v.shape, v.dtype, v.weak) for v in node.outputs]
-        ins = [env[v] for v in node.inputs]
-        e.graph.nodes.append(Node(node.prim, ins, node.attrs, outs, node.source, "forward"))
-        env.update(zip(node.outputs, outs))
-    return [env[v] for v in values]
+    hoisted = Graph(list(forward.inputs[:n]), needed[::-1], list(values))
+    return inline_graph(e.graph.nodes, hoisted, consts, "forward")
 
 
 class _Residuals:

@@ -22,6 +22,7 @@ import numpy as np
 
 from tracejit.errors import ShapeError
 from tracejit.ir.interpret import evaluate
+from tracejit.ir.kernel import Fallback, Step
 from tracejit.ir.primitives import CONTROL, register
 from tracejit.ir.regions import Region, aval_str, same_avals
 
@@ -131,6 +132,11 @@ def _cond_impl(index, *operands, branches):
 CONTROL_PRIMS = ("scan", "while_loop", "cond")
 
 
+def is_loop(step: Step) -> bool:
+    """Whether schedule step `step` runs a control primitive (each backend's loops.py)."""
+    return isinstance(step, Fallback) and step.prim in CONTROL_PRIMS
+
+
 def regions_in_order(prim: str, attrs: dict) -> list[Region]:
     """The regions of a control node in the order backends compile them: scan's body;
     while_loop's cond then body; cond's branches."""
@@ -145,4 +151,4 @@ register("scan", CONTROL, _scan_rule, _scan_impl, multiple_results=True)
 register("while_loop", CONTROL, _while_rule, _while_impl, multiple_results=True)
 register("cond", CONTROL, _cond_rule, _cond_impl, multiple_results=True)
 
-__all__ = ["CONTROL", "CONTROL_PRIMS", "clamp_index", "regions_in_order"]
+__all__ = ["CONTROL", "CONTROL_PRIMS", "clamp_index", "is_loop", "regions_in_order"]

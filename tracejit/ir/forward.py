@@ -27,17 +27,13 @@ from collections.abc import Sequence
 from tracejit.ir import dtypes
 from tracejit.ir.autodiff import Emitter, joint_graph
 from tracejit.ir.custom_call import inline_graph
-from tracejit.ir.graph import Graph, Node, Value
+from tracejit.ir.graph import Graph, Node, Value, fresh
 from tracejit.ir.passes.dce import remove_dead_nodes
 from tracejit.ir.primitives import RuleTable
 from tracejit.ir.regions import Region
 
 JVP_RULES = RuleTable("JVP")  # keyed by Primitive; the rest go through their VJP
 defjvp = JVP_RULES.register
-
-
-def fresh(values: Sequence[Value]) -> list[Value]:
-    return [Value(v.shape, v.dtype, v.weak) for v in values]
 
 
 def float_indices(values: Sequence[Value]) -> list[int]:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from tracejit.ir import control, dtypes  # noqa: F401  (control registers the primitives)
 from tracejit.ir.autodiff import Emitter
-from tracejit.ir.forward import defjvp, emit_multi, float_indices, fresh, jvp_graph
-from tracejit.ir.graph import Graph, Node, Value
+from tracejit.ir.forward import defjvp, emit_multi, float_indices, jvp_graph
+from tracejit.ir.graph import Graph, Node, Value, fresh
 from tracejit.ir.regions import Region
 
 

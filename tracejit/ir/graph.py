@@ -140,13 +140,18 @@ class Graph:
         return out
 
 
+def fresh(values) -> list[Value]:
+    """New values of the types of `values` (shape, dtype, weakness)."""
+    return [Value(v.shape, v.dtype, v.weak) for v in values]
+
+
 def inline_graph(nodes: list[Node], graph: Graph, inputs, phase: str | None = None) -> list[Value]:
     """Append to `nodes` copies of `graph`'s nodes (fresh output Values) reading `inputs`
     (one per graph input); the copies' outputs standing for `graph.outputs`. `phase`, when
     given, marks every copy (else each keeps its own)."""
     env: dict[Value, Value] = dict(zip(graph.inputs, inputs))
     for node in graph.nodes:
-        outs = [Value(v.shape, v.dtype, v.weak) for v in node.outputs]
+        outs = fresh(node.outputs)
         ins = [env[v] for v in node.inputs]
         nodes.append(Node(node.prim, ins, node.attrs, outs, node.source, phase or node.phase))
         env.update(zip(node.outputs, outs))

@@ -11,7 +11,7 @@ is recomputed at a time in the backward.
 
 from __future__ import annotations
 
-from tracejit.ir.graph import Graph, Node, Value
+from tracejit.ir.graph import Graph, Node, Value, fresh
 from tracejit.ir.partition import partition
 from tracejit.ir.remat import checkpointed_values, remat_barrier_p
 
@@ -58,7 +58,7 @@ class _Emitter:
 
     def emit(self, node: Node) -> None:
         ins = [self.get(v) for v in node.inputs]
-        outs = [Value(v.shape, v.dtype, v.weak) for v in node.outputs]
+        outs = fresh(node.outputs)
         self.out.nodes.append(Node(node.prim, ins, node.attrs, outs, node.source, node.phase))
         self.env.update(zip(node.outputs, outs))
 

@@ -134,6 +134,12 @@ def promote(*xs, to_float: bool | str = False):
 _RESULT_TYPES: dict[tuple, tuple[np.dtype, bool]] = {}
 
 
+def as_float(x):
+    """`x` as a float array or tracer (ints and bools become float64, as NumPy's ufuncs do)."""
+    (x,) = promote(x, to_float=True)
+    return x
+
+
 def unify(xs, dt, weak):
     out = []
     for x in xs:

@@ -13,11 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from tracejit import numpy as tnp
-from tracejit.numpy._core import cast, promote
-
-
-def _floats(*xs):
-    return promote(*xs, to_float=True)
+from tracejit.numpy._core import cast
+from tracejit.numpy._math import _floats
 
 
 def _exponent(a):

@@ -23,6 +23,7 @@ from tracejit.numpy._core import (
     promote,
     shape_of,
 )
+from tracejit.numpy._linalg import _reshape
 from tracejit.tracer.core import Tracer, bind
 
 _INT64 = np.dtype(np.int64)
@@ -36,11 +37,6 @@ def _operand(x):
     """`x` as a tracer or NumPy array of a supported dtype (Python scalars become arrays)."""
     (x,) = promote(x)
     return x
-
-
-def _reshape(x, shape):
-    shape = tuple(int(d) for d in shape)
-    return x if tuple(shape_of(x)) == shape else bind("reshape", x, shape=shape)
 
 
 def _keep(x, in_shape, axes, keepdims: bool):

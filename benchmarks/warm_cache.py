@@ -24,10 +24,10 @@ from pathlib import Path
 
 CHILD = r"""
 import json, sys, time
+sys.path[:0] = [sys.argv[1], sys.argv[2]]  # this checkout's tracejit, and its examples
 t0 = time.perf_counter()
 import numpy as np
 import tracejit as tj
-sys.path.insert(0, sys.argv[1])
 import train_mlp as m
 t1 = time.perf_counter()
 params = m.init_params(tj.random.key(42), [64, m.HIDDEN, m.HIDDEN, 10])
@@ -45,11 +45,11 @@ print(json.dumps({"import_s": t1 - t0, "first_call_s": t3 - t2, "first_call_cpu_
 
 
 def run_once(cache_dir: str) -> dict:
-    examples = str(Path(__file__).resolve().parent.parent / "examples")
+    root = Path(__file__).resolve().parent.parent
     env = dict(os.environ, TRACEJIT_CACHE_DIR=cache_dir)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, examples],
+        [sys.executable, "-c", CHILD, str(root), str(root / "examples")],
         env=env,
         capture_output=True,
         text=True,

@@ -27,7 +27,7 @@ from tracejit.backend_cpu.emit import CPP, BaseWriter
 from tracejit.ir import kernel as K
 from tracejit.ir.c_render import c_type, literal
 from tracejit.ir.cwriter.emit import decompose, indent
-from tracejit.ir.cwriter.reduce import Accumulator, ordered_arg_better, pick
+from tracejit.ir.cwriter.reduce import Accumulator, ordered_arg_better, pick, two_sum
 from tracejit.ir.primitives import TRANSCENDENTAL, get
 
 # Scratch rows live on the stack of the thread running the kernel: bounded so they stay in
@@ -134,12 +134,7 @@ def _float64_sum(r: K.Reduction, v: str) -> AccCode:
     def add(a: str, b: str) -> str:
         return f"{a} = {a} + {b};"
 
-    upd = [
-        f"const double {name}t = {name}b + {v};",
-        f"const double {name}p = {name}t - {name}b;",
-        f"{name}k += ({name}b - ({name}t - {name}p)) + ({v} - {name}p);",
-        f"{name}b = {name}t;",
-    ]
+    upd = two_sum(f"{name}b", f"{name}k", v, name)
     pre = [f"long double {name} = 0, {name}c = 0;"]
     # an Inf or NaN term makes the error terms NaN: the plain sum is the answer then
     total = f"__builtin_isfinite({name}) ? {name} + {name}c : {name}"

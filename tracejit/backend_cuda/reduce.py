@@ -33,7 +33,7 @@ from tracejit.ir import kernel as K
 from tracejit.ir.c_render import UNSIGNED, c_type
 from tracejit.ir.cwriter.emit import Emitter, decompose, indent
 from tracejit.ir.cwriter.layout import load_bias
-from tracejit.ir.cwriter.reduce import Accumulator
+from tracejit.ir.cwriter.reduce import Accumulator, two_sum
 
 # Threads per block of a reduction kernel in row layout (unless one row needs more threads).
 ROW_BLOCK = 256
@@ -126,16 +126,8 @@ class _Reduction(Accumulator):
 
 
 def _two_sum(a: str, x: str, xc: str) -> list[str]:
-    """Add `x` (and its error term `xc`) into the pair (`a`, `a`c): Knuth's TwoSum keeps the
-    exact rounding error of the add (no product: nothing for the compiler to contract)."""
-    more = f" + {xc}" if xc else ""
-    return [
-        "{",
-        f"  const double x_ = {x}, t_ = {a} + x_, p_ = t_ - {a};",
-        f"  {a}c += (({a} - (t_ - p_)) + (x_ - p_)){more};",
-        f"  {a} = t_;",
-        "}",
-    ]
+    """Add `x` (and its error term `xc`) into the pair (`a`, `a`c), in a block of its own."""
+    return ["{", *indent(two_sum(a, f"{a}c", x, "", xc)), "}"]
 
 
 def _shuffle_combine(red: _Reduction, width: int) -> list[str]:

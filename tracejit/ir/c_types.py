@@ -9,7 +9,7 @@ The conversions are bit manipulations (round to nearest even; F. Giesen's "half 
 method), the same text on the CPU, under NVRTC and in the CUDA emulator: no <cuda_fp16.h>
 (NVRTC cannot include it without the toolkit headers) and no `_Float16` (GCC-only).
 
->>> c_type(np.uint8), c_type(np.float16), compute_c_type(BFLOAT16)
+>>> c_type(np.uint8), c_type(np.float16), c_type(compute_dtype(BFLOAT16))
 ('uint8_t', 'tj_f16', 'float')
 """
 
@@ -169,11 +169,6 @@ def compute_dtype(dtype) -> np.dtype:
     return np.dtype(np.float32) if is_low_precision(dtype) else np.dtype(dtype)
 
 
-def compute_c_type(dtype) -> str:
-    """The C type arithmetic on `dtype` runs in: "float" for float16 and bfloat16."""
-    return c_type(compute_dtype(dtype))
-
-
 def float_suffix(dtype) -> str:
     """The libm suffix of `dtype`'s compute type: "f" for float32 (and 16-bit floats)."""
     return "f" if compute_dtype(dtype) == np.float32 else ""
@@ -185,7 +180,6 @@ __all__ = [
     "UNSIGNED",
     "WRAP_TYPES",
     "c_type",
-    "compute_c_type",
     "compute_dtype",
     "float_suffix",
     "real_dtype",

@@ -77,6 +77,23 @@ def ordered_arg_better(op: str, dt: np.dtype, v: str, best: str) -> str:
     return cond
 
 
+def two_sum(total: str, error: str, x: str, tmp: str, x_error: str = "") -> list[str]:
+    """Statements adding `x` (and its own error term `x_error`) to the compensated sum
+    (`total`, `error`): Knuth's TwoSum keeps the exact rounding error of the add (no product:
+    nothing for a compiler to contract); `tmp` prefixes its two temporaries.
+
+    >>> two_sum("s", "c", "x", "s")[2]
+    'c += (s - (st - sp)) + (x - sp);'
+    """
+    err = f"({total} - ({tmp}t - {tmp}p)) + ({x} - {tmp}p)"
+    return [
+        f"const double {tmp}t = {total} + {x};",
+        f"const double {tmp}p = {tmp}t - {total};",
+        f"{error} += ({err}) + {x_error};" if x_error else f"{error} += {err};",
+        f"{total} = {tmp}t;",
+    ]
+
+
 class Accumulator:
     """One reduction's accumulator: its C type, identity, combine and result."""
 
@@ -158,4 +175,5 @@ __all__ = [
     "ordered_arg_better",
     "pick",
     "sum_accumulator_type",
+    "two_sum",
 ]

@@ -159,8 +159,3 @@ def simplify(graph: Graph, stats: dict | None = None) -> Graph:
       in (a,) }
     """
     return rewrite(graph, RULES, stats)
-
-
-def simplify_post_grad(graph: Graph, stats: dict | None = None) -> Graph:
-    """`simplify` plus the removal of `stop_gradient`, for graphs no longer differentiated."""
-    return rewrite(graph, RULES + STOP_GRADIENT_RULES, stats)

@@ -79,20 +79,12 @@ def iota(shape, dtype, axis: int, trace=None):
     return Tracer(trace, v, None)
 
 
-def tri_mask(n: int, m: int, k: int, trace=None):
-    """Boolean (n, m) mask of `col - row <= k`, built from `iota` (no constant array)."""
+def offset_mask(n: int, m: int, k: int, cmp: str, trace=None):
+    """Boolean (n, m) mask of `col - row <= k` (`cmp` "le": a triangle) or `== k` ("eq": a
+    diagonal), built from `iota` (no constant array)."""
     rows = iota((n, m), np.int64, 0, trace)
     cols = iota((n, m), np.int64, 1, trace)
-    shifted = bind("add", rows, _filled((n, m), k, np.int64, trace))
-    return bind("le", cols, shifted)
-
-
-def diag_mask(n: int, m: int, k: int, trace=None):
-    """Boolean (n, m) mask of `col - row == k`, built from `iota`."""
-    rows = iota((n, m), np.int64, 0, trace)
-    cols = iota((n, m), np.int64, 1, trace)
-    shifted = bind("add", rows, _filled((n, m), k, np.int64, trace))
-    return bind("eq", cols, shifted)
+    return bind(cmp, cols, bind("add", rows, _filled((n, m), k, np.int64, trace)))
 
 
 # ---------------------------------------------------------------- filled arrays
@@ -259,10 +251,7 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype=None) -> np.ndarray:
     array([[1, 0],
            [0, 1]], dtype=int32)
     """
-    n = int(_static(N, "the size of eye"))
-    m = n if M is None else int(_static(M, "the size of eye"))
-    mask = diag_mask(n, m, int(_static(k, "the diagonal of eye")))
-    return cast(mask, _dtype(dtype, _FLOAT64))
+    return _offset_matrix("eye", "eq", N, M, k, dtype)
 
 
 def identity(n: int, dtype=None) -> np.ndarray:
@@ -284,9 +273,14 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype=None) -> np.ndarray:
     array([[1, 0],
            [1, 1]])
     """
-    n = int(_static(N, "the size of tri"))
-    m = n if M is None else int(_static(M, "the size of tri"))
-    mask = tri_mask(n, m, int(_static(k, "the diagonal of tri")))
+    return _offset_matrix("tri", "le", N, M, k, dtype)
+
+
+def _offset_matrix(what: str, cmp: str, N, M, k, dtype):
+    """An N x M matrix of ones where `offset_mask(..., k, cmp)` holds (`eye`, `tri`)."""
+    n = int(_static(N, f"the size of {what}"))
+    m = n if M is None else int(_static(M, f"the size of {what}"))
+    mask = offset_mask(n, m, int(_static(k, f"the diagonal of {what}")), cmp)
     return cast(mask, _dtype(dtype, _FLOAT64))
 
 
@@ -383,5 +377,5 @@ __all__ = [
     if callable(v)
     and getattr(v, "__module__", None) == __name__
     and not n.startswith("_")
-    and n not in ("iota", "tri_mask", "diag_mask")
+    and n not in ("iota", "offset_mask")
 ]

@@ -14,7 +14,7 @@ import numpy as np
 
 from tracejit.errors import ShapeError, TracejitTypeError
 from tracejit.numpy._core import broadcast_to, cast, innermost_trace, promote, shape_of
-from tracejit.numpy._creation import _filled, diag_mask
+from tracejit.numpy._creation import _filled, offset_mask
 from tracejit.tracer.core import bind
 
 _INT64 = np.dtype(np.int64)
@@ -295,7 +295,7 @@ def _mask_diagonal(x, offset: int):
     """`x` with everything off its `offset` diagonal (last two axes) replaced by zero."""
     shape = tuple(shape_of(x))
     trace_ = innermost_trace([x])
-    mask = broadcast_to(diag_mask(shape[-2], shape[-1], offset, trace_), shape)
+    mask = broadcast_to(offset_mask(shape[-2], shape[-1], offset, "eq", trace_), shape)
     zero = _filled(shape, 0, x.dtype, trace_)
     return bind("select", mask, x, zero)
 

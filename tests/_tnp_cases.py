@@ -484,3 +484,15 @@ GRADS = [
     _c("unique_all", lambda m, v: m.unique_all(v, **_jax(m, size=5)).values, V, grad=True),
 ]
 CASES = CASES + GRADS
+
+# Regressions: the running product's identity was x * 0 + 1, NaN where x is infinite
+REGRESSIONS = [
+    _c("cumprod", lambda m, x: m.cumprod(x), np.array([np.inf, 2.0, -3.0, 0.5, -np.inf])),
+    _c(
+        "cumulative_prod",
+        lambda m, x: m.cumulative_prod(x, include_initial=True),
+        np.array([-np.inf, 2.0, 0.0]),
+    ),
+]
+CASES = CASES + REGRESSIONS
+COMPILED = COMPILED + REGRESSIONS

@@ -87,6 +87,7 @@ LOSSES = {
     "var": (lambda xp, z: xp.var(z * (1 + 2j) + xp.conj(z) ** 2)),
     "std_ddof": (lambda xp, z: xp.std(xp.exp(z * 0.5), ddof=1)),
     "std_axis": (lambda xp, z: xp.sum(xp.reshape(xp.exp(z[:4]), (2, 2)).std(axis=0))),
+    "nanvar": (lambda xp, z: xp.nanvar(z * 1j + xp.conj(z) ** 2, ddof=1)),
 }
 
 
@@ -145,3 +146,31 @@ def test_complex_var_and_std_match_numpy(dtype, device):
         assert g.dtype == ref.dtype == e.dtype and g.shape == ref.shape, (i, g.dtype, ref.dtype)
         np.testing.assert_allclose(g, ref, rtol=8 * eps, err_msg=str(i))
         np.testing.assert_allclose(e, ref, rtol=8 * eps, err_msg=str(i))
+
+
+# NaN in either part of a complex value is NaN (np.isnan); nan_to_num treats each part alone
+_NAN_Z = np.array([[1 + 1j, complex(np.nan, 0), 2 - 1j, complex(0, np.nan)],
+                   [0.5 - 2j, complex(np.inf, np.nan), 3 + 0j, complex(-np.inf, 1)]])  # fmt: skip
+NAN_CASES = [("nansum", {}), ("nanmean", {"axis": 1}), ("nanvar", {"axis": 1}),
+             ("nanstd", {"ddof": 1}), ("nanprod", {"axis": 0}), ("nancumsum", {"axis": 1}),
+             ("nancumprod", {"axis": 0}), ("nanmax", {"axis": 1}), ("nanmin", {}),
+             ("nanargmax", {"axis": 1}), ("nanargmin", {}), ("nan_to_num", {}),
+             ("nan_to_num", {"nan": 2.0, "posinf": 5.0, "neginf": -5.0})]  # fmt: skip
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy's, for inf - inf
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_nan_functions_of_complex_values_match_numpy(dtype, device):
+    # they gave NaN (or kept the NaNs) silently: isnan of the real dtypes only
+    z = _NAN_Z.astype(dtype)
+
+    def run(xp, z):
+        return [getattr(xp, name)(z, **kw) for name, kw in NAN_CASES]
+
+    got = tj.device_get(tj.jit(lambda z: run(tnp, z), device=device)(z))
+    eager = run(tnp, z) if device == "cpu" else got
+    eps = float(np.finfo(dtype).eps)
+    for (name, _), ref, g, e in zip(NAN_CASES, run(np, z), got, eager):
+        for out in (np.asarray(g), np.asarray(e)):
+            assert out.dtype == ref.dtype and out.shape == ref.shape, (name, out.dtype, ref.dtype)
+            np.testing.assert_allclose(out, ref, rtol=8 * eps, err_msg=name)

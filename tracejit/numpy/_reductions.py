@@ -13,6 +13,7 @@ import numpy as np
 
 from tracejit.errors import ShapeError, TracejitValueError
 from tracejit.ir import dtypes
+from tracejit.numpy import _elementwise as ew
 from tracejit.numpy._core import (
     broadcast_to,
     cast,
@@ -177,6 +178,15 @@ def _divide_by(x, n: float, dt):
     return bind("div", x, broadcast_to(denom, shape_of(x)))
 
 
+def _abs_squared(x):
+    """|x|**2 elementwise: x * x, or re**2 + im**2 (a real value) for complex x, as NumPy's
+    var computes it."""
+    if not dtypes.is_complex(x.dtype):
+        return bind("mul", x, x)
+    re, im = bind("real", x), bind("imag", x)
+    return bind("add", bind("mul", re, re), bind("mul", im, im))
+
+
 def _variance(a, axis, dtype, ddof: float, name: str):
     """(sum |x - mean|**2 / (n - ddof) in the real dtype of the work, shape, axes), as NumPy's
     _var: the mean in `dtype` (a real `dtype` drops a complex input's imaginary part there
@@ -193,13 +203,10 @@ def _variance(a, axis, dtype, ddof: float, name: str):
     centre = _keep(_divide_by(_reduce("reduce_sum", x_dt, axes), n, dt), shape, axes, True)
     x_work = x_dt if work == dt else cast(x, work)
     dev = bind("sub", x_work, broadcast_to(cast(centre, work), shape))
-    if dtypes.is_complex(work):
-        re, im = bind("real", dev), bind("imag", dev)
-        squares = bind("add", bind("mul", re, re), bind("mul", im, im))
-    else:
-        squares = bind("mul", dev, dev)
     real = dtypes.real_dtype(work)
-    out = _divide_by(_reduce("reduce_sum", squares, axes), builtins.max(n - ddof, 0), real)
+    out = _divide_by(
+        _reduce("reduce_sum", _abs_squared(dev), axes), builtins.max(n - ddof, 0), real
+    )
     return out, shape, axes
 
 
@@ -420,19 +427,12 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial: bool = False
 # ---------------------------------------------------------------- NaN-ignoring
 
 
-def _no_complex(dt, name: str) -> None:
-    if dtypes.is_complex(dt):  # isnan has no complex rendering
-        from tracejit.errors import UnsupportedError
-
-        raise UnsupportedError(f"{np.dtype(dt)} is not supported by tnp.{name} yet")
-
-
 def _nan_to_zero(x):
-    _no_complex(x.dtype, "nansum")
-    if not dtypes.is_float(x.dtype):
+    """NaN (in either part of a complex value, as np.isnan) as zero."""
+    if not dtypes.is_inexact(x.dtype):
         return x
     zero = broadcast_to(constant(0, x.dtype, weak=False, trace=innermost_trace([x])), shape_of(x))
-    return bind("select", bind("isnan", x), zero, x)
+    return bind("select", ew.isnan(x), zero, x)
 
 
 def nansum(a, axis=None, dtype=None, keepdims: bool = False):
@@ -453,11 +453,11 @@ def nanmean(a, axis=None, dtype=None, keepdims: bool = False):
     array(1.5)
     """
     x = _operand(a)
-    if not dtypes.is_float(x.dtype):
+    if not dtypes.is_inexact(x.dtype):
         return mean(x, axis=axis, dtype=dtype, keepdims=keepdims)
     dt = _float_dtype(x, dtype)
     total = sum(_nan_to_zero(x), axis=axis, dtype=dt, keepdims=keepdims)
-    count = sum(bind("not", bind("isnan", x)), axis=axis, dtype=dt, keepdims=keepdims)
+    count = sum(bind("not", ew.isnan(x)), axis=axis, dtype=dt, keepdims=keepdims)
     return bind("div", total, count)
 
 

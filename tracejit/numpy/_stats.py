@@ -14,6 +14,7 @@ from tracejit.ir import dtypes
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy import _reductions as red
 from tracejit.numpy._core import asarray, cast, normalize_axis, promote, shape_of
+from tracejit.numpy._creation import ones_like
 from tracejit.numpy._join import concatenate, slice_axis
 from tracejit.numpy._shape import moveaxis, ravel, reshape
 from tracejit.numpy._sorting import _moved_rows, sort
@@ -42,7 +43,7 @@ def cumprod(a, axis=None, dtype=None):
     n = shape_of(x)[axis]
     shift = 1
     while shift < n:
-        ones = ew.add(ew.multiply(slice_axis(x, axis, 0, shift), 0), 1)
+        ones = ones_like(slice_axis(x, axis, 0, shift))  # not x * 0 + 1: nan where x is inf
         x = ew.multiply(x, concatenate([ones, slice_axis(x, axis, 0, n - shift)], axis))
         shift *= 2
     return x
@@ -64,17 +65,15 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial: bool = Fals
     if not include_initial:
         return out
     ax = normalize_axis(axis, len(shape_of(x)), "cumulative_prod")
-    one = ew.add(ew.multiply(slice_axis(out, ax, 0, 1), 0), 1) if shape_of(out)[ax] else None
-    if one is None:
-        shape = list(shape_of(out))
-        shape[ax] = 1
-        one = np.ones(shape, out.dtype)
-    return concatenate([one, out], ax)
+    shape = list(shape_of(out))
+    shape[ax] = 1
+    return concatenate([ones_like(out, shape=tuple(shape)), out], ax)
 
 
 def _nan_to(x, value):
+    """NaN (in either part of a complex value, as np.isnan) as `value`."""
     (x,) = promote(asarray(x))
-    return ew.where(ew.isnan(x), value, x) if dtypes.is_float(x.dtype) else x
+    return ew.where(ew.isnan(x), value, x) if dtypes.is_inexact(x.dtype) else x
 
 
 def nancumsum(a, axis=None, dtype=None):
@@ -104,7 +103,7 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims: bool = False):
 
 def _nan_extremum(reduce, fill, a, axis, keepdims):
     (x,) = promote(asarray(a))
-    if not dtypes.is_float(x.dtype):
+    if not dtypes.is_inexact(x.dtype):
         return reduce(x, axis=axis, keepdims=keepdims)
     out = reduce(ew.where(ew.isnan(x), fill, x), axis=axis, keepdims=keepdims)
     all_nan = red.all(ew.isnan(x), axis=axis, keepdims=keepdims)
@@ -155,8 +154,8 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof: float = 0, keepdims: bool =
     count = red.sum(valid, axis=axis, keepdims=True, dtype=x.dtype)
     centre = ew.divide(red.sum(_nan_to(x, 0), axis=axis, keepdims=True), count)
     dev = ew.where(valid, ew.subtract(x, centre), 0)
-    sq = red.sum(ew.multiply(dev, dev), axis=axis, keepdims=keepdims)
-    n = red.sum(valid, axis=axis, keepdims=keepdims, dtype=x.dtype)
+    sq = red.sum(red._abs_squared(dev), axis=axis, keepdims=keepdims)
+    n = red.sum(valid, axis=axis, keepdims=keepdims, dtype=sq.dtype)
     return ew.divide(sq, ew.maximum(ew.subtract(n, ddof), 0))
 
 

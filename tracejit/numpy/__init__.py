@@ -33,6 +33,7 @@ from tracejit.numpy._shape import *
 from tracejit.numpy._signal import *
 from tracejit.numpy._sorting import *
 from tracejit.numpy._stats import *
+from tracejit.numpy._variance import *
 from tracejit.numpy._vectorize import *
 
 # isort: split

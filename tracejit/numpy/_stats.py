@@ -18,6 +18,7 @@ from tracejit.numpy._creation import ones_like
 from tracejit.numpy._join import concatenate, slice_axis
 from tracejit.numpy._shape import moveaxis, ravel, reshape
 from tracejit.numpy._sorting import _moved_rows, sort
+from tracejit.numpy._variance import _abs_squared
 from tracejit.tracer.core import bind
 
 _INT64 = np.dtype(np.int64)
@@ -154,7 +155,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof: float = 0, keepdims: bool =
     count = red.sum(valid, axis=axis, keepdims=True, dtype=x.dtype)
     centre = ew.divide(red.sum(_nan_to(x, 0), axis=axis, keepdims=True), count)
     dev = ew.where(valid, ew.subtract(x, centre), 0)
-    sq = red.sum(red._abs_squared(dev), axis=axis, keepdims=keepdims)
+    sq = red.sum(_abs_squared(dev), axis=axis, keepdims=keepdims)
     n = red.sum(valid, axis=axis, keepdims=keepdims, dtype=sq.dtype)
     return ew.divide(sq, ew.maximum(ew.subtract(n, ddof), 0))
 

@@ -82,3 +82,24 @@ def test_a_donated_output_is_written_into_the_donated_memory(returned):
     assert _address(out) == where
     assert returned["sort"] and returned["sort"][0] != where
     np.testing.assert_array_equal(tj.device_get(out), [6.0, 7.0, 8.0, 9.0, 10.0])
+
+
+def test_a_reshaped_operand_reaches_cufft_as_its_own_array(monkeypatch):
+    # CuPy's FFTs copy an operand whose `base` is set (a view); the step passes the
+    # reshaped buffer as an array on the same memory with no `base`
+    import cupy
+
+    seen = []
+    original = cupy.fft.rfftn
+
+    def rfftn(a, *args, **kwargs):
+        seen.append((a.base is None, _address(a)))
+        return original(a, *args, **kwargs)
+
+    monkeypatch.setattr(cupy.fft, "rfftn", rfftn)
+    x = np.random.default_rng(1).normal(size=32).astype(np.float32)
+    xd = cupy.asarray(x)
+    out = tj.jit(lambda x: tnp.fft.rfft(x.reshape(4, 8)), device="cuda")(xd)
+    assert seen == [(True, _address(xd))]
+    want = np.fft.rfft(x.reshape(4, 8))
+    np.testing.assert_allclose(tj.device_get(out), want, rtol=1e-5, atol=1e-5)

@@ -176,8 +176,9 @@ class _Call:
             arr = new_result(cupy, buf.shape, buf.dtype)
             self.outputs[exe.schedule.outputs.index(b)] = arr
             self.ptrs[b] = arr.data.ptr
-        elif buf.kind == "view":
-            arr = self.array(buf.base).reshape(buf.shape)
+        elif buf.kind == "view":  # the base's memory, as an array with no `base`: CuPy's
+            # FFTs copy an operand that has one (cupy/fft/_fft.py `_exec_fft`)
+            arr = cupy.ndarray(buf.shape, buf.dtype, self.array(buf.base).data)
         else:  # a temporary: a slice of this call's arena
             arr = cupy.ndarray(buf.shape, buf.dtype, self.arena + buf.offset)
         self.arrays[b] = arr

@@ -174,3 +174,28 @@ def test_nan_functions_of_complex_values_match_numpy(dtype, device):
         for out in (np.asarray(g), np.asarray(e)):
             assert out.dtype == ref.dtype and out.shape == ref.shape, (name, out.dtype, ref.dtype)
             np.testing.assert_allclose(out, ref, rtol=8 * eps, err_msg=name)
+
+
+# they conjugated nothing (cov, corrcoef, correlate), or raised (nanmedian)
+STATS = {
+    "cov": lambda xp, z, w: xp.cov(z),
+    "cov_y": lambda xp, z, w: xp.cov(z[0], w[:4], rowvar=True),
+    "corrcoef": lambda xp, z, w: xp.corrcoef(z, rowvar=False),
+    "correlate": lambda xp, z, w: xp.correlate(z[0], w[:3], "full"),
+    "correlate_longer_v": lambda xp, z, w: xp.correlate(z[0], w),
+    "nanmedian": lambda xp, z, w: xp.nanmedian(xp.where(xp.abs(z) > 2, np.nan, z), axis=1),
+}
+
+
+def test_statistics_of_complex_values_match_numpy(device):
+    z, w = _pair(np.complex128, (3, 4)), _pair(np.complex128, (6,), seed=7)
+    got = tj.device_get(tj.jit(lambda z, w: {k: f(tnp, z, w) for k, f in STATS.items()},
+                               device=device)(z, w))  # fmt: skip
+    for name, fn in STATS.items():
+        ref = fn(np, z, w)
+        for out in (np.asarray(got[name]), np.asarray(fn(tnp, z, w))):
+            assert out.dtype == ref.dtype and out.shape == ref.shape, (name, out.dtype, ref.shape)
+            np.testing.assert_allclose(out, ref, rtol=1e-13, atol=1e-15, err_msg=name)
+    for fn in (tnp.quantile, tnp.percentile, tnp.nanquantile, tnp.nanpercentile):
+        with pytest.raises(TypeError, match="real numbers"):  # as NumPy's
+            fn(z, 0.5)

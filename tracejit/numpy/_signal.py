@@ -12,6 +12,7 @@ import numpy as np
 from tracejit.errors import TracejitValueError, UnsupportedError
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy import _reductions as red
+from tracejit.numpy._complex import conj
 from tracejit.numpy._core import asarray, cast, normalize_axis, promote, shape_of
 from tracejit.numpy._join import concatenate, flip, pad, slice_axis
 from tracejit.numpy._linalg import matmul
@@ -55,13 +56,14 @@ def convolve(a, v, mode: str = "full"):
 
 
 def correlate(a, v, mode: str = "valid"):
-    """`np.correlate` of real 1-D sequences: `convolve(a, v[::-1])`.
+    """`np.correlate` of 1-D sequences: `convolve(a, conj(v)[::-1])`.
 
     >>> import numpy as np, tracejit.numpy as tnp
     >>> tnp.correlate(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.5]))
     array([3.5])
     """
     a, v = promote(asarray(a), asarray(v))
+    v = conj(v)  # c_k = sum_n a[n + k] conj(v[n]), in both orders of the lengths
     if shape_of(v)[0] > shape_of(a)[0]:  # NumPy swaps the operands and reverses the result
         return flip(convolve(v, flip(a, 0), mode), 0)
     return convolve(a, flip(v, 0), mode)

@@ -202,6 +202,11 @@ def _interpolate(s, pos: np.ndarray, method: str):
     )
 
 
+def _real_only(x, name: str) -> None:
+    if dtypes.is_complex(x.dtype):  # NumPy's TypeError (its median takes complex values)
+        raise TracejitTypeError(f"{name}: a must be an array of real numbers, got {x.dtype}")
+
+
 def quantile(a, q, axis=None, out=None, overwrite_input: bool = False, method: str = "linear",
              keepdims: bool = False, *, weights=None, interpolation=None):  # fmt: skip
     """`np.quantile` (concrete q in [0, 1]); NaN anywhere in a row gives NaN.
@@ -217,6 +222,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input: bool = False, method: s
     if ((qs < 0) | (qs > 1)).any():
         raise TracejitValueError("Quantiles must be in the range [0, 1]")
     x, out_shape = _moved_rows(a, axis, keepdims)
+    _real_only(x, "quantile")
     n = shape_of(x)[-1]
     s = sort(x, -1)
     vals = _interpolate(s, qs * (n - 1), method)

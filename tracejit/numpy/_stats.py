@@ -13,11 +13,12 @@ from tracejit.errors import TracejitTypeError, TracejitValueError, UnsupportedEr
 from tracejit.ir import dtypes
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy import _reductions as red
+from tracejit.numpy._complex import conj, imag, make_complex, real
 from tracejit.numpy._core import asarray, cast, normalize_axis, promote, shape_of
 from tracejit.numpy._creation import ones_like
 from tracejit.numpy._join import concatenate, slice_axis
 from tracejit.numpy._shape import moveaxis, ravel, reshape
-from tracejit.numpy._sorting import _moved_rows, sort
+from tracejit.numpy._sorting import _moved_rows, _real_only, sort
 from tracejit.numpy._variance import _abs_squared
 from tracejit.tracer.core import bind
 
@@ -179,9 +180,16 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input: bool = False,
     if ((qs < 0) | (qs > 1)).any():
         raise TracejitValueError("Quantiles must be in the range [0, 1]")
     x, out_shape = _moved_rows(a, axis, keepdims)
+    _real_only(x, "nanquantile")
+    return _nanquantile(x, qs, out_shape)
+
+
+def _nanquantile(x, qs, out_shape):
+    """The quantiles qs of the non-NaN elements of each row of x (rows last)."""
     last = len(shape_of(x)) - 1
-    s = sort(x, -1)  # NaN last
-    count = red.sum(ew.logical_not(ew.isnan(x)), axis=-1, keepdims=True, dtype=x.dtype)
+    s = sort(x, -1)  # NaN last (complex: NumPy's lexicographic order)
+    real = dtypes.real_dtype(x.dtype)
+    count = red.sum(ew.logical_not(ew.isnan(x)), axis=-1, keepdims=True, dtype=real)
     vals = []
     for qi in qs.ravel():
         pos = ew.multiply(ew.maximum(ew.subtract(count, 1), 0), qi)
@@ -210,7 +218,8 @@ def nanmedian(a, axis=None, out=None, overwrite_input: bool = False, keepdims: b
     >>> float(tnp.nanmedian(np.array([1.0, np.nan, 3.0])))
     2.0
     """
-    return nanquantile(a, 0.5, axis, keepdims=keepdims)
+    x, out_shape = _moved_rows(a, axis, keepdims)
+    return _nanquantile(x, np.asarray(0.5), out_shape)
 
 
 def ptp(a, axis=None, out=None, keepdims: bool = False):
@@ -286,7 +295,7 @@ def cov(m, y=None, rowvar: bool = True, bias: bool = False, ddof=None, fweights=
     xc = ew.subtract(x, red.mean(x, axis=1, keepdims=True))
     from tracejit.numpy._linalg import matmul
 
-    c = ew.divide(matmul(xc, moveaxis(xc, 0, 1)), max(n - ddof, 0))
+    c = ew.divide(matmul(xc, conj(moveaxis(xc, 0, 1))), max(n - ddof, 0))  # X X^H
     return reshape(c, ()) if shape_of(c) == (1, 1) else c
 
 
@@ -301,8 +310,10 @@ def corrcoef(x, y=None, rowvar: bool = True, *, dtype=None):
     c = cov(x, y, rowvar, dtype=dtype)
     if not shape_of(c):
         return ew.divide(c, c)
-    d = ew.sqrt(red.sum(ew.multiply(c, _eye_like(c)), axis=1))
+    d = ew.sqrt(real(red.sum(ew.multiply(c, _eye_like(c)), axis=1)))
     c = ew.divide(ew.divide(c, reshape(d, (-1, 1))), reshape(d, (1, -1)))
+    if dtypes.is_complex(c.dtype):  # each part clipped alone, as NumPy's
+        return make_complex(ew.clip(real(c), -1, 1), ew.clip(imag(c), -1, 1))
     return ew.clip(c, -1, 1)
 
 

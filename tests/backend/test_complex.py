@@ -184,6 +184,9 @@ STATS = {
     "correlate": lambda xp, z, w: xp.correlate(z[0], w[:3], "full"),
     "correlate_longer_v": lambda xp, z, w: xp.correlate(z[0], w),
     "nanmedian": lambda xp, z, w: xp.nanmedian(xp.where(xp.abs(z) > 2, np.nan, z), axis=1),
+    "median": lambda xp, z, w: xp.median(z, axis=0),
+    "rint": lambda xp, z, w: xp.rint(z * 3),  # each part, half to even
+    "vecmat": lambda xp, z, w: xp.vecmat(w[:3], z),  # conj(w) @ z
 }
 
 
@@ -199,3 +202,18 @@ def test_statistics_of_complex_values_match_numpy(device):
     for fn in (tnp.quantile, tnp.percentile, tnp.nanquantile, tnp.nanpercentile):
         with pytest.raises(TypeError, match="real numbers"):  # as NumPy's
             fn(z, 0.5)
+
+
+REAL_ONLY = ["fabs", "cbrt", "signbit", "spacing", "frexp", "isposinf", "isneginf", "copysign",
+             "hypot", "logaddexp", "logaddexp2", "heaviside", "nextafter"]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", REAL_ONLY)
+def test_real_only_functions_refuse_complex_values_as_numpy(name):
+    # they returned numbers computed from |z| or the real part
+    z = _pair(np.complex128, (3,))
+    args = (z,) if name in REAL_ONLY[:7] else (z, z)
+    with pytest.raises(TypeError):
+        getattr(np, name)(*args)
+    with pytest.raises(tj.errors.TracejitTypeError, match=f"'{name}'.*complex"):
+        tj.jit(getattr(tnp, name))(*args)

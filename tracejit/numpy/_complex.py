@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tracejit.errors import TracejitTypeError
 from tracejit.ir import (
     complex_prims,
     dtypes,
@@ -111,6 +112,16 @@ def complex_abs(z):
     from tracejit.numpy._math import hypot
 
     return hypot(real(z), imag(z))
+
+
+def real_only(name: str, *xs) -> None:
+    """NumPy's TypeError for a ufunc without complex loops (fabs, hypot, signbit, ...), where
+    computing on complex values would give a meaningless number."""
+    for x in xs:
+        if _is_complex(x):
+            raise TracejitTypeError(
+                f"ufunc '{name}' not supported for complex values (NumPy raises TypeError too)"
+            )
 
 
 def make_complex(re, im):

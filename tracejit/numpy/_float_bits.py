@@ -14,7 +14,7 @@ import numpy as np
 
 from tracejit import numpy as tnp
 from tracejit.numpy._core import cast
-from tracejit.numpy._math import _floats
+from tracejit.numpy._math import _real_floats
 
 
 def _exponent(a):
@@ -48,7 +48,7 @@ def frexp(x, /):
     >>> tnp.frexp(0.0)
     (array(0.), array(0, dtype=int32))
     """
-    (x,) = _floats(x)
+    (x,) = _real_floats("frexp", x)
     finite = tnp.logical_and(tnp.isfinite(x), tnp.not_equal(x, 0))
     e = tnp.where(finite, _exponent(tnp.absolute(x)), 0.0)
     mantissa = _scale(x, tnp.negative(e))
@@ -77,7 +77,7 @@ def nextafter(x1, x2, /):
     >>> bool(tnp.nextafter(1.0, 2.0) == np.nextafter(1.0, 2.0))
     True
     """
-    x1, x2 = _floats(x1, x2)
+    x1, x2 = _real_floats("nextafter", x1, x2)
     info = np.finfo(x1.dtype)
     a = tnp.absolute(x1)
     away = tnp.logical_or(tnp.equal(x1, 0), tnp.equal(tnp.greater(x2, x1), tnp.greater(x1, 0)))
@@ -97,7 +97,7 @@ def spacing(x, /):
     >>> bool(tnp.spacing(1.0) == np.finfo(np.float64).eps)
     True
     """
-    (x,) = _floats(x)
+    (x,) = _real_floats("spacing", x)
     a = tnp.absolute(x)
     step = _ulp(tnp.where(tnp.isfinite(a), a, 0.0), True)
     step = tnp.where(tnp.equal(a, float(np.finfo(x.dtype).max)), np.inf, step)

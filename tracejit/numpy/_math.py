@@ -14,6 +14,7 @@ import numpy as np
 from tracejit.errors import UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.numpy import _elementwise as ew
+from tracejit.numpy._complex import imag, make_complex, real, real_only
 from tracejit.numpy._core import cast, promote, shape_of
 
 pi, e, euler_gamma = math.pi, math.e, float(np.euler_gamma)
@@ -25,6 +26,11 @@ def _floats(*xs):
     return promote(*xs, to_float=True)
 
 
+def _real_floats(name: str, *xs):
+    real_only(name, *xs)
+    return _floats(*xs)
+
+
 def logaddexp(x1, x2):
     """`np.logaddexp`: log(exp(x1) + exp(x2)) without overflow.
 
@@ -32,7 +38,7 @@ def logaddexp(x1, x2):
     >>> bool(abs(float(tnp.logaddexp(1000.0, 1000.0)) - 1000.0 - np.log(2)) < 1e-12)
     True
     """
-    x1, x2 = _floats(x1, x2)
+    x1, x2 = _real_floats("logaddexp", x1, x2)
     m = ew.maximum(x1, x2)
     same = ew.equal(x1, x2)  # equal infinities: the difference below would be nan
     tail = ew.log1p(ew.exp(ew.negative(ew.absolute(ew.subtract(x1, x2)))))
@@ -46,7 +52,7 @@ def logaddexp2(x1, x2):
     >>> float(tnp.logaddexp2(3.0, 3.0))
     4.0
     """
-    x1, x2 = _floats(x1, x2)
+    x1, x2 = _real_floats("logaddexp2", x1, x2)
     m = ew.maximum(x1, x2)
     same = ew.equal(x1, x2)
     tail = ew.divide(ew.log1p(ew.exp2(ew.negative(ew.absolute(ew.subtract(x1, x2))))), math.log(2))
@@ -60,7 +66,7 @@ def hypot(x1, x2):
     >>> float(tnp.hypot(3.0, 4.0)), float(tnp.hypot(3e200, 4e200)) / 1e200
     (5.0, 5.0)
     """
-    x1, x2 = _floats(x1, x2)
+    x1, x2 = _real_floats("hypot", x1, x2)
     a, b = ew.absolute(x1), ew.absolute(x2)
     big, small = ew.maximum(a, b), ew.minimum(a, b)
     safe = ew.where(ew.equal(big, 0.0), 1.0, big)
@@ -101,7 +107,7 @@ def cbrt(x):
     >>> float(tnp.cbrt(-8.0))
     -2.0
     """
-    (x,) = _floats(x)
+    (x,) = _real_floats("cbrt", x)
     root = ew.power(ew.absolute(x), 1.0 / 3.0)
     return ew.where(ew.less(x, 0.0), ew.negative(root), root)
 
@@ -114,6 +120,7 @@ def signbit(x):
     array([ True,  True, False, False])
     """
     (x,) = promote(x)
+    real_only("signbit", x)
     if not dtypes.is_float(x.dtype):
         return ew.less(x, 0)
     # -0.0: 1 / -0.0 is -inf
@@ -127,7 +134,7 @@ def copysign(x1, x2):
     >>> float(tnp.copysign(3.0, -0.0))
     -3.0
     """
-    x1, x2 = _floats(x1, x2)
+    x1, x2 = _real_floats("copysign", x1, x2)
     mag = ew.absolute(x1)
     return ew.where(signbit(x2), ew.negative(mag), mag)
 
@@ -139,7 +146,7 @@ def fabs(x):
     >>> float(tnp.fabs(-2))
     2.0
     """
-    (x,) = _floats(x)
+    (x,) = _real_floats("fabs", x)
     return ew.absolute(x)
 
 
@@ -151,6 +158,8 @@ def rint(x):
     array([ 0.,  2., -2.])
     """
     (x,) = promote(x)
+    if dtypes.is_complex(x.dtype):  # each part, as NumPy's
+        return make_complex(ew.round(real(x)), ew.round(imag(x)))
     return ew.round(x) if dtypes.is_float(x.dtype) else cast(x, np.float64)
 
 
@@ -174,7 +183,7 @@ def heaviside(x1, x2):
     >>> tnp.heaviside(np.array([-1.0, 0.0, 2.0]), 0.5)
     array([0. , 0.5, 1. ])
     """
-    x1, x2 = _floats(x1, x2)
+    x1, x2 = _real_floats("heaviside", x1, x2)
     step = ew.where(ew.less(x1, 0.0), 0.0, ew.where(ew.greater(x1, 0.0), 1.0, x2))
     return ew.where(ew.isnan(x1), x1, step)
 
@@ -258,6 +267,7 @@ def isposinf(x):
     >>> tnp.isposinf(np.array([np.inf, -np.inf]))
     array([ True, False])
     """
+    real_only("isposinf", x)
     return ew.logical_and(ew.isinf(x), ew.greater(x, 0))
 
 
@@ -268,6 +278,7 @@ def isneginf(x):
     >>> tnp.isneginf(np.array([np.inf, -np.inf]))
     array([False,  True])
     """
+    real_only("isneginf", x)
     return ew.logical_and(ew.isinf(x), ew.less(x, 0))
 
 

@@ -12,6 +12,7 @@ import numpy as np
 from tracejit.errors import TracejitTypeError, UnsupportedError
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy import _reductions as red
+from tracejit.numpy._complex import conj
 from tracejit.numpy._core import asarray, cast, promote, shape_of
 from tracejit.numpy._indexing import IndexUpdate
 from tracejit.numpy._join import concatenate, slice_axis
@@ -36,13 +37,13 @@ def matvec(x1, x2, /):
 
 
 def vecmat(x1, x2, /):
-    """`np.vecmat`: vector-matrix products over broadcast leading axes.
+    """`np.vecmat`: conj(vector)-matrix products over broadcast leading axes.
 
     >>> import numpy as np, tracejit.numpy as tnp
     >>> tnp.vecmat(np.arange(2.0), np.ones((2, 3)))
     array([1., 1., 1.])
     """
-    x1 = asarray(x1)
+    x1 = conj(asarray(x1))  # NumPy's vecmat conjugates the vector (as vecdot does)
     row = reshape(x1, tuple(shape_of(x1))[:-1] + (1, shape_of(x1)[-1]))
     out = matmul(row, x2)
     return reshape(out, tuple(shape_of(out))[:-2] + (shape_of(out)[-1],))

@@ -223,6 +223,11 @@ def quantile(a, q, axis=None, out=None, overwrite_input: bool = False, method: s
         raise TracejitValueError("Quantiles must be in the range [0, 1]")
     x, out_shape = _moved_rows(a, axis, keepdims)
     _real_only(x, "quantile")
+    return _quantile_rows(x, qs, out_shape, method)
+
+
+def _quantile_rows(x, qs, out_shape, method: str):
+    """The quantiles qs of each row of x (rows last); complex rows in NumPy's order."""
     n = shape_of(x)[-1]
     s = sort(x, -1)
     vals = _interpolate(s, qs * (n - 1), method)
@@ -252,7 +257,10 @@ def median(a, axis=None, out=None, overwrite_input: bool = False, keepdims: bool
     >>> float(tnp.median(np.array([3.0, 1.0, 4.0, 2.0])))
     2.5
     """
-    return quantile(a, 0.5, axis, out, overwrite_input, keepdims=keepdims)
+    if out is not None:
+        raise UnsupportedError("median: no out=; use the returned value")
+    x, out_shape = _moved_rows(a, axis, keepdims)
+    return _quantile_rows(x, np.asarray(0.5), out_shape, "linear")
 
 
 __all__ = [

@@ -86,7 +86,7 @@ def _attrs_key(attrs: dict) -> tuple[tuple, list[Graph]]:
         if kind in _PLAIN:
             items.append((name, value))
             continue
-        for item in value if kind is tuple else (value,):
+        for item in value if isinstance(value, tuple) else (value,):
             if type(item) not in _PLAIN and isinstance(item, Region):
                 graphs.append(item.graph)
         items.append((name, _literal(value)))

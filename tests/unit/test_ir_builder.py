@@ -75,6 +75,8 @@ def test_random_draws_with_one_key_are_not_merged():
 
 
 def test_effectful_nodes_are_never_merged():
+    import tracejit.lax.parallel  # noqa: F401  registers the collectives (lazy in tracejit)
+
     b = GraphBuilder()
     x = Value((2,), np.float32)
     psum = get("psum")

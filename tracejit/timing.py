@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import logging
 import time
 from collections.abc import Iterator
 
 from tracejit import progress
+from tracejit.config import config
 
 _current: contextvars.ContextVar[tuple[dict, ...]] = contextvars.ContextVar(
     "tracejit_times", default=()
@@ -68,3 +70,10 @@ def span(category: str, name: str, **args) -> Iterator[None]:
 
 def format_times(times: dict[str, float]) -> str:
     return ", ".join(f"{name} {seconds * 1e3:.1f} ms" for name, seconds in times.items())
+
+
+def log_compile(name: str, times: dict[str, float]) -> None:
+    """A backend's compile of `name` took `times` (seconds by phase): logged as a warning
+    under `tj.config.log_compiles`."""
+    if config.log_compiles:
+        logging.getLogger("tracejit").warning("%s: %s", name, format_times(times))

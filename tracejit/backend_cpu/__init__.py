@@ -30,7 +30,6 @@ import numpy as np
 from tracejit import cache, debug, timing
 from tracejit.backend_cpu import abi, blas, collectives, compiler, lapack, numpy_blas
 from tracejit.cache import payload
-from tracejit.config import config
 from tracejit.const_array import ConstArray
 from tracejit.distributed import native as distributed_native
 from tracejit.errors import CompileError, TracejitError
@@ -330,17 +329,10 @@ def compile_cpu(graph: Graph, name: str = "function", parts: dict | None = None)
     else:
         files = {payload.EXECUTABLE_FILE: blob, payload.RUN_FILE: run_blob}
         executable = cache.get_or_build(parts, source, build, ".so", meta, files, load=_load)
-    t3 = time.perf_counter()
-    if config.log_compiles:
-        import logging
-
-        logging.getLogger("tracejit").warning(
-            "%s: fusion %.1f ms, codegen %.1f ms, C++ compile/cache/load %.1f ms",
-            name,
-            (t1 - t0) * 1e3,
-            (t2 - t1) * 1e3,
-            (t3 - t2) * 1e3,
-        )
+    load = time.perf_counter() - t2
+    timing.log_compile(
+        name, {"fusion": t1 - t0, "codegen": t2 - t1, "C++ compile/cache/load": load}
+    )
     return executable
 
 

@@ -21,14 +21,12 @@ True
 
 from __future__ import annotations
 
-import logging
 import time
 from pathlib import Path
 
-from tracejit import cache
+from tracejit import cache, timing
 from tracejit.backend_cuda import codegen
 from tracejit.cache import payload
-from tracejit.config import config
 from tracejit.ir import fusion, memory
 from tracejit.ir.graph import Graph
 
@@ -85,13 +83,8 @@ def compile_cuda(graph: Graph, name: str = "function", parts: dict | None = None
     executable = CudaExecutable(cupy, schedule, program, name)
     if parts is not None:
         _store(parts, schedule, program)
-    if config.log_compiles:
-        logging.getLogger("tracejit").warning(
-            "%s: fusion+codegen %.1f ms, NVRTC compile/load %.1f ms",
-            name,
-            (t1 - t0) * 1e3,
-            (time.perf_counter() - t1) * 1e3,
-        )
+    load = time.perf_counter() - t1
+    timing.log_compile(name, {"fusion+codegen": t1 - t0, "NVRTC compile/load": load})
     return executable
 
 

@@ -201,7 +201,8 @@ def _extremum(prim: str, name: str, a, axis, keepdims: bool, initial, where=None
     out = _reduce(prim, x, axes)
     if initial is not None:
         init = constant(initial, x.dtype, weak=False, trace=innermost_trace([out]))
-        out = bind(prim[len("reduce_") :], out, broadcast_to(init, shape_of(out)))
+        combine = ew.maximum if prim == "reduce_max" else ew.minimum  # complex: NumPy's order
+        out = combine(out, broadcast_to(init, shape_of(out)))
     return _keep(out, shape, axes, keepdims)
 
 

@@ -109,7 +109,7 @@ def _sorted_groups(x, equal_nan: bool):
     s = bind("take", x, order, axis=0)
     n = shape_of(s)[0]
     same = ew.equal(slice_axis(s, 0, 1, n), slice_axis(s, 0, 0, n - 1))
-    if equal_nan and s.dtype.kind == "f":
+    if equal_nan and s.dtype.kind in "fc":  # complex: NaN in either part (np.isnan)
         nan_pair = ew.logical_and(
             ew.isnan(slice_axis(s, 0, 1, n)), ew.isnan(slice_axis(s, 0, 0, n - 1))
         )

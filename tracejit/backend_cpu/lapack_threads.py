@@ -5,8 +5,9 @@ from the program's own thread pool. A LAPACK step (backend_cpu/lapack.py) runs b
 program's parallel loops, on the calling thread, so for its duration OpenBLAS may have
 threads of its own. They pay only for big matrices and only on free cores: next to other
 runnable tasks, OpenBLAS's threads wait for each other at every panel of the factorization
-and a 2-thread call collapses (a 2048 `spotrf` at load ~5 on the 2-core machine: 84 ms on
-one thread, 405-515 ms on two; benchmarks/RESULTS.md). So a call gets
+and a 2-thread call collapses (on the shared 2-core machine with 2-3 other running tasks, a
+2048 `spotrf` took 45 ms on one thread and 148 ms on two, a 4096 `sgetrf` + `sgetrs` 373
+against 660 ms; benchmarks/RESULTS.md). So a call gets
 `min(T, cores - others)` threads, where T is the program's thread count (TRACEJIT_NUM_THREADS,
 OMP_NUM_THREADS, else the usable cores, as cpp/pool.cpp) and `others` the running tasks of
 /proc/loadavg besides this thread (the check the pool makes before it splits a loop); one
@@ -29,7 +30,9 @@ import threading
 
 from tracejit.backend_cpu import blas
 
-MIN_N = 512  # smaller factorizations stay on one thread (measured: benchmarks/RESULTS.md)
+# Smaller factorizations stay on one thread. A guess, not a measurement: on the shared
+# machine no call ever found a free core (RESULTS.md), so the gain at any size is unmeasured.
+MIN_N = 512
 _raised = threading.Lock()
 
 

@@ -60,3 +60,15 @@ def test_numpys_positional_order_and_out():
     )
     with pytest.raises(tj.errors.UnsupportedError, match="std.*out="):
         tnp.std(X, out=np.empty(()))
+
+
+def test_second_derivative_is_the_centring_projection():
+    # var(x[mask], ddof) = |P x|**2 / (n - ddof), P = I - 11'/n on the selected elements: its
+    # Hessian is 2 P / (n - ddof) there and zero elsewhere (jacfwd over grad, eager and jit)
+    x, mask, ddof = X[0], MASK[0] | (np.arange(5) < 2), 1
+    n = int(mask.sum())
+    want = np.zeros((5, 5))
+    want[np.ix_(mask, mask)] = 2 * (np.eye(n) - 1 / n) / (n - ddof)
+    hess = tj.hessian(lambda x: tnp.var(x, where=mask, ddof=ddof))
+    np.testing.assert_allclose(hess(x), want, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(tj.jit(hess)(x), want, rtol=1e-12, atol=1e-15)

@@ -120,7 +120,7 @@ def real_only(name: str, *xs) -> None:
     for x in xs:
         if _is_complex(x):
             raise TracejitTypeError(
-                f"ufunc '{name}' not supported for complex values (NumPy raises TypeError too)"
+                f"'{name}' does not take complex values (NumPy raises TypeError too)"
             )
 
 

@@ -12,7 +12,7 @@ import numpy as np
 from tracejit.errors import TracejitValueError, UnsupportedError
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy import _reductions as red
-from tracejit.numpy._complex import conj
+from tracejit.numpy._complex import conj, real_only
 from tracejit.numpy._core import asarray, cast, normalize_axis, promote, shape_of
 from tracejit.numpy._join import concatenate, flip, pad, slice_axis
 from tracejit.numpy._linalg import matmul
@@ -78,6 +78,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     """
     if period is not None:
         raise UnsupportedError("interp: period= is not supported")
+    real_only("interp", x, xp)  # as NumPy's (complex fp is fine)
     x, xp, fp = promote(asarray(x), asarray(xp), asarray(fp), to_float=True)
     n = shape_of(xp)[0]
     xs = tuple(shape_of(x))

@@ -17,6 +17,7 @@ from tracejit.errors import TracejitTypeError, TracejitValueError, UnsupportedEr
 from tracejit.ir import dtypes
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy import _reductions as red
+from tracejit.numpy._complex import real_only
 from tracejit.numpy._core import asarray, cast, normalize_axes, promote, shape_of
 from tracejit.numpy._shape import moveaxis, ravel, reshape
 from tracejit.tracer.core import bind
@@ -153,6 +154,7 @@ def digitize(x, bins, right: bool = False):
     >>> tnp.digitize(np.array([0.5, 1.0, 2.5]), np.array([1.0, 2.0]))
     array([0, 1, 2])
     """
+    real_only("digitize", x, bins)  # NumPy: x may not be complex
     b = asarray(bins)
     side = "left" if right else "right"
     if isinstance(b, np.ndarray) and b.size > 1 and b[0] > b[-1]:

@@ -4,6 +4,9 @@ Compiled for the CPU, solve/inv/cholesky/det/slogdet of matrices from `lapack.MI
 scipy-openblas32's ?getrf/?getrs/?potrf on transposed views; the values are NumPy's to
 rounding, batched over leading axes, and a matrix LAPACK rejects gives what NumPy's path gives
 (NaN for that matrix; det 0, slogdet (0, -inf)). Without the library NumPy's path runs.
+eigh/svd/qr (backend_cpu/lapack_decomp.py) run ?syevd/?heevd, ?gesdd, ?geqrf + ?orgqr/?ungqr:
+values NumPy's to rounding, vectors up to a sign/phase, NaN for a rejected matrix, and
+gradients equal to those through NumPy's path.
 """
 
 from __future__ import annotations
@@ -44,9 +47,9 @@ def calls(monkeypatch):
     counts = {}
     for name, fn in list(lapack._INTO.items()):
 
-        def counted(*args, _fn=fn, _name=name):
+        def counted(*args, _fn=fn, _name=name, **attrs):
             counts[_name] = counts.get(_name, 0) + 1
-            return _fn(*args)
+            return _fn(*args, **attrs)
 
         monkeypatch.setitem(lapack._INTO, name, counted)
     return counts
@@ -149,3 +152,108 @@ def test_several_threads_inside_one_outside(monkeypatch, calls):
     got = tj.jit(lambda *xs: _all(tnp, *xs), device="cpu")(a, h, b)
     _close(got, _all(np, a, h, b), np.float32)
     assert get() == 1 and calls["cholesky"] == 1
+
+
+# ---------------------------------------------- eigh, svd, qr (backend_cpu/lapack_decomp.py)
+
+
+def _decompositions(m, h, tall, wide):
+    w, v = m.linalg.eigh(h)
+    return (w, v, m.linalg.eigvalsh(h), *m.linalg.svd(tall),
+            *m.linalg.svd(wide, full_matrices=False), m.linalg.svd(wide, compute_uv=False),
+            *m.linalg.qr(tall), *m.linalg.qr(tall, mode="complete"),
+            *m.linalg.qr(wide, mode="complete"))  # fmt: skip
+
+
+def _decomposition_inputs(dtype, lead=(2, 1)):
+    a, h, _ = _inputs(dtype, lead=lead)
+    rng = np.random.default_rng(1)
+    upper = np.triu(rng.normal(size=h.shape), 1)  # garbage in the triangle eigh ignores
+    return (h + upper).astype(dtype), a[..., :, : N - 3], np.swapaxes(a, -1, -2)[..., :-3, :]
+
+
+def _hermitian_from_lower(h):
+    low = np.tril(h, -1)
+    return low + np.conj(np.swapaxes(low, -1, -2)) + np.real(np.diagonal(h, 0, -2, -1))[
+        ..., None] * np.eye(h.shape[-1])  # fmt: skip
+
+
+def _same_up_to_phase(got, want, rtol, pairs=None):
+    """Columns of `got` equal `want`'s times a unit phase (also applied, conjugated, to the
+    rows of `pairs` = (got, want))."""
+    phase = np.sum(np.conj(want) * got, axis=-2)  # <want_k, got_k>
+    np.testing.assert_allclose(np.abs(phase), 1.0, atol=rtol)
+    np.testing.assert_allclose(got, want * phase[..., None, :], atol=rtol)
+    if pairs is not None:
+        np.testing.assert_allclose(pairs[0], np.conj(phase)[..., :, None] * pairs[1], atol=rtol)
+
+
+def _check_decompositions(got, h, tall, wide, dtype):
+    want = _decompositions(np, h, tall, wide)
+    rtol = 1e-3 if np.dtype(dtype) in (np.float32, np.complex64) else 1e-9
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype and g.shape == w.shape
+    w, v = got[:2]
+    _close([w, got[2], got[4], got[7], got[9]], [want[0], want[2], want[4], want[7], want[9]],
+           dtype)  # fmt: skip
+    hh = _hermitian_from_lower(h)
+    np.testing.assert_allclose(hh @ v, v * w[..., None, :], atol=rtol * np.abs(w).max())
+    _same_up_to_phase(v, want[1], rtol)
+    k = tall.shape[-1]  # full U of a tall matrix: its first k columns are determined
+    _same_up_to_phase(got[3][..., :k], want[3][..., :k], rtol, (got[5], want[5]))
+    eye = np.eye(tall.shape[-2])
+    np.testing.assert_allclose(np.conj(np.swapaxes(got[3], -1, -2)) @ got[3], eye + 0 * got[3],
+                               atol=rtol)  # fmt: skip
+    _same_up_to_phase(got[6], want[6], rtol, (got[8], want[8]))
+    _close(got[10:], want[10:], dtype)  # qr: NumPy's Householder signs too
+
+
+@needs_lapack
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+def test_decompositions_match_numpy_batched(dtype, calls):
+    h, tall, wide = _decomposition_inputs(dtype)
+    got = tj.jit(lambda *xs: _decompositions(tnp, *xs), device="cpu")(h, tall, wide)
+    _check_decompositions(got, h, tall, wide, dtype)
+    # eigvalsh is eigh's step, svd(compute_uv=False) the thin one's (one step each, CSE)
+    assert calls == {"eigh": 1, "svd": 2, "qr": 3}
+
+
+@needs_lapack
+def test_rejected_matrices_give_nan_decompositions(calls):
+    h, tall, wide = _decomposition_inputs(np.float64, lead=(3,))
+    h[0, 9, 4] = np.nan  # read by eigh: NaN for all of matrix 0's eigh
+    h[1, 4, 9] = np.nan  # in the upper triangle, which eigh does not read (as NumPy)
+    tall[2, 3, 3] = wide[2, 3, 3] = np.nan
+    got = tj.jit(lambda *xs: _decompositions(tnp, *xs), device="cpu")(h, tall, wide)
+    assert all(np.isnan(x[0]).all() for x in got[:3])
+    assert all(np.isnan(x[2]).all() for x in got[3:])
+    assert not any(np.isnan(x[1:]).any() for x in got[:3])
+    assert not any(np.isnan(x[:2]).any() for x in got[3:])
+    h[0], tall[2], wide[2] = h[1], tall[1], wide[1]  # the good ones: NumPy's values
+    _check_decompositions([np.asarray(x)[1:2] for x in got], h[1:2], tall[1:2], wide[1:2],
+                          np.float64)  # fmt: skip
+    assert calls == {"eigh": 1, "svd": 2, "qr": 3}
+
+
+def _decomposition_terms(m, h, a):
+    w, v = m.linalg.eigh(h)
+    u, s, vh = m.linalg.svd(a, full_matrices=False)
+    q, r = m.linalg.qr(a)
+    # sign-invariant in each eigen- and singular vector (squares); qr's signs are NumPy's
+    return w, v * v, u * u, s, vh * vh, q, r
+
+
+@needs_lapack
+def test_gradients_through_lapack_equal_numpys_path(calls):
+    h, tall, _ = _decomposition_inputs(np.float64, lead=())
+    rng = np.random.default_rng(2)
+    weights = [rng.normal(size=t.shape) for t in _decomposition_terms(np, h, tall)]
+
+    def loss(h, a):
+        return sum((t * c).sum() for t, c in zip(_decomposition_terms(tnp, h, a), weights))
+
+    compiled = tj.jit(tj.grad(loss, argnums=(0, 1)), device="cpu")(h, tall)
+    eager = tj.grad(loss, argnums=(0, 1))(h, tall)  # NumPy's np.linalg
+    for g, w in zip(compiled, eager, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-7, atol=1e-7 * np.abs(w).max())
+    assert calls["eigh"] == 1 and calls["svd"] == 1 and calls["qr"] == 1

@@ -28,7 +28,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tracejit import cache, debug, timing
-from tracejit.backend_cpu import abi, blas, collectives, compiler, lapack, numpy_blas
+from tracejit.backend_cpu import (
+    abi,
+    blas,
+    collectives,
+    compiler,
+    lapack,
+    lapack_decomp,  # noqa: F401  (registers eigh, svd and qr with `lapack`)
+    numpy_blas,
+)
 from tracejit.cache import payload
 from tracejit.const_array import ConstArray
 from tracejit.distributed import native as distributed_native
@@ -129,7 +137,7 @@ class _Fallbacks:
         ins, outs = arrays[: len(s.inputs)], arrays[len(s.inputs) :]
         native = lapack.into(s.prim, ins)
         if native is not None:  # scipy-openblas32's LAPACK on the buffers themselves
-            native(*ins, outs)
+            native(*ins, outs, **s.attrs)
             return
         prim = get_primitive(s.prim)
         into = INTO_IMPLS.get(prim)

@@ -6,7 +6,8 @@ library, backend_cpu/blas.py), those callbacks run its LAPACK routines straight 
 program's buffers through ctypes, with no NumPy call between: `?potrf`, `?getrf`, `?getrs`
 (LAPACKE's `_work` entry points, column-major: no copies and no NaN scan inside LAPACKE).
 Without it, or for a primitive or dtype not listed here, the callback runs NumPy's
-`np.linalg` as before (ir/linalg_prims.py).
+`np.linalg` as before (ir/linalg_prims.py). backend_cpu/lapack_decomp.py does the same for
+eigh, svd and qr (`register`).
 
 Row-major buffers read column-major are the transposes, and the routines are applied to those:
 - cholesky: the lower triangle of A is the upper one of A^T, and `potrf('U')` of A^T gives
@@ -47,32 +48,42 @@ _COL_MAJOR = 102  # LAPACK_COL_MAJOR
 _PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
 _P, _I, _C = ctypes.c_void_p, ctypes.c_int, ctypes.c_char
 _SIGNATURES = {  # LAPACKE's _work routines (lapack_int is 32-bit in scipy-openblas32)
-    "potrf": [_I, _C, _I, _P, _I],  # layout, uplo, n, a, lda
-    "getrf": [_I, _I, _I, _P, _I, _P],  # layout, m, n, a, lda, ipiv
-    "getrs": [_I, _C, _I, _I, _P, _I, _P, _P, _I],  # layout, trans, n, nrhs, a, lda, ipiv, b, ldb
+    "potrf": ("potrf_work", [_I, _C, _I, _P, _I]),  # layout, uplo, n, a, lda
+    "getrf": ("getrf_work", [_I, _I, _I, _P, _I, _P]),  # layout, m, n, a, lda, ipiv
+    # layout, trans, n, nrhs, a, lda, ipiv, b, ldb
+    "getrs": ("getrs_work", [_I, _C, _I, _I, _P, _I, _P, _P, _I]),
 }
 
 
 class _Routines:
-    """One dtype's `potrf`, `getrf` and `getrs` from scipy-openblas32."""
+    """One dtype's LAPACKE routines from scipy-openblas32, by `signatures`: attribute name ->
+    (LAPACKE name without the s/d/c/z prefix, or (real name, complex name); argtypes)."""
 
-    def __init__(self, dll: ctypes.CDLL, prefix: str):
-        for name, argtypes in _SIGNATURES.items():
-            fn = getattr(dll, f"scipy_LAPACKE_{prefix}{name}_work")
+    def __init__(self, dll: ctypes.CDLL, prefix: str, signatures: dict):
+        for attr, (name, argtypes) in signatures.items():
+            if not isinstance(name, str):
+                name = name[prefix in "cz"]
+            fn = getattr(dll, f"scipy_LAPACKE_{prefix}{name}")
             fn.argtypes, fn.restype = argtypes, ctypes.c_int
-            setattr(self, name, fn)
+            setattr(self, attr, fn)
 
 
-@functools.cache
-def routines(dtype: np.dtype) -> _Routines | None:
-    """The LAPACK routines for `dtype`, or None (no scipy-openblas32, or not a LAPACK dtype)."""
+def bind(dtype: np.dtype, signatures: dict) -> _Routines | None:
+    """`dtype`'s routines of `signatures` (see `_Routines`), or None (no scipy-openblas32,
+    not a LAPACK dtype, or a build without them)."""
     prefix, dll = _PREFIX.get(np.dtype(dtype).name), blas.library()
     if prefix is None or dll is None:
         return None
     try:
-        return _Routines(dll, prefix)
+        return _Routines(dll, prefix, signatures)
     except AttributeError:  # a build without LAPACKE
         return None
+
+
+@functools.cache
+def routines(dtype: np.dtype) -> _Routines | None:
+    """The `potrf`, `getrf` and `getrs` routines for `dtype`, or None (see `bind`)."""
+    return bind(dtype, _SIGNATURES)
 
 
 def _stack(x: np.ndarray) -> np.ndarray:
@@ -182,16 +193,22 @@ _INTO = {
 }
 
 
+def register(prim: str, fn) -> None:
+    """Run primitive `prim`'s steps through `fn(*operands, outs, **attrs)` (see `into`)."""
+    _INTO[prim] = fn
+
+
 def into(prim: str, operands: list[np.ndarray]):
-    """`fn(*operands, outs)` writing primitive `prim`'s results into `outs` through LAPACK,
-    or None: NumPy's path runs for another primitive, a dtype or library without LAPACK
-    here, and for matrices smaller than `MIN_N` (this path loops over a stack in Python, a
-    few microseconds a matrix, where NumPy's loop is in C: 0.17 ms for 1000 4 x 4 solves
-    against 22 ms; from n = 128 on, LAPACK's work outweighs it)."""
+    """`fn(*operands, outs, **attrs)` writing primitive `prim`'s results into `outs` through
+    LAPACK, or None: NumPy's path runs for another primitive, a dtype or library without
+    LAPACK here, and for matrices with fewer than `MIN_N` rows or columns (this path loops
+    over a stack in Python, a few microseconds a matrix, where NumPy's loop is in C: 0.17 ms
+    for 1000 4 x 4 solves against 22 ms; from n = 128 on, LAPACK's work outweighs it).
+    eigh, svd and qr are registered by backend_cpu/lapack_decomp.py."""
     fn = _INTO.get(prim)
-    if fn is None or not operands or operands[0].shape[-1] < MIN_N:
+    if fn is None or not operands or min(operands[0].shape[-2:]) < MIN_N:
         return None
     return fn if routines(operands[0].dtype) is not None else None
 
 
-__all__ = ["MIN_N", "into", "routines"]
+__all__ = ["MIN_N", "bind", "into", "register", "routines"]

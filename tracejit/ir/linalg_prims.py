@@ -6,9 +6,9 @@ promotes and broadcasts first, so `solve`'s operands arrive as `(..., n, n)` and
 `(..., n, k)` with equal leading axes). The implementation is NumPy's own `np.linalg`
 (LAPACK through NumPy's lapack_lite/OpenBLAS), written over an array namespace
 (ir/array_library.py): the compiled CPU program calls NumPy back for them (but solve, inv,
-cholesky, det and slogdet of matrices from 128 x 128 on, which it runs through
-scipy-openblas32's LAPACK: backend_cpu/lapack.py), and the CUDA program runs the same
-functions with CuPy (cuSOLVER) on the device arrays.
+cholesky, det, slogdet and eigh of matrices from 128 x 128 on, which it runs through
+scipy-openblas32's LAPACK: backend_cpu/lapack.py, lapack_decomp.py), and the CUDA program
+runs the same functions with CuPy (cuSOLVER) on the device arrays.
 
 Failures follow JAX, not NumPy: a singular matrix (`solve`, `inv`) or one that is not
 positive definite (`cholesky`) gives NaN for that matrix of the stack instead of raising

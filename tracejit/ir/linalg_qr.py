@@ -1,5 +1,8 @@
 """The `qr` primitive (NumPy's `np.linalg.qr`, a host step when compiled) and its VJP.
 
+The compiled CPU program runs it through scipy-openblas32's `?geqrf` and `?orgqr`/`?ungqr`
+from 128 rows and columns on (backend_cpu/lapack_decomp.py), NumPy's routines and signs.
+
 Outputs `(Q, R)`; `complete` is NumPy's mode='complete' (else 'reduced'). The VJP is the
 transpose of JAX's QR JVP, for tall or square matrices (m >= n, reduced or square): with
 M = Q^T Q_bar - R_bar R^T and C_bar = tril(M - M^H, -1) - M (+ i Im(diag M) when complex,

@@ -1,5 +1,9 @@
 """The `svd` primitive (NumPy's `np.linalg.svd`, a host step when compiled) and its VJP.
 
+The compiled CPU program runs it through scipy-openblas32's `?gesdd` from 128 rows and
+columns on (backend_cpu/lapack_decomp.py): singular vectors may differ from NumPy's by a sign
+or phase per singular pair, which the VJP below does not depend on for sign-invariant losses.
+
 Outputs `(U, s, Vh)` as NumPy orders them, with `full_matrices` as NumPy's flag. The VJP is
 the transpose of JAX's `svd` JVP, in JAX's complex convention, for `full_matrices=False`
 or square matrices: with k = min(m, n), S = diag(s), F_ij = 1 / (s_j^2 - s_i^2) off the

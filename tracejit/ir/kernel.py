@@ -224,10 +224,11 @@ class Schedule:
 # ---------------------------------------------------------------- printing
 
 
-def rebuild(kernel: Kernel, leaf, store, arg_dim=None, outer=None, inner=None) -> Kernel:
+def rebuild(kernel: Kernel, leaf, store, arg_dim=None, outer=None, inner=None, op=None) -> Kernel:
     """A copy of `kernel` with every Load/Index leaf replaced by `leaf(node)` (shared
     sub-expressions stay shared), each store by `store(old_store, new_expr)`, and optionally
-    new argmax dims (`arg_dim(old)`) and loop extents."""
+    new argmax dims (`arg_dim(old)`), loop extents, and each rebuilt Op `o` replaced by
+    `op(o)`."""
     memo: dict = {}
 
     def rewrite(e: Expr) -> Expr:
@@ -238,7 +239,8 @@ def rebuild(kernel: Kernel, leaf, store, arg_dim=None, outer=None, inner=None) -
                 memo[node] = leaf(node)
             elif isinstance(node, Op):
                 args = tuple(memo[a] for a in node.args)
-                memo[node] = Op(node.prim, args, node.dtype, node.out_dtype, node.attrs)
+                new = Op(node.prim, args, node.dtype, node.out_dtype, node.attrs)
+                memo[node] = op(new) if op else new
             else:
                 memo[node] = node
         return memo[e]

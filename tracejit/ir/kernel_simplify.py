@@ -1,5 +1,5 @@
 """Loop-nest simplification of the schedule's kernels: drop extent-1 dims, merge contiguous
-dims. `fuse` (ir/fusion.py) runs it once on every kernel it schedules, so both backends
+dims (and NumPy's scalar-exponent `power`: `scalar_pow`). `fuse` (ir/fusion.py) runs it once on every kernel it schedules, so both backends
 receive simplified kernels. It rewrites the loop IR (`Kernel`), not the graph: the graph's
 pattern passes are rule tables of the rewrite engine (ir/passes/rewrite.py).
 
@@ -18,7 +18,33 @@ Outer and inner (reduced) dims never merge with each other.
 
 from __future__ import annotations
 
+import numpy as np
+
 from tracejit.ir import kernel as K
+
+_FAST_POW = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def scalar_pow(node: K.Op) -> K.Expr:
+    """NumPy's float `power` loop takes a fast path when the exponent is one value for the
+    whole loop (a 0-d exponent, or one broadcast with stride 0): 0.5 is `sqrt`, so
+    `-inf ** 0.5` is nan and `-0.0 ** 0.5` is -0.0 where `pow` gives inf and 0.0. A literal
+    exponent takes it in the C rendering (elementwise_ops/pow.py); a pow whose exponent is
+    a load of one element (every stride 0) chooses at run time, as NumPy's loop does.
+
+    >>> f32 = np.dtype(np.float32)
+    >>> p = K.Op("pow", (K.Load(0, 0, (1,), f32), K.Load(1, 0, (0,), f32)), f32, f32)
+    >>> scalar_pow(p).prim, scalar_pow(p).args[1].prim, scalar_pow(p).args[2] is p
+    ('select', 'sqrt', True)
+    """
+    if node.prim != "pow" or node.dtype not in _FAST_POW:
+        return node
+    x, y = node.args
+    if not isinstance(y, K.Load) or any(y.strides):
+        return node
+    is_half = K.Op("eq", (y, K.Literal(0.5, node.dtype)), node.dtype, np.dtype(np.bool_))
+    root = K.Op("sqrt", (x,), node.dtype, node.dtype)
+    return K.Op("select", (is_half, root, node), node.dtype, node.dtype)
 
 
 def _plan(extents: list[int], first: int, vectors, keep: set[int]) -> list[list[int]]:
@@ -67,6 +93,7 @@ def simplify(kernel: K.Kernel) -> K.Kernel:
         leaf,
         lambda s, expr: K.Store(s.buf, s.offset, coefs(s.strides), expr, s.phase),
         arg_dim=lambda d: new_arg.get(d, -1),
+        op=scalar_pow,
         outer=tuple(extent(g) for g in outer_groups),
         inner=tuple(extent(g) for g in inner_groups),
     )

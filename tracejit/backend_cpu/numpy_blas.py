@@ -2,8 +2,8 @@
 
 The linear-algebra primitives run NumPy's `np.linalg` (LAPACK in the OpenBLAS that NumPy's
 wheels bundle, `scipy_openblas64_`), by default on every core (in a compiled program,
-solve/inv/cholesky/det/slogdet of matrices from 128 x 128 on run scipy-openblas32's LAPACK
-instead: backend_cpu/lapack.py). Inside a compiled program that
+solve/inv/cholesky/det/slogdet/eigh/svd/qr of matrices from 128 x 128 on run
+scipy-openblas32's LAPACK instead: backend_cpu/lapack.py). Inside a compiled program that
 is a second thread pool next to the program's own OpenMP workers, the case that made
 tracejit hold its gemm library to one thread (backend_cpu/blas.py). Measured on the 2-core
 AMD EPYC shared by 8 processes (load average ~11): `np.linalg.solve` of a 256 x 256 float32

@@ -169,6 +169,8 @@ def _decomposition_inputs(dtype, lead=(2, 1)):
     a, h, _ = _inputs(dtype, lead=lead)
     rng = np.random.default_rng(1)
     upper = np.triu(rng.normal(size=h.shape), 1)  # garbage in the triangle eigh ignores
+    if np.dtype(dtype).kind == "c":  # and in the imaginary part of the diagonal
+        upper = upper + 1j * np.eye(N) * rng.normal(size=h.shape)
     return (h + upper).astype(dtype), a[..., :, : N - 3], np.swapaxes(a, -1, -2)[..., :-3, :]
 
 

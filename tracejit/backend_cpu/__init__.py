@@ -33,6 +33,7 @@ from tracejit.backend_cpu import (
     blas,
     collectives,
     compiler,
+    fft_step,
     lapack,
     lapack_decomp,  # noqa: F401  (registers eigh, svd and qr with `lapack`)
     numpy_blas,
@@ -135,8 +136,8 @@ class _Fallbacks:
         s, buffers = self.entries[step]
         arrays = [self._array(a, buffers[b]) for a, b in zip(addresses, s.inputs + s.outputs)]
         ins, outs = arrays[: len(s.inputs)], arrays[len(s.inputs) :]
-        native = lapack.into(s.prim, ins)
-        if native is not None:  # scipy-openblas32's LAPACK on the buffers themselves
+        native = lapack.into(s.prim, ins) or fft_step.into(s.prim, ins)
+        if native is not None:  # LAPACK on the buffers themselves, or a threaded fft
             native(*ins, outs, **s.attrs)
             return
         prim = get_primitive(s.prim)

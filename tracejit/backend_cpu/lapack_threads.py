@@ -63,8 +63,12 @@ def _others_running() -> int | None:
 
 def count(n: int) -> int:
     """How many OpenBLAS threads a factorization of an n x n matrix gets now."""
-    if n < MIN_N:
-        return 1
+    return free_threads() if n >= MIN_N else 1
+
+
+def free_threads() -> int:
+    """The program's thread count less the other running tasks (at least one): what a big
+    library call between the program's parallel loops may use now."""
     wanted = _program_threads()
     if wanted <= 1:
         return 1

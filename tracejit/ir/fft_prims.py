@@ -6,7 +6,7 @@
   "irfft":       complex -> real, the last axis n // 2 + 1 -> lengths[-1] (scaled by 1/N).
 `tracejit.numpy.fft` moves the transformed axes to the end, pads or crops them and applies
 the other normalizations. The implementation is pocketfft: SciPy's `scipy.fft` when SciPy is
-installed (faster, see `_host_fft`), else NumPy's `np.fft`. No backend renders this
+installed (faster, see `host_fft`), else NumPy's `np.fft`. No backend renders this
 primitive: compiled CPU programs call it back, and CUDA programs run the same function with
 CuPy (cuFFT) on the device (ir/array_library.py).
 
@@ -66,7 +66,7 @@ def _fft_rule(avals, kind, lengths):
 
 
 @functools.cache
-def _host_fft():
+def host_fft():
     """SciPy's `scipy.fft` when installed, else NumPy's `np.fft`: the same pocketfft, but
     SciPy's runs several 1-D transforms at once in SIMD lanes and each axis in place; a
     1024 x 1024 complex64 fft2 took 15-35 ms against NumPy's 130-150 ms (benchmarks/RESULTS.md).
@@ -78,21 +78,24 @@ def _host_fft():
     return scipy.fft
 
 
-def _fft_impl(x, kind, lengths, *, xp=np):
+def fft_impl(x, kind, lengths, *, xp=np, workers=None):
+    """`workers` (scipy.fft's threads; the CPU program's fft step, backend_cpu/fft_step.py)
+    is passed only where it is given."""
     axes = tuple(range(x.ndim - len(lengths), x.ndim))
-    lib = _host_fft() if xp is np else xp.fft
+    lib = host_fft() if xp is np else xp.fft
+    extra = {} if workers is None else {"workers": workers}
     if kind == "fft":
-        out = lib.fftn(x, axes=axes)
+        out = lib.fftn(x, axes=axes, **extra)
     elif kind == "ifft":
-        out = lib.ifftn(x, axes=axes)
+        out = lib.ifftn(x, axes=axes, **extra)
     elif kind == "rfft":
-        out = lib.rfftn(x, axes=axes)
+        out = lib.rfftn(x, axes=axes, **extra)
     else:
-        out = lib.irfftn(x, s=lengths, axes=axes)
+        out = lib.irfftn(x, s=lengths, axes=axes, **extra)
     return out.astype(_fft_rule([(x.shape, x.dtype, False)], kind, lengths)[1], copy=False)
 
 
-register("fft", OPAQUE, _fft_rule, _fft_impl, rules={ARRAY_IMPLS: _fft_impl})
+register("fft", OPAQUE, _fft_rule, fft_impl, rules={ARRAY_IMPLS: fft_impl})
 dtypes.COMPLEX_HOST_PRIMS.add("fft")  # a host step: NumPy computes on complex buffers
 
 
@@ -120,4 +123,4 @@ def _fft_vjp(e, ct, x, *, out, kind, lengths):
     return [e.conj(e.mul(x_hat, _const(e, weights, x_hat)))]
 
 
-__all__ = ["KINDS", "complex_dtype", "real_dtype"]
+__all__ = ["KINDS", "complex_dtype", "fft_impl", "host_fft", "real_dtype"]

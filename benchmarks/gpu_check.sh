@@ -6,7 +6,8 @@
 #   bash benchmarks/gpu_check.sh            # from the repository root
 #
 # If pytest/hypothesis are missing on that machine, put their wheels in benchmarks/wheels/
-# (pip download --only-binary=:all: --python-version 3.12 -d benchmarks/wheels pytest hypothesis)
+# (pip download --only-binary=:all: --python-version 3.12 -d benchmarks/wheels pytest hypothesis
+#  pytest-xdist execnet)
 # and the runtime dependencies it may lack (filelock, platformdirs, scipy-openblas32)
 # and they are installed from there.
 set -uo pipefail
@@ -40,16 +41,19 @@ if ! python -c "import tracejit._core" 2>/dev/null; then
 fi
 python -c "import tracejit, tracejit._core; print('tracejit imports, C++ runtime built')" ||
   echo "INSTALL FAILED: the CPU backend will be unavailable"
-if ! python -c "import pytest, hypothesis" 2>/dev/null && [ -d benchmarks/wheels ]; then
-  python -m pip install --no-index --find-links benchmarks/wheels -q pytest hypothesis 2>&1 | tail -2
+if ! python -c "import pytest, hypothesis, xdist" 2>/dev/null && [ -d benchmarks/wheels ]; then
+  python -m pip install --no-index --find-links benchmarks/wheels -q pytest hypothesis \
+    pytest-xdist 2>&1 | tail -2
 fi
 have_pytest=1
-python -c "import pytest, hypothesis" 2>/dev/null || { have_pytest=0; echo "NO pytest/hypothesis: tests skipped"; }
+# pyproject's addopts has `-n auto`, so pytest needs pytest-xdist
+python -c "import pytest, hypothesis, xdist" 2>/dev/null ||
+  { have_pytest=0; echo "NO pytest/hypothesis/pytest-xdist: tests skipped"; }
 
 export HYPOTHESIS_PROFILE=ci TRACEJIT_TEST_DEVICE=cuda
 TRACEJIT_CACHE_DIR="$(mktemp -d)"
 export TRACEJIT_CACHE_DIR
-pytest_args=(-q -rs -p no:cacheprovider)
+pytest_args=(-q -rs -p no:cacheprovider -n "${SUITE_WORKERS:-8}")
 
 if [ "$have_pytest" = 1 ]; then
   step "GPU tests: the CUDA backend and every device-fixture test on cuda"
@@ -68,9 +72,7 @@ if [ "$have_pytest" = 1 ] && [ "${SUITE_BUDGET:-470}" != 0 ]; then
   left=$((${SUITE_BUDGET:-470} - (SECONDS - t0)))
   [ "$left" -lt 30 ] && left=30  # timeout 0 would mean no limit
   step "whole suite with TRACEJIT_TEST_DEVICE=cuda (timeout ${left} s)"
-  xdist=()  # pytest-xdist, where that machine has it, spreads the suite over its cores
-  python -c "import xdist" 2>/dev/null && xdist=(-n "${SUITE_WORKERS:-8}")
-  timeout "$left" python -m pytest "${pytest_args[@]}" "${xdist[@]}" >"$out/suite.txt" 2>&1
+  timeout "$left" python -m pytest "${pytest_args[@]}" >"$out/suite.txt" 2>&1
   code=$?
   tail -n 25 "$out/suite.txt"
   [ "$code" = 124 ] && echo "suite: TIMED OUT after ${left} s (partial results above)"

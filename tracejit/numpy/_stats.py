@@ -45,8 +45,11 @@ def cumprod(a, axis=None, dtype=None):
     n = shape_of(x)[axis]
     shift = 1
     while shift < n:
-        ones = ones_like(slice_axis(x, axis, 0, shift))  # not x * 0 + 1: nan where x is inf
-        x = ew.multiply(x, concatenate([ones, slice_axis(x, axis, 0, n - shift)], axis))
+        # the first `shift` products are done: kept as they are, not multiplied by 1 (a
+        # complex inf times 1 + 0j has a NaN part: NumPy's cumprod of [inf + 0j] is inf + 0j)
+        done = slice_axis(x, axis, 0, shift)
+        rest = ew.multiply(slice_axis(x, axis, shift, n), slice_axis(x, axis, 0, n - shift))
+        x = concatenate([done, rest], axis)
         shift *= 2
     return x
 

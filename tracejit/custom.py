@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from tracejit import custom_closure
-from tracejit.batching.emit import Builder
 from tracejit.errors import (
     CustomRuleClosureError,
     ShapeError,
@@ -29,6 +28,7 @@ from tracejit.errors import (
 )
 from tracejit.ir import dtypes
 from tracejit.ir.autodiff import joint_graph
+from tracejit.ir.builder import Emitter
 from tracejit.ir.custom_call import CustomCall, custom_vjp_call_p, inline_graph
 from tracejit.ir.graph import Graph, Value, fresh
 from tracejit.ir.passes.dce import remove_dead_nodes
@@ -243,7 +243,7 @@ def _input_cotangents(bwd: Traced, diff: tuple, avals, name: str) -> Graph:
             f"differentiable argument ({len(diff)}), got {tree}"
         )
     graph = Graph(list(bwd.graph.inputs), list(bwd.graph.nodes), [])
-    b = Builder(graph)
+    b = Emitter(graph)
     outs = iter(bwd.graph.outputs)
     flat_avals = iter(avals)
     for i, (arg, sub) in enumerate(zip(diff, tree.children)):
@@ -256,7 +256,7 @@ def _input_cotangents(bwd: Traced, diff: tuple, avals, name: str) -> Graph:
             )
         for is_zero in zero:
             shape, dtype, _ = next(flat_avals)
-            ct = b.full(0, shape, dtype) if is_zero else next(outs)
+            ct = b.full(0, Value(shape, dtype)) if is_zero else next(outs)
             if tuple(ct.shape) != tuple(shape):
                 raise ShapeError(
                     f"custom_vjp {name!r}: bwd returned a cotangent of shape {ct.shape} for "
@@ -358,14 +358,14 @@ def _transpose_tangents(jvp: Graph, n_in: int, n_out: int, n_closed: int = 0) ->
     cts = [Value(v.shape, v.dtype) for v in jvp.outputs[:n_out]]
     closed = fresh(jvp.inputs[2 * n_in :])
     graph = Graph(primals + cts + closed, [], [])
-    b = Builder(graph)
-    zeros = [b.full(0, v.shape, v.dtype) for v in jvp.inputs[n_in : 2 * n_in]]
+    b = Emitter(graph)
+    zeros = [b.full(0, v) for v in jvp.inputs[n_in : 2 * n_in]]
     seeds = [cts[j - n_out] for j in seeded]
     results = inline_graph(graph.nodes, joint, primals + zeros + closed + seeds)
     in_cts = iter(results[len(jvp.outputs) :])
     for i, v in enumerate(jvp.inputs[:n_in]):
         float_in = n_in + i in wrt
-        graph.outputs.append(next(in_cts) if float_in else b.full(0, v.shape, v.dtype))
+        graph.outputs.append(next(in_cts) if float_in else b.full(0, v))
     return remove_dead_nodes(graph)
 
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from tracejit.batching.emit import Builder, move_axis, to_front
+from tracejit.batching.emit import move_axis, to_front
 from tracejit.batching.interpreter import batch_graph
 from tracejit.batching.rules import defbatch
+from tracejit.ir.builder import Emitter
 from tracejit.ir.custom_call import inline_graph
 from tracejit.ir.graph import Graph, fresh
 from tracejit.ir.regions import Region
@@ -83,7 +84,7 @@ def _while_loop(b, size, xs, bdims, *, cond, body, n_cond_consts):
 def _any_graph(pred: Graph, n_cond_consts: int) -> Graph:
     """(cond consts, carry) -> bool[]: whether any example's predicate holds."""
     graph = Graph(fresh(pred.inputs), [], [])
-    b = Builder(graph)
+    b = Emitter(graph)
     (p,) = inline_graph(graph.nodes, pred, graph.inputs)
     count = b.reduce_sum(b.convert(p, dtype=_I32), axes=(0,))
     graph.outputs = [b.gt(count, b.const(0, _I32))]
@@ -95,7 +96,7 @@ def _masked_body(pred: Graph, step: Graph, n_cond: int, n_body: int, n_carry: in
     cond_consts, body_consts = fresh(pred.inputs[:n_cond]), fresh(step.inputs[:n_body])
     carry = fresh(step.inputs[n_body:])
     graph = Graph(cond_consts + body_consts + carry, [], [])
-    b = Builder(graph)
+    b = Emitter(graph)
     (p,) = inline_graph(graph.nodes, pred, cond_consts + carry)
     new = inline_graph(graph.nodes, step, body_consts + carry)
     for old, nxt in zip(carry, new):
@@ -116,13 +117,11 @@ def _cond(b, size, xs, bdims, *, branches):
     # a per-example branch: run every branch, then pick per example (index clamped as cond)
     index = to_front(b, index, di, size)
     top = len(branches) - 1
-    clamped = b.min(
-        b.max(index, b.full(0, index.shape, index.dtype)), b.full(top, index.shape, index.dtype)
-    )
+    clamped = b.min(b.max(index, b.full(0, index)), b.full(top, index))
     results = [inline_graph(b.graph.nodes, g, operands) for g in batched]
     outs = list(results[0])
     for k in range(1, len(results)):
-        hit = b.eq(clamped, b.full(k, clamped.shape, clamped.dtype))
+        hit = b.eq(clamped, b.full(k, clamped))
         for j, (cur, new) in enumerate(zip(outs, results[k])):
             mask = b.broadcast_in_dim(hit, shape=cur.shape, dims=(0,)) if cur.ndim > 1 else hit
             outs[j] = b.select(mask, new, cur)

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tracejit.batching.emit import Builder, move_axis, to_dim
+from tracejit.batching.emit import move_axis, to_dim
 from tracejit.batching.rules import rule_for
 from tracejit.errors import BatchingError, InternalError
+from tracejit.ir.builder import Emitter
 from tracejit.ir.graph import Graph, Node, Value, fresh
 
 
@@ -35,7 +36,7 @@ def batch_graph(
         for v, d in zip(graph.inputs, in_dims)
     ]
     new = Graph(inputs=inputs)
-    b = Builder(new)
+    b = Emitter(new)
     env: dict[Value, tuple[Value, int | None]] = {
         v: (nv, d) for v, nv, d in zip(graph.inputs, inputs, in_dims)
     }
@@ -58,7 +59,7 @@ def batch_graph(
     return new
 
 
-def _apply_rule(b: Builder, node: Node, size: int, xs, dims):
+def _apply_rule(b: Emitter, node: Node, size: int, xs, dims):
     rule = rule_for(node.prim)
     if rule is None:
         where = f"\n  at {node.source}" if node.source else ""
@@ -76,7 +77,7 @@ def _apply_rule(b: Builder, node: Node, size: int, xs, dims):
     return outs, odims
 
 
-def _place(b: Builder, x: Value, dim: int | None, want: int | None, size: int, index: int):
+def _place(b: Emitter, x: Value, dim: int | None, want: int | None, size: int, index: int):
     if want is None:
         if dim is not None:
             raise BatchingError(

@@ -1,6 +1,6 @@
 """One batching rule per primitive, in `BATCH_RULES` (keyed by `Primitive`, like `VJP_RULES`).
 
-A rule receives a `Builder`, the batch size, the operands as `Value`s of the batched graph,
+A rule receives an `Emitter`, the batch size, the operands as `Value`s of the batched graph,
 the position of each operand's batch axis (`None`: the operand is the same for every
 example) and the node's attributes; it returns the outputs and their batch axes:
 
@@ -19,9 +19,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from tracejit.batching.emit import Builder, move_axis, to_front
+from tracejit.batching.emit import move_axis, to_front
 from tracejit.debug_print import debug_print_p
 from tracejit.errors import InternalError
+from tracejit.ir.builder import Emitter
 from tracejit.ir.graph import Value
 from tracejit.ir.primitives import ELEMENTWISE, Primitive, RuleTable
 from tracejit.ir.prng import threefry2x32_p
@@ -155,8 +156,8 @@ def _pad(b, size, xs, bdims, *, widths):
         return [b.pad(x, value, widths=widths)], [0]
     # One padding value per example: pad with zeros, then choose the value outside x.
     padded = b.pad(x, b.const(0, x.dtype), widths=widths)
-    inside = b.pad(b.full(1, x.shape, x.dtype), b.const(0, x.dtype), widths=widths)
-    mask = b.eq(inside, b.full(1, inside.shape, x.dtype))
+    inside = b.pad(b.full(1, x), b.const(0, x.dtype), widths=widths)
+    mask = b.eq(inside, b.full(1, inside))
     fill = b.broadcast_in_dim(to_front(b, value, dv, size), shape=padded.shape, dims=(0,))
     return [b.select(mask, padded, fill)], [0]
 
@@ -164,22 +165,19 @@ def _pad(b, size, xs, bdims, *, widths):
 # ---------------------------------------------------------------- gather / scatter
 
 
-def _flat_indices(b: Builder, idx: Value, n: int) -> Value:
+def _flat_indices(b: Emitter, idx: Value, n: int) -> Value:
     """Batched indices (batch axis first) into the batch-major flattening of an axis of n.
 
     Clamped per example first, exactly as `take` clamps (`structural._clamp_index`), so an
     index never lands in a neighbouring example's rows.
     """
-    dt = idx.dtype
-    wrapped = b.select(
-        b.lt(idx, b.full(0, idx.shape, dt)), b.add(idx, b.full(n, idx.shape, dt)), idx
-    )
-    clamped = b.min(b.max(wrapped, b.full(0, idx.shape, dt)), b.full(max(n - 1, 0), idx.shape, dt))
-    row = b.iota(shape=idx.shape, dtype=np.dtype(dt), axis=0)
-    return b.add(clamped, b.mul(row, b.full(n, idx.shape, dt)))
+    wrapped = b.select(b.lt(idx, b.full(0, idx)), b.add(idx, b.full(n, idx)), idx)
+    clamped = b.min(b.max(wrapped, b.full(0, idx)), b.full(max(n - 1, 0), idx))
+    row = b.iota(shape=idx.shape, dtype=idx.dtype, axis=0)
+    return b.add(clamped, b.mul(row, b.full(n, idx)))
 
 
-def _merge_axis(b: Builder, x: Value, axis: int) -> Value:
+def _merge_axis(b: Emitter, x: Value, axis: int) -> Value:
     """(B, ..., n at 1+axis, ...) -> (B*n, ...rest): the batch and the indexed axis as one."""
     x = move_axis(b, x, axis + 1, 1)
     return b.reshape(x, shape=(x.shape[0] * x.shape[1],) + x.shape[2:])
@@ -260,7 +258,7 @@ def _threefry(b, size, xs, bdims):
     key, counts = (to_front(b, x, d, size) for x, d in zip(xs, bdims))
     n = counts.shape[1]
     if size == 0:
-        return [b.full(0, (0, n), counts.dtype)], [0]
+        return [b.full(0, counts)], [0]
     rows = []
     for i in range(size):
         k = b.reshape(b.slice(key, starts=(i, 0), stops=(i + 1, 2), steps=(1, 1)), shape=(2,))

@@ -24,57 +24,17 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from tracejit.errors import (
-    InternalError,
-    TracejitAttributeError,
-    TracejitTypeError,
-    UnsupportedError,
-)
+from tracejit.errors import InternalError, TracejitTypeError, UnsupportedError
 from tracejit.ir import (
     dtypes,
     structural,  # noqa: F401  (registers the primitives ruled on here)
 )
-from tracejit.ir.builder import GraphBuilder
-from tracejit.ir.graph import ConstValue, Graph, Node, Value
+from tracejit.ir.builder import Emitter
+from tracejit.ir.graph import Graph, Node, Value
 from tracejit.ir.passes.dce import remove_dead_nodes
-from tracejit.ir.primitives import RuleTable, get
+from tracejit.ir.primitives import RuleTable
 
 Rule = Callable[..., list]
-
-
-_OWN = object()  # Emitter.bind_all's default source: the emitter's current one
-
-
-class Emitter:
-    """Appends backward nodes to a graph; `e.mul(a, b)` binds the primitive `mul`."""
-
-    def __init__(self, graph: Graph):
-        self.graph = graph
-        self.source: str | None = None  # the forward node's user line, copied to its VJP nodes
-        # interning: a backward node equal to a forward one (or an earlier backward one) is
-        # not added again, so `cos(x)` in both passes is computed once
-        self._builder = GraphBuilder(graph)
-
-    def bind(self, name: str, *inputs: Value, **attrs) -> Value:
-        return self.bind_all(get(name), list(inputs), attrs)[0]
-
-    def bind_all(self, prim, inputs: list[Value], attrs: dict, phase="backward", source=_OWN):
-        """Every output of `prim(*inputs, **attrs)` (a multi-result primitive's too); the
-        node takes `source` (default: the forward node's line being differentiated)."""
-        source = self.source if source is _OWN else source
-        return self._builder.bind(prim, list(inputs), attrs, source, phase)
-
-    def __getattr__(self, name: str):
-        if name.startswith("_"):
-            raise TracejitAttributeError(name)
-        return lambda *xs, **attrs: self.bind(name, *xs, **attrs)
-
-    def full(self, value: float, like: Value) -> Value:
-        """A constant array of `like`'s shape and dtype (interned: shared between rules)."""
-        scalar = self.bind("const", value=ConstValue(np.asarray(value, like.dtype)))
-        if like.shape:
-            scalar = self.bind("broadcast_in_dim", scalar, shape=like.shape, dims=())
-        return scalar
 
 
 # ---------------------------------------------------------------- shared helpers
@@ -97,6 +57,11 @@ def _bcast_to(e: Emitter, x: Value, shape: tuple[int, ...], kept: Sequence[int])
     if x.shape == tuple(shape):
         return x
     return e.broadcast_in_dim(x, shape=tuple(shape), dims=tuple(kept))
+
+
+def float_indices(values: Sequence[Value]) -> list[int]:
+    """The positions of the inexact (float or complex) values: those a derivative flows to."""
+    return [i for i, v in enumerate(values) if dtypes.is_inexact(v.dtype)]
 
 
 def _kept_axes(ndim: int, axes: Sequence[int]) -> tuple[int, ...]:
@@ -342,7 +307,7 @@ def joint_graph(graph: Graph, wrt: Sequence[int], seeded: Sequence[int]) -> Grap
     Backward nodes have `node.phase == "backward"`.
     """
     joint = Graph(list(graph.inputs), list(graph.nodes), list(graph.outputs))
-    e = Emitter(joint)
+    e = Emitter(joint, "backward")
     cts: dict[Value, Value] = {}
     for i in seeded:
         out = graph.outputs[i]
@@ -365,6 +330,7 @@ __all__ = [
     "Emitter",
     "backward_pass",
     "defvjp",
+    "float_indices",
     "joint_graph",
     "unbroadcast",
     "zero_vjp",

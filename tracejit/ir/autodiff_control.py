@@ -21,18 +21,14 @@ VJP; forward mode through it is ir/forward.py's.
 from __future__ import annotations
 
 from tracejit.errors import UnsupportedError
-from tracejit.ir import control, dtypes  # noqa: F401  (control registers scan, cond, while_loop)
-from tracejit.ir.autodiff import Emitter, defvjp, joint_graph
+from tracejit.ir import control  # noqa: F401  (registers scan, cond, while_loop)
+from tracejit.ir.autodiff import defvjp, float_indices, joint_graph
+from tracejit.ir.builder import Emitter
 from tracejit.ir.graph import Graph, Node, Value, inline_graph
 from tracejit.ir.partition import partition
 from tracejit.ir.passes.dce import remove_dead_nodes
 from tracejit.ir.primitives import get
 from tracejit.ir.regions import Region
-
-
-def _emit(e: Emitter, name: str, inputs: list[Value], attrs: dict) -> list[Value]:
-    """Append a multi-result node (Emitter.bind returns only the first result)."""
-    return e.bind_all(get(name), inputs, attrs)
 
 
 def _replace_forward(e: Emitter, out: list[Value], inputs, attrs: dict, extra: list) -> list:
@@ -46,11 +42,7 @@ def _replace_forward(e: Emitter, out: list[Value], inputs, attrs: dict, extra: l
             outs = list(out) + new_outs
             e.graph.nodes[i] = Node(prim, list(inputs), attrs, outs, node.source, node.phase)
             return new_outs
-    return _emit(e, "scan", list(inputs), attrs)[len(out) :]
-
-
-def _float_indices(values: list[Value]) -> list[int]:
-    return [i for i, v in enumerate(values) if dtypes.is_inexact(v.dtype)]
+    return e.bind_all(prim, *inputs, **attrs)[len(out) :]
 
 
 def _memory_budget() -> float:
@@ -102,8 +94,8 @@ def _scan_vjp(e, cts, *inputs, out, body, length, reverse, n_consts, n_carry):
     g = body.graph
     n_fixed = n_consts + n_carry
     consts, xs = list(inputs[:n_consts]), list(inputs[n_fixed:])
-    wrt = _float_indices(g.inputs)
-    seeded = _float_indices(g.outputs[:n_carry])
+    wrt = float_indices(g.inputs)
+    seeded = float_indices(g.outputs[:n_carry])
     seeded += [n_carry + j for j, c in enumerate(cts[n_carry:]) if c is not None]
     joint = joint_graph(g, wrt, seeded)
     part = partition(joint, len(g.inputs), len(g.outputs), _memory_budget())
@@ -124,7 +116,7 @@ def _scan_vjp(e, cts, *inputs, out, body, length, reverse, n_consts, n_carry):
     n_b_carry = len(init)
     attrs = {"body": Region(bwd), "length": length, "reverse": not reverse}
     attrs.update(n_consts=len(b_consts), n_carry=n_b_carry)
-    results = _emit(e, "scan", b_consts + init + b_xs, attrs)
+    results = e.bind_all("scan", *b_consts, *init, *b_xs, **attrs)
     in_cts: list = [None] * len(inputs)
     for j, v in zip(float_carry, results):
         in_cts[n_consts + j] = v
@@ -140,7 +132,7 @@ def _backward_body(part, g: Graph, res: _Residuals, wrt, n_consts: int, n_carry:
     xs residuals, y cts) -> (carry cts, const-ct sums, xs cts)."""
     n_fixed = n_consts + n_carry
     seeds = part.backward.inputs[len(part.residuals) :]  # one per seeded output, in order
-    carry_seeds = seeds[: len(_float_indices(g.outputs[:n_carry]))]
+    carry_seeds = seeds[: len(float_indices(g.outputs[:n_carry]))]
     y_seeds = seeds[len(carry_seeds) :]
     ct_of = dict(zip(wrt, part.backward.outputs))
     float_consts = [i for i in wrt if i < n_consts]
@@ -148,7 +140,7 @@ def _backward_body(part, g: Graph, res: _Residuals, wrt, n_consts: int, n_carry:
     float_xs = [i - n_fixed for i in wrt if i >= n_fixed]
     bwd = Graph([], list(part.backward.nodes), [])
     accs = [Value(g.inputs[i].shape, g.inputs[i].dtype) for i in float_consts]
-    be = Emitter(bwd)
+    be = Emitter(bwd, "backward")
     sums = [be.add(acc, ct_of[i]) for acc, i in zip(accs, float_consts)]
     bwd.inputs = res.consts + res.invariant + carry_seeds + accs + res.stacked + res.xs + y_seeds
     bwd.outputs = [ct_of[n_consts + j] for j in float_carry] + sums
@@ -159,7 +151,7 @@ def _backward_body(part, g: Graph, res: _Residuals, wrt, n_consts: int, n_carry:
 @defvjp("cond")
 def _cond_vjp(e, cts, index, *operands, out, branches):
     first = branches[0].graph
-    wrt = _float_indices(first.inputs)
+    wrt = float_indices(first.inputs)
     seeded = [j for j, c in enumerate(cts) if c is not None]
     backward = []
     for br in branches:
@@ -169,7 +161,7 @@ def _cond_vjp(e, cts, index, *operands, out, branches):
             Region(remove_dead_nodes(Graph(joint.inputs, joint.nodes, joint.outputs[n_out:])))
         )
     seeds = [cts[j] for j in seeded]
-    results = _emit(e, "cond", [index, *operands, *seeds], {"branches": tuple(backward)})
+    results = e.bind_all("cond", index, *operands, *seeds, branches=tuple(backward))
     in_cts: list = [None] * (1 + len(operands))
     for i, v in zip(wrt, results):
         in_cts[1 + i] = v

@@ -35,8 +35,9 @@ import struct
 
 import numpy as np
 
-from tracejit.ir.graph import Graph, Node, Value
-from tracejit.ir.primitives import RANDOM, Primitive
+from tracejit.errors import TracejitAttributeError
+from tracejit.ir.graph import ConstValue, Graph, Node, Value
+from tracejit.ir.primitives import RANDOM, Primitive, get
 from tracejit.ir.regions import Region
 
 # Operand order does not change the result, bit for bit.
@@ -217,4 +218,43 @@ class GraphBuilder:
         return node.outputs
 
 
-__all__ = ["COMMUTATIVE", "GraphBuilder", "node_key"]
+class Emitter:
+    """Appends nodes to `graph` for a transformation's rules; `e.mul(x, y)` binds `mul`.
+
+    Autodiff's VJP and JVP rules and the batching rules write with it. Every node takes the
+    emitter's `source` (the user's line of the node being transformed, for error reports and
+    `debug_nans`) and `phase`. Nodes are interned through a `GraphBuilder`: one equal to a
+    node already in `graph` (`cos(x)` in both passes) is not added again.
+    """
+
+    def __init__(self, graph: Graph, phase: str = "forward"):
+        self.graph = graph
+        self.source: str | None = None
+        self.phase = phase
+        self._builder = GraphBuilder(graph)
+
+    def bind_all(self, prim: Primitive | str, /, *inputs: Value, **attrs) -> list[Value]:
+        """Every output of `prim(*inputs, **attrs)` (a multi-result primitive's too)."""
+        prim = get(prim) if isinstance(prim, str) else prim
+        return self._builder.bind(prim, list(inputs), attrs, self.source, self.phase)
+
+    def bind(self, prim: Primitive | str, /, *inputs: Value, **attrs) -> Value:
+        return self.bind_all(prim, *inputs, **attrs)[0]
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise TracejitAttributeError(name)
+        return lambda *xs, **attrs: self.bind(name, *xs, **attrs)
+
+    def const(self, value, dtype) -> Value:
+        return self.bind("const", value=ConstValue(np.asarray(value, dtype)))
+
+    def full(self, value, like) -> Value:
+        """A constant array of `like`'s shape and dtype (interned: shared between rules)."""
+        scalar = self.const(value, like.dtype)
+        if not like.shape:
+            return scalar
+        return self.bind("broadcast_in_dim", scalar, shape=tuple(like.shape), dims=())
+
+
+__all__ = ["COMMUTATIVE", "Emitter", "GraphBuilder", "node_key"]

@@ -25,7 +25,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tracejit.ir import dtypes
-from tracejit.ir.autodiff import Emitter, joint_graph
+from tracejit.ir.autodiff import float_indices, joint_graph
+from tracejit.ir.builder import Emitter
 from tracejit.ir.custom_call import inline_graph
 from tracejit.ir.graph import Graph, Node, Value, fresh
 from tracejit.ir.passes.dce import remove_dead_nodes
@@ -34,10 +35,6 @@ from tracejit.ir.regions import Region
 
 JVP_RULES = RuleTable("JVP")  # keyed by Primitive; the rest go through their VJP
 defjvp = JVP_RULES.register
-
-
-def float_indices(values: Sequence[Value]) -> list[int]:
-    return [i for i, v in enumerate(values) if dtypes.is_inexact(v.dtype)]
 
 
 def has_while(graph: Graph) -> bool:
@@ -57,7 +54,7 @@ def jvp_graph(graph: Graph, wrt: Sequence[int]) -> Graph:
     inputs = fresh(graph.inputs)
     tangents = [Value(graph.inputs[i].shape, graph.inputs[i].dtype) for i in wrt]
     out = Graph(inputs + tangents, [], [])
-    e = Emitter(out)
+    e = Emitter(out, "backward")
     env: dict[Value, Value] = dict(zip(graph.inputs, inputs))
     tan: dict[Value, Value] = {graph.inputs[i]: t for i, t in zip(wrt, tangents)}
     for node in graph.nodes:
@@ -107,9 +104,14 @@ def _jvp_by_transpose(e: Emitter, node: Node, ins: list[Value], tins: list) -> t
     return results[:n_out], touts
 
 
-def emit_multi(e: Emitter, prim, inputs: list[Value], attrs: dict, like: Node) -> list[Value]:
-    """Append a multi-result node of primitive `prim` (its outputs typed by its rule)."""
-    return e.bind_all(prim, inputs, attrs, "forward", like.source)
+def emit_forward(e: Emitter, prim, *inputs: Value, **attrs) -> list[Value]:
+    """Every output of a node of the forward phase (a loop or branch running primal and
+    tangent together), at the line of the node being differentiated."""
+    e.phase = "forward"
+    try:
+        return e.bind_all(prim, *inputs, **attrs)
+    finally:
+        e.phase = "backward"
 
 
 __all__ = ["JVP_RULES", "defjvp", "has_while", "jvp_graph"]

@@ -10,8 +10,9 @@ one), and a `cond` whose branches return their outputs' tangents too. The predic
 from __future__ import annotations
 
 from tracejit.ir import control, dtypes  # noqa: F401  (control registers the primitives)
-from tracejit.ir.autodiff import Emitter
-from tracejit.ir.forward import defjvp, emit_multi, float_indices, jvp_graph
+from tracejit.ir.autodiff import float_indices
+from tracejit.ir.builder import Emitter
+from tracejit.ir.forward import defjvp, emit_forward, jvp_graph, tangent_or_zero
 from tracejit.ir.graph import Graph, Node, Value, fresh
 from tracejit.ir.regions import Region
 
@@ -23,10 +24,6 @@ def _with_tangent(tins: list, values: list[Value], start: int, count: int) -> li
         for i in range(count)
         if tins[start + i] is not None and dtypes.is_inexact(values[start + i].dtype)
     ]
-
-
-def _zero_or(e: Emitter, t, like: Value) -> Value:
-    return t if t is not None else e.full(0.0, like)
 
 
 @defjvp("while_loop")
@@ -45,9 +42,9 @@ def _while_jvp(e: Emitter, node: Node, ins: list[Value], tins: list) -> tuple:
     new_cond = Graph(list(c.inputs) + fresh(J[k + len(dc) :]), list(c.nodes), list(c.outputs))
     init = ins[n_cc + n_bc :]
     operands = ins[: n_cc + n_bc] + [tins[n_cc + i] for i in dc] + init
-    operands += [_zero_or(e, tins[n_cc + n_bc + j], init[j]) for j in fc]
+    operands += [tangent_or_zero(e, tins[n_cc + n_bc + j], init[j]) for j in fc]
     attrs = {"cond": Region(new_cond), "body": Region(new_body), "n_cond_consts": n_cc}
-    outs = emit_multi(e, node.prim, operands, attrs, node)
+    outs = emit_forward(e, node.prim, *operands, **attrs)
     touts: list = [None] * n_carry
     for j, t in zip(fc, outs[n_carry:]):
         touts[j] = t
@@ -76,9 +73,9 @@ def _scan_jvp(e: Emitter, node: Node, ins: list[Value], tins: list) -> tuple:
     new_attrs = dict(attrs, body=Region(Graph(body_in, jg.nodes, body_out)))
     new_attrs.update(n_consts=nc + len(dc), n_carry=ncar + len(fc))
     operands = ins[:nc] + [tins[i] for i in dc] + ins[nc:nfix]
-    operands += [_zero_or(e, tins[nc + j], ins[nc + j]) for j in fc]
+    operands += [tangent_or_zero(e, tins[nc + j], ins[nc + j]) for j in fc]
     operands += ins[nfix:] + [tins[nfix + i] for i in dx]
-    outs = emit_multi(e, node.prim, operands, new_attrs, node)
+    outs = emit_forward(e, node.prim, *operands, **new_attrs)
     n_ys = n_out - ncar
     ys = outs[ncar + len(fc) : ncar + len(fc) + n_ys]
     touts: list = [None] * n_out
@@ -95,7 +92,7 @@ def _cond_jvp(e: Emitter, node: Node, ins: list[Value], tins: list) -> tuple:
     first = branches[0].graph
     d = _with_tangent(tins, ins, 1, len(ins) - 1)
     new = tuple(Region(jvp_graph(b.graph, d)) for b in branches)
-    outs = emit_multi(e, node.prim, ins + [tins[1 + i] for i in d], {"branches": new}, node)
+    outs = emit_forward(e, node.prim, *ins, *[tins[1 + i] for i in d], branches=new)
     n_out = len(first.outputs)
     touts: list = [None] * n_out
     for j, t in zip(float_indices(first.outputs), outs[n_out:]):

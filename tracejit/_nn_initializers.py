@@ -18,13 +18,8 @@ import types
 import numpy as np
 
 from tracejit import numpy as tnp
+from tracejit import random
 from tracejit.errors import UnsupportedError
-
-
-def _random():
-    from tracejit import random
-
-    return random
 
 
 def constant(value, dtype=np.float32):
@@ -44,12 +39,12 @@ def ones(key, shape, dtype=np.float32):
 
 def uniform(scale: float = 1e-2, dtype=np.float32):
     """Uniform in [0, scale)."""
-    return lambda key, shape, dtype=dtype: _random().uniform(key, shape, dtype, 0.0, scale)
+    return lambda key, shape, dtype=dtype: random.uniform(key, shape, dtype, 0.0, scale)
 
 
 def normal(stddev: float = 1e-2, dtype=np.float32):
     """Normal with standard deviation `stddev`."""
-    return lambda key, shape, dtype=dtype: tnp.multiply(_random().normal(key, shape, dtype), stddev)
+    return lambda key, shape, dtype=dtype: tnp.multiply(random.normal(key, shape, dtype), stddev)
 
 
 def _fans(shape, in_axis=-2, out_axis=-1):
@@ -75,8 +70,8 @@ def variance_scaling(scale: float, mode: str, distribution: str, in_axis=-2, out
         variance = scale / fan
         if distribution == "uniform":
             bound = math.sqrt(3 * variance)
-            return _random().uniform(key, shape, dtype, -bound, bound)
-        return tnp.multiply(_random().normal(key, shape, dtype), math.sqrt(variance))
+            return random.uniform(key, shape, dtype, -bound, bound)
+        return tnp.multiply(random.normal(key, shape, dtype), math.sqrt(variance))
 
     return init
 

@@ -13,14 +13,13 @@ process's warm cache without running passes, fusion, codegen or the compiler, an
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
 
 from tracejit import timing
-from tracejit.config import DEVICES, config
+from tracejit.config import DEVICES
 from tracejit.errors import DeviceError
 from tracejit.ir import dtypes
 from tracejit.ir.graph import Graph
@@ -62,36 +61,18 @@ def check_device(device: str) -> str:
     return device
 
 
-# tj.config settings that change what a traced graph compiles to (the rest change logging,
-# checks or where files go). memory_budget acts during tracing (autodiff's rematerialization)
-# and so shows in the graph already, fp_contract in the compiler flags; both are listed for
-# safety.
-OUTPUT_CONFIG = ("memory_budget", "fp_contract")
-
-
 def graph_parts(traced: Graph, device: str, name: str) -> dict | None:
     """The persistent key of a traced graph for `device`, or None where there is none.
 
     None for "numpy" (it compiles nothing), for graphs with attributes that have no stable
     text, and while debug dumps are on (they want every phase to run).
     """
-    from tracejit import debug
-    from tracejit.cache import graph_key, keys
+    from tracejit.cache import graph_key
 
-    if device == "numpy" or debug.current_dump().enabled:
+    parts = None if device == "numpy" else graph_key.key_parts(traced, "traced-graph")
+    if parts is None:
         return None
-    fingerprint = graph_key.graph_fingerprint(traced)
-    if fingerprint is None:
-        return None
-    parts = {
-        "kind": "traced-graph",
-        "backend": device,
-        "graph_sha256": hashlib.sha256(fingerprint.encode()).hexdigest(),
-        "name": name,
-        "tracejit": keys.package_hash(),
-        "numpy": np.__version__,
-        "config": {k: getattr(config, k) for k in OUTPUT_CONFIG},
-    }
+    parts.update(backend=device, name=name)
     if device == "cpu":
         from tracejit.backend_cpu import toolchain_parts
 

@@ -24,6 +24,12 @@ import numpy as np
 
 from tracejit.ir.graph import ConstValue, Graph, Value
 
+# tj.config settings that change what a traced graph compiles to (the rest change logging,
+# checks or where files go). memory_budget acts during tracing (autodiff's rematerialization)
+# and so shows in the graph already, fp_contract in the compiler flags; both are listed for
+# safety.
+OUTPUT_CONFIG = ("memory_budget", "fp_contract")
+
 
 class _Unkeyable(Exception):
     pass
@@ -123,4 +129,27 @@ def _fingerprint(graph: Graph, custom: bool) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["graph_fingerprint"]
+def key_parts(graph: Graph, kind: str, custom_calls: bool = True) -> dict | None:
+    """The key fields every cache entry taken from `graph` holds: its `kind`, the sha256 of
+    the graph's exact text, tracejit's sources, NumPy's version and the settings that change
+    compiled output. None for a graph without a stable text (`graph_fingerprint`), and while
+    debug dumps are on (they want every phase to run)."""
+    from tracejit import debug
+    from tracejit.cache.keys import package_hash
+    from tracejit.config import config
+
+    if debug.current_dump().enabled:
+        return None
+    fingerprint = graph_fingerprint(graph, custom_calls)
+    if fingerprint is None:
+        return None
+    return {
+        "kind": kind,
+        "graph_sha256": hashlib.sha256(fingerprint.encode()).hexdigest(),
+        "tracejit": package_hash(),
+        "numpy": np.__version__,
+        "config": {k: getattr(config, k) for k in OUTPUT_CONFIG},
+    }
+
+
+__all__ = ["OUTPUT_CONFIG", "graph_fingerprint", "key_parts"]

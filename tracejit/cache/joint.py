@@ -19,15 +19,11 @@ function (its text holds the primal graph, not the rules). Nothing is stored whi
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
-
 from tracejit import cache
 from tracejit.cache import graph_key, payload
-from tracejit.config import config
 from tracejit.errors import CacheError, TracejitTypeError
 from tracejit.ir.graph import Graph
 
@@ -36,25 +32,16 @@ SUFFIX = ".pkl"
 
 def joint_parts(graph: Graph, what: dict) -> dict | None:
     """The key parts of `graph`'s joint graph for `what` (wrt, seeded, remat), or None."""
-    from tracejit import debug
-    from tracejit.backends import OUTPUT_CONFIG
     from tracejit.ir import remat
 
-    if debug.current_dump().enabled or remat.has_marks(graph):
+    if remat.has_marks(graph):
         return None
     # None also for a graph calling a custom_vjp/custom_jvp function: its key text holds the
     # primal graph only, and the user's rules shape the gradient
-    fingerprint = graph_key.graph_fingerprint(graph, custom_calls=False)
-    if fingerprint is None:
-        return None
-    return {
-        "kind": "joint-graph",
-        "graph_sha256": hashlib.sha256(fingerprint.encode()).hexdigest(),
-        "what": what,
-        "tracejit": cache.package_hash(),
-        "numpy": np.__version__,
-        "config": {k: getattr(config, k) for k in OUTPUT_CONFIG},
-    }
+    parts = graph_key.key_parts(graph, "joint-graph", custom_calls=False)
+    if parts is not None:
+        parts["what"] = what
+    return parts
 
 
 def _load(path: str) -> Graph:

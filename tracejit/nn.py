@@ -220,9 +220,11 @@ def one_hot(x, num_classes: int, dtype=np.float32):
     return tnp.astype(tnp.equal(column, classes), dtypes.canonical(dtype))
 
 
+from tracejit._nn_block_quant import get_scaled_dot_general_config
 from tracejit._nn_extra import *
 from tracejit._nn_initializers import initializers
 from tracejit._nn_scaled import scaled_matmul
+from tracejit._nn_scaled_dot import scaled_dot_general
 from tracejit._public import only_public_names
 
 __all__ = [
@@ -230,6 +232,7 @@ __all__ = [
     "dot_product_attention",
     "elu",
     "gelu",
+    "get_scaled_dot_general_config",
     "glu",
     "hard_sigmoid",
     "hard_silu",
@@ -247,6 +250,7 @@ __all__ = [
     "one_hot",
     "relu",
     "relu6",
+    "scaled_dot_general",
     "scaled_matmul",
     "selu",
     "sigmoid",

@@ -1,7 +1,8 @@
 """The NumPy surface of tracejit.numpy: every name in the table of tests/_tnp_cases.py against
 NumPy (values, dtypes, shapes) eagerly and compiled for the test device, and its gradient
 against float64 central finite differences; plus a coverage check that every public name is
-tested somewhere (or listed below with the reason it needs no array test).
+tested somewhere (or listed below with the reason it needs no array test). That every name
+of api-targets.md is offered: tests/unit/test_api_coverage.py.
 
 Compiled checks run each table section as one jitted function (one compile per section), so
 the whole table costs a handful of compiles.
@@ -232,15 +233,3 @@ def test_modules_show_only_their_public_names():
     for module in (tnp, tnp.linalg, tnp.fft):  # internals of tnp's own modules stay inside
         for leaked in ("np", "Tracer", "bind", "builtins", "math", "dtypes", "promote"):
             assert not hasattr(module, leaked), (module.__name__, leaked)
-
-
-# api-targets.md names tracejit.numpy does not offer yet, each with what it needs.
-NOT_YET: dict[str, str] = {}
-
-
-def test_missing_names_are_exactly_the_listed_ones():
-    missing = {n for n in _api_targets() if not hasattr(tnp, n)}
-    assert missing == set(NOT_YET), (
-        f"newly missing: {sorted(missing - set(NOT_YET))}; now offered (remove from NOT_YET): "
-        f"{sorted(set(NOT_YET) - missing)}"
-    )

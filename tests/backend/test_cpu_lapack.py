@@ -4,9 +4,11 @@ Compiled for the CPU, solve/inv/cholesky/det/slogdet of matrices from `lapack.MI
 scipy-openblas32's ?getrf/?getrs/?potrf on transposed views; the values are NumPy's to
 rounding, batched over leading axes, and a matrix LAPACK rejects gives what NumPy's path gives
 (NaN for that matrix; det 0, slogdet (0, -inf)). Without the library NumPy's path runs.
-eigh/svd/qr (backend_cpu/lapack_decomp.py) run ?syevd/?heevd, ?gesdd, ?geqrf + ?orgqr/?ungqr:
+eigh/svd/qr (backend_cpu/lapack_decomp.py) run ?syevd/?heevd, ?gesdd, ?geqrf + ?orgqr/?ungqr,
+and eigvalsh/svd(compute_uv=False) the first two with jobz='N' (their own steps, no vectors):
 values NumPy's to rounding, vectors up to a sign/phase, NaN for a rejected matrix, and
-gradients equal to those through NumPy's path.
+gradients equal to those through NumPy's path. Each step runs through LAPACK only when the
+library has every routine that step calls.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from tracejit.backend_cpu import blas, lapack, lapack_threads
 
 N = lapack.MIN_N + 3
 needs_lapack = pytest.mark.skipif(
-    lapack.routines(np.dtype(np.float64)) is None, reason="scipy-openblas32 is not installed"
+    lapack.routine(np.dtype(np.float64), "getrf") is None,
+    reason="scipy-openblas32 is not installed",
 )
 
 
@@ -105,7 +108,7 @@ def test_empty_stack_and_upper_triangle(calls):
 
 
 def test_numpys_path_without_scipy_openblas32(monkeypatch, calls):
-    monkeypatch.setattr(lapack, "routines", lambda dtype: None)
+    monkeypatch.setattr(lapack, "routine", lambda dtype, name: None)
     a, h, b = _inputs(np.float64, lead=(2,))
     got = tj.jit(lambda *xs: _all(tnp, *xs), device="cpu")(a, h, b)
     _close(got, _all(np, a, h, b), np.float64)
@@ -216,8 +219,8 @@ def test_decompositions_match_numpy_batched(dtype, calls):
     h, tall, wide = _decomposition_inputs(dtype)
     got = tj.jit(lambda *xs: _decompositions(tnp, *xs), device="cpu")(h, tall, wide)
     _check_decompositions(got, h, tall, wide, dtype)
-    # eigvalsh is eigh's step, svd(compute_uv=False) the thin one's (one step each, CSE)
-    assert calls == {"eigh": 1, "svd": 2, "qr": 3}
+    # eigvalsh and svd(compute_uv=False) are steps of their own, computing no vectors
+    assert calls == {"eigh": 1, "eigvalsh": 1, "svd": 2, "svdvals": 1, "qr": 3}
 
 
 @needs_lapack
@@ -234,7 +237,7 @@ def test_rejected_matrices_give_nan_decompositions(calls):
     h[0], tall[2], wide[2] = h[1], tall[1], wide[1]  # the good ones: NumPy's values
     _check_decompositions([np.asarray(x)[1:2] for x in got], h[1:2], tall[1:2], wide[1:2],
                           np.float64)  # fmt: skip
-    assert calls == {"eigh": 1, "svd": 2, "qr": 3}
+    assert calls == {"eigh": 1, "eigvalsh": 1, "svd": 2, "svdvals": 1, "qr": 3}
 
 
 def _decomposition_terms(m, h, a):
@@ -242,7 +245,7 @@ def _decomposition_terms(m, h, a):
     u, s, vh = m.linalg.svd(a, full_matrices=False)
     q, r = m.linalg.qr(a)
     # sign-invariant in each eigen- and singular vector (squares); qr's signs are NumPy's
-    return w, v * v, u * u, s, vh * vh, q, r
+    return w, v * v, u * u, s, vh * vh, q, r, m.linalg.eigvalsh(h), m.linalg.svdvals(a)
 
 
 @needs_lapack
@@ -258,4 +261,53 @@ def test_gradients_through_lapack_equal_numpys_path(calls):
     eager = tj.grad(loss, argnums=(0, 1))(h, tall)  # NumPy's np.linalg
     for g, w in zip(compiled, eager, strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-7, atol=1e-7 * np.abs(w).max())
-    assert calls["eigh"] == 1 and calls["svd"] == 1 and calls["qr"] == 1
+    # the loss is linear in the eigvalsh and svdvals outputs: the gradient needs no such step,
+    # and their VJPs' eigh and svd are the steps already there (solve: qr's VJP)
+    assert calls == {"eigh": 1, "svd": 1, "qr": 1, "solve": 1}
+
+
+# The routines each step calls, read off its code (lapack.py, lapack_decomp.py).
+NEEDS = {
+    "cholesky": {"potrf"}, "solve": {"getrf", "getrs"}, "inv": {"getrf", "getrs"},
+    "det": {"getrf"}, "slogdet": {"getrf"}, "eigh": {"syevd"}, "eigvalsh": {"syevd"},
+    "svd": {"gesdd"}, "svdvals": {"gesdd"}, "qr": {"geqrf", "orgqr"},
+}  # fmt: skip
+
+
+@needs_lapack
+@pytest.mark.parametrize("missing", ["potrf", "getrs", "syevd", "gesdd", "orgqr"])
+def test_a_step_takes_lapack_exactly_when_its_own_routines_are_there(monkeypatch, missing):
+    real = lapack.routine
+    monkeypatch.setattr(
+        lapack, "routine", lambda dt, name: None if name == missing else real(dt, name)
+    )
+    a = np.eye(N)
+    taken = {prim for prim in NEEDS if lapack.into(prim, [a]) is not None}
+    assert taken == {prim for prim, needs in NEEDS.items() if missing not in needs}
+
+
+@needs_lapack
+def test_each_step_calls_only_the_routines_it_is_checked_for(monkeypatch, calls):
+    running, used, real = [None], {}, lapack.routine
+    for prim, fn in list(lapack._INTO.items()):
+
+        def entered(*args, _fn=fn, _prim=prim, **attrs):
+            running[0] = _prim
+            try:
+                return _fn(*args, **attrs)
+            finally:
+                running[0] = None
+
+        monkeypatch.setitem(lapack._INTO, prim, entered)
+
+    def recorded(dtype, name):
+        if running[0] is not None:
+            used.setdefault(running[0], set()).add(name)
+        return real(dtype, name)
+
+    monkeypatch.setattr(lapack, "routine", recorded)
+    a, h, b = _inputs(np.float64, lead=())
+    h, tall, wide = _decomposition_inputs(np.float64, lead=())
+    tj.jit(lambda *xs: _all(tnp, *xs), device="cpu")(a, h, b)
+    tj.jit(lambda *xs: _decompositions(tnp, *xs), device="cpu")(h, tall, wide)
+    assert used == NEEDS

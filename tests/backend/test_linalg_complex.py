@@ -108,6 +108,8 @@ LOSSES = {
     "slogdet": lambda m, x: sum(m.real(p * WV).sum() for p in m.linalg.slogdet(x)),
     "cholesky": lambda m, x: m.real(m.linalg.cholesky(_herm(m, x)) * W).sum(),
     "eigh": lambda m, x: _eigh_loss(m, _herm(m, x)),
+    "eigvalsh": lambda m, x: (m.linalg.eigvalsh(_herm(m, x)) ** 2 * WV.real[:, None]).sum(),
+    "svdvals": lambda m, x: (m.linalg.svdvals(x[..., :2]) ** 2 * WV.imag[:, None]).sum(),
     "qr": lambda m, x: _qr_loss(m, x),
     "qr_tall": lambda m, x: _qr_loss(m, x[..., :2]),
     "svd_square": lambda m, x: _svd_loss(m, x),

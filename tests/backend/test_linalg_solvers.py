@@ -51,7 +51,8 @@ def test_values_equal_numpy(shape, dtype):
             assert g.dtype == w.dtype and g.shape == w.shape
         for g, w in zip(got[:-1], want[:-1]):
             np.testing.assert_array_equal(g, w)
-        # eigvalsh: eigh's LAPACK routine, not NumPy's vector-free one: equal to rounding
+        # eigvalsh(UPLO="U") runs on the lower triangle of a^H (NumPy's: the upper of a), a
+        # transposed problem: equal to rounding
         rtol = 1e-5 if dtype == np.float32 else 1e-13
         np.testing.assert_allclose(got[-1], want[-1], rtol=rtol, atol=rtol)
 
@@ -126,6 +127,10 @@ def _losses(rng):
         "slogdet": (lambda m, x: (m.linalg.slogdet(x)[1] * wv).sum(), _well(rng, (2, 3, 3))),
         "cholesky": (lambda m, x: (m.linalg.cholesky(sym(m, x)) * w).sum(), w + np.eye(3)),
         "eigh": (lambda m, x: _eigh_loss(m, sym(m, x), w), rng.normal(size=(2, 3, 3))),
+        "eigvalsh": (
+            lambda m, x: (m.linalg.eigvalsh(sym(m, x)) ** 3 * w[..., 0]).sum(),
+            rng.normal(size=(2, 3, 3)),
+        ),
     }
 
 
@@ -140,7 +145,7 @@ def test_gradient_matches_finite_differences(name):
         np.testing.assert_allclose(g(x), want, rtol=1e-6, atol=1e-7)
 
 
-@pytest.mark.parametrize("name", ["inv", "det", "cholesky", "eigh"])
+@pytest.mark.parametrize("name", ["inv", "det", "cholesky", "eigh", "eigvalsh"])
 def test_second_derivative_matches_finite_differences_of_the_gradient(name):
     loss, x = LOSSES[name]
     v = np.random.default_rng(4).normal(size=x.shape)

@@ -128,3 +128,33 @@ def test_qr_gradient_matches_finite_differences(shape):
     )
     with pytest.raises(tj.errors.UnsupportedError, match="m >= n"):
         tj.grad(lambda v: tnp.linalg.qr(v, mode="r").sum())(np.ones((2, 3)))
+
+
+def _values_only(m, a):
+    """svd(compute_uv=False) of `a` (2, 4, 3) and eigvalsh of its symmetrized top square."""
+    top = a[..., :3, :]
+    return m.linalg.svd(a, compute_uv=False), m.linalg.eigvalsh(top + m.swapaxes(top, -1, -2))
+
+
+def test_values_only_forms_compute_no_vectors_but_to_differentiate(device):
+    rng = np.random.default_rng(10)
+    a, w, t = rng.normal(size=(2, 4, 3)), rng.normal(size=(2, 2, 3)), rng.normal(size=(2, 4, 3))
+
+    def loss(m, x):
+        s, e = _values_only(m, x)
+        return (s * s * w[0]).sum() + (m.sin(e) * w[1]).sum()
+
+    names = {n.prim.name for n in tj.jit(lambda x: _values_only(tnp, x)).lower(a).graph.nodes}
+    assert {"svdvals", "eigvalsh"} <= names and not names & {"svd", "eigh"}
+    got = tj.device_get(tj.jit(lambda x: _values_only(tnp, x), device=device)(a))
+    for g, want in zip(got, _values_only(np, a), strict=True):
+        np.testing.assert_allclose(g, want, rtol=1e-12, atol=1e-12)
+    grad = tj.grad(lambda x: loss(tnp, x))
+    want = numeric_grad(lambda x: loss(np, x), a)
+    np.testing.assert_allclose(tj.device_get(tj.jit(grad, device=device)(a)), want, rtol=1e-6,
+                               atol=1e-7)  # fmt: skip
+    _, tangent = tj.jvp(lambda x: loss(tnp, x), (a,), (t,))
+    np.testing.assert_allclose(tangent, (want * t).sum(), rtol=1e-6)
+    hvp = tj.jit(tj.grad(lambda x: (grad(x) * t).sum()), device=device)
+    want2 = numeric_grad(lambda x: float((grad(x) * t).sum()), a, eps=1e-5)
+    np.testing.assert_allclose(tj.device_get(hvp(a)), want2, rtol=1e-5, atol=1e-6)

@@ -190,8 +190,9 @@ CASES["solve"] = lambda rng: ([_WELL(rng), rng.random((3, 2))], {})
 for _name in ("inv", "det", "slogdet"):
     CASES[_name] = lambda rng: ([_WELL(rng)], {})
 CASES["cholesky"] = lambda rng: ([_WELL(rng) @ _WELL(rng).T], {})
-CASES["eigh"] = CASES["cholesky"]
+CASES["eigh"] = CASES["eigvalsh"] = CASES["cholesky"]
 CASES["svd"] = lambda rng: ([rng.random((4, 3))], {"full_matrices": False})
+CASES["svdvals"] = lambda rng: ([rng.random((4, 3))], {})
 CASES["qr"] = lambda rng: ([rng.random((4, 3))], {"complete": True})
 CASES["argsort"] = lambda rng: ([rng.integers(0, 3, (3, 5)).astype(np.float64)], {"axis": 1})
 CASES["sort"] = CASES["argsort"]

@@ -5,9 +5,10 @@ The compiled CPU program calls Python back for `solve`, `inv`, `cholesky`, `det`
 library, backend_cpu/blas.py), those callbacks run its LAPACK routines straight on the
 program's buffers through ctypes, with no NumPy call between: `?potrf`, `?getrf`, `?getrs`
 (LAPACKE's `_work` entry points, column-major: no copies and no NaN scan inside LAPACKE).
-Without it, or for a primitive or dtype not listed here, the callback runs NumPy's
+Without it, or for a primitive or dtype not listed here, or where the build lacks one of
+the routines that step calls (`available`, checked per primitive), the callback runs NumPy's
 `np.linalg` as before (ir/linalg_prims.py). backend_cpu/lapack_decomp.py does the same for
-eigh, svd and qr (`register`).
+eigh, eigvalsh, svd, svdvals and qr (`register`).
 
 Row-major buffers read column-major are the transposes, and the routines are applied to those:
 - cholesky: the lower triangle of A is the upper one of A^T, and `potrf('U')` of A^T gives
@@ -29,7 +30,7 @@ the matrix is big and the cores are free).
 >>> a, out = np.array([[4.0, 2.0], [2.0, 5.0]]), np.empty((2, 2))
 >>> into("cholesky", [a]) is None  # a 2 x 2 matrix: NumPy's path
 True
->>> routines(a.dtype) is None or (_INTO["cholesky"](a, [out]) or out.tolist())
+>>> not available("cholesky", a.dtype) or (_INTO["cholesky"](a, [out]) or out.tolist())
 [[2.0, 0.0], [1.0, 2.0]]
 """
 
@@ -42,48 +43,54 @@ import math
 import numpy as np
 
 from tracejit.backend_cpu import blas, lapack_threads
+from tracejit.errors import InternalError
 
 MIN_N = 128  # smaller matrices take NumPy's path (see `into`)
 _COL_MAJOR = 102  # LAPACK_COL_MAJOR
 _PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
 _P, _I, _C = ctypes.c_void_p, ctypes.c_int, ctypes.c_char
-_SIGNATURES = {  # LAPACKE's _work routines (lapack_int is 32-bit in scipy-openblas32)
+SIGNATURES = {  # LAPACKE's routines (lapack_int is 32-bit in scipy-openblas32): attribute ->
+    # (name without the s/d/c/z prefix, or (real name, complex name); argtypes)
     "potrf": ("potrf_work", [_I, _C, _I, _P, _I]),  # layout, uplo, n, a, lda
     "getrf": ("getrf_work", [_I, _I, _I, _P, _I, _P]),  # layout, m, n, a, lda, ipiv
     # layout, trans, n, nrhs, a, lda, ipiv, b, ldb
     "getrs": ("getrs_work", [_I, _C, _I, _I, _P, _I, _P, _P, _I]),
-}
-
-
-class _Routines:
-    """One dtype's LAPACKE routines from scipy-openblas32, by `signatures`: attribute name ->
-    (LAPACKE name without the s/d/c/z prefix, or (real name, complex name); argtypes)."""
-
-    def __init__(self, dll: ctypes.CDLL, prefix: str, signatures: dict):
-        for attr, (name, argtypes) in signatures.items():
-            if not isinstance(name, str):
-                name = name[prefix in "cz"]
-            fn = getattr(dll, f"scipy_LAPACKE_{prefix}{name}")
-            fn.argtypes, fn.restype = argtypes, ctypes.c_int
-            setattr(self, attr, fn)
-
-
-def bind(dtype: np.dtype, signatures: dict) -> _Routines | None:
-    """`dtype`'s routines of `signatures` (see `_Routines`), or None (no scipy-openblas32,
-    not a LAPACK dtype, or a build without them)."""
-    prefix, dll = _PREFIX.get(np.dtype(dtype).name), blas.library()
-    if prefix is None or dll is None:
-        return None
-    try:
-        return _Routines(dll, prefix, signatures)
-    except AttributeError:  # a build without LAPACKE
-        return None
+}  # backend_cpu/lapack_decomp.py adds its own
 
 
 @functools.cache
-def routines(dtype: np.dtype) -> _Routines | None:
-    """The `potrf`, `getrf` and `getrs` routines for `dtype`, or None (see `bind`)."""
-    return bind(dtype, _SIGNATURES)
+def routine(dtype: np.dtype, name: str):
+    """`dtype`'s LAPACKE routine `name` (a key of `SIGNATURES`) from scipy-openblas32, or
+    None (no scipy-openblas32, not a LAPACK dtype, or a build without that routine)."""
+    prefix, dll = _PREFIX.get(np.dtype(dtype).name), blas.library()
+    if prefix is None or dll is None:
+        return None
+    lapacke, argtypes = SIGNATURES[name]
+    if not isinstance(lapacke, str):
+        lapacke = lapacke[prefix in "cz"]
+    fn = getattr(dll, f"scipy_LAPACKE_{prefix}{lapacke}", None)
+    if fn is not None:
+        fn.argtypes, fn.restype = argtypes, ctypes.c_int
+    return fn
+
+
+class _Routines:
+    """`dtype`'s LAPACKE routines by attribute (see `routines`)."""
+
+    def __init__(self, dtype: np.dtype):
+        self.dtype = dtype
+
+    def __getattr__(self, name: str):
+        fn = routine(self.dtype, name)
+        if fn is None:
+            raise InternalError(f"LAPACK routine {name} for {self.dtype} is not available")
+        return fn
+
+
+def routines(dtype: np.dtype) -> _Routines:
+    """`dtype`'s routines as attributes, `routines(dtype).getrf(...)` (a step calls only
+    those that `into` found: `available`)."""
+    return _Routines(np.dtype(dtype))
 
 
 def _stack(x: np.ndarray) -> np.ndarray:
@@ -184,18 +191,31 @@ def _det_into(a: np.ndarray, outs: list) -> None:
         np.copyto(outs[0], sign * np.exp(logabs))
 
 
-_INTO = {
+_INTO = {  # primitive -> its step's function
     "cholesky": _cholesky_into,
     "solve": _solve_into,
     "inv": _inv_into,
     "det": _det_into,
     "slogdet": _slogdet_into,
 }
+_NEEDS = {  # primitive -> the routines (keys of SIGNATURES) its step calls
+    "cholesky": ("potrf",),
+    "solve": ("getrf", "getrs"),
+    "inv": ("getrf", "getrs"),
+    "det": ("getrf",),
+    "slogdet": ("getrf",),
+}
 
 
-def register(prim: str, fn) -> None:
-    """Run primitive `prim`'s steps through `fn(*operands, outs, **attrs)` (see `into`)."""
-    _INTO[prim] = fn
+def register(prim: str, fn, needs: tuple[str, ...]) -> None:
+    """Run primitive `prim`'s steps through `fn(*operands, outs, **attrs)`, which calls the
+    routines `needs` (keys of `SIGNATURES`; see `into`)."""
+    _INTO[prim], _NEEDS[prim] = fn, needs
+
+
+def available(prim: str, dtype: np.dtype) -> bool:
+    """Whether scipy-openblas32 has every routine `prim`'s step calls, for `dtype`."""
+    return prim in _INTO and all(routine(np.dtype(dtype), n) is not None for n in _NEEDS[prim])
 
 
 def into(prim: str, operands: list[np.ndarray]):
@@ -204,11 +224,10 @@ def into(prim: str, operands: list[np.ndarray]):
     LAPACK here, and for matrices with fewer than `MIN_N` rows or columns (this path loops
     over a stack in Python, a few microseconds a matrix, where NumPy's loop is in C: 0.17 ms
     for 1000 4 x 4 solves against 22 ms; from n = 128 on, LAPACK's work outweighs it).
-    eigh, svd and qr are registered by backend_cpu/lapack_decomp.py."""
-    fn = _INTO.get(prim)
-    if fn is None or not operands or min(operands[0].shape[-2:]) < MIN_N:
+    eigh, eigvalsh, svd, svdvals and qr are registered by backend_cpu/lapack_decomp.py."""
+    if prim not in _INTO or not operands or min(operands[0].shape[-2:]) < MIN_N:
         return None
-    return fn if routines(operands[0].dtype) is not None else None
+    return _INTO[prim] if available(prim, operands[0].dtype) else None
 
 
-__all__ = ["MIN_N", "bind", "into", "register", "routines"]
+__all__ = ["MIN_N", "SIGNATURES", "available", "into", "register", "routine", "routines"]

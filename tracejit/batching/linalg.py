@@ -21,7 +21,8 @@ def _stacked_rule(name: str):
     return rule
 
 
-for _name in ("solve", "inv", "cholesky", "det", "slogdet", "eigh", "svd", "qr", "fft", "eig"):
+for _name in ("solve", "inv", "cholesky", "det", "slogdet", "eigh", "eigvalsh", "svd",
+              "svdvals", "qr", "fft", "eig"):  # fmt: skip
     defbatch(_name)(_stacked_rule(_name))
 
 

@@ -147,6 +147,15 @@ def _eigh_impl(a, *, xp=np):
     return w, v
 
 
+def _eigvalsh_rule(avals):
+    shape, dtype = _square("eigvalsh", avals[0])
+    return (shape[:-1], real_dtype(dtype), False)
+
+
+def _eigvalsh_impl(a, *, xp=np):
+    return xp.linalg.eigvalsh(a)  # no eigenvectors (LAPACK's jobz='N'); the lower triangle
+
+
 for _name, _shape_rule, _impl, _multiple in (
     ("solve", _solve_rule, _solve_impl, False),
     ("inv", _same_rule("inv"), _inv_impl, False),
@@ -154,9 +163,10 @@ for _name, _shape_rule, _impl, _multiple in (
     ("det", _det_rule, _det_impl, False),
     ("slogdet", _slogdet_rule, _slogdet_impl, True),
     ("eigh", _eigh_rule, _eigh_impl, True),
+    ("eigvalsh", _eigvalsh_rule, _eigvalsh_impl, False),
 ):
     register(_name, OPAQUE, _shape_rule, _impl, _multiple, rules={ARRAY_IMPLS: _impl})
-dtypes.COMPLEX_HOST_PRIMS.update(("solve", "inv", "cholesky", "det", "slogdet", "eigh"))
+dtypes.COMPLEX_HOST_PRIMS.update(("solve", "inv", "cholesky", "det", "slogdet", "eigh", "eigvalsh"))
 
 
 # ---------------------------------------------------------------- VJPs
@@ -264,6 +274,13 @@ def _eigh_vjp(e, cts, a, *, out):
         f = e.mul(e.div(e.full(1.0, eye), e.add(gap, eye)), e.sub(e.full(1.0, eye), eye))
         inner = e.add(inner, e.mul(_as(e, f, a.dtype), e.matmul(_mT(e, v), v_bar)))
     return [_hermitian_part(e, e.matmul(e.matmul(_conj(e, v), inner), _mT(e, v)))]
+
+
+@defvjp("eigvalsh")
+def _eigvalsh_vjp(e, ct, a, *, out):
+    # the forward step computes no eigenvectors; the gradient needs them: the full `eigh`
+    # here, only when differentiated (JAX's svd(compute_uv=False) does the same)
+    return _eigh_vjp(e, [ct, None], a, out=e.bind_all("eigh", a))
 
 
 __all__ = ["LinAlgShapeError"]

@@ -4,7 +4,11 @@ The compiled CPU program runs it through scipy-openblas32's `?gesdd` from 128 ro
 columns on (backend_cpu/lapack_decomp.py): singular vectors may differ from NumPy's by a sign
 or phase per singular pair, which the VJP below does not depend on for sign-invariant losses.
 
-Outputs `(U, s, Vh)` as NumPy orders them, with `full_matrices` as NumPy's flag. The VJP is
+Outputs `(U, s, Vh)` as NumPy orders them, with `full_matrices` as NumPy's flag. The
+`svdvals` primitive (`svd(compute_uv=False)`, matrix_rank, cond, norm 2/'nuc') gives `s`
+alone, computing no singular vectors (?gesdd jobz='N' on the CPU; CuPy's
+`svd(compute_uv=False)`, cuSOLVER's gesvd/gesvdj without vectors, on CUDA); its VJP binds
+the thin `svd`, so the vectors are computed only when it is differentiated. The `svd` VJP is
 the transpose of JAX's `svd` JVP, in JAX's complex convention, for `full_matrices=False`
 or square matrices: with k = min(m, n), S = diag(s), F_ij = 1 / (s_j^2 - s_i^2) off the
 diagonal, G = F o (U^T U_bar), H = F o (conj(Vh) Vh_bar^H):
@@ -51,8 +55,17 @@ def _svd_impl(a, *, full_matrices, xp=np):
     return u, s, vh
 
 
+def _svdvals_rule(avals):
+    return _svd_rule(avals, full_matrices=False)[1]
+
+
+def _svdvals_impl(a, *, xp=np):
+    return xp.linalg.svd(a, compute_uv=False)  # no singular vectors (LAPACK's jobz='N')
+
+
 register("svd", OPAQUE, _svd_rule, _svd_impl, True, rules={ARRAY_IMPLS: _svd_impl})
-dtypes.COMPLEX_HOST_PRIMS.add("svd")
+register("svdvals", OPAQUE, _svdvals_rule, _svdvals_impl, rules={ARRAY_IMPLS: _svdvals_impl})
+dtypes.COMPLEX_HOST_PRIMS.update(("svd", "svdvals"))
 
 
 def _scale(e, x, s, axis):
@@ -115,6 +128,14 @@ def _svd_vjp(e, cts, a, *, out, full_matrices):
         vb = _scale(e, vh_bar, s_inv, -2)
         a_bar = e.add(a_bar, e.matmul(u_c, e.sub(vb, e.matmul(e.matmul(vb, _mT(e, vh)), vh_c))))
     return [a_bar]
+
+
+@defvjp("svdvals")
+def _svdvals_vjp(e, ct, a, *, out):
+    # the forward step computes no singular vectors; the gradient needs them: the thin
+    # `svd` here, only when differentiated (as JAX's svd(compute_uv=False) JVP)
+    usv = e.bind_all("svd", a, full_matrices=False)
+    return _svd_vjp(e, [None, ct, None], a, out=usv, full_matrices=False)
 
 
 __all__: list[str] = []

@@ -132,8 +132,17 @@ def eigh(a, UPLO: str = "L"):
 
 
 def eigvalsh(a, UPLO: str = "L"):
-    """`np.linalg.eigvalsh`: the ascending eigenvalues of symmetric `a`."""
-    return eigh(a, UPLO).eigenvalues
+    """`np.linalg.eigvalsh`: the ascending eigenvalues of symmetric `a` (no eigenvectors are
+    computed, but to differentiate them).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.linalg.eigvalsh(np.array([[2.0, 1.0], [1.0, 2.0]]))
+    array([1., 3.])
+    """
+    if UPLO not in ("L", "U"):
+        raise TracejitValueError("UPLO argument must be 'L' or 'U'")
+    a = _stack("eigvalsh", a)
+    return bind("eigvalsh", a if UPLO == "L" else _mH(a))
 
 
 class SVDResult(NamedTuple):
@@ -151,16 +160,17 @@ def _matrices(name: str, a):
 
 def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False):
     """`np.linalg.svd`: U, S, Vh with a = U diag(S) Vh (differentiable with full_matrices=False
-    or square a). `compute_uv=False` takes S from the full decomposition (equal to NumPy's
-    to rounding). `hermitian` is accepted and ignored (the general SVD is also right).
+    or square a). `compute_uv=False` computes S alone (the vectors only to differentiate it).
+    `hermitian` is accepted and ignored (the general SVD is also right).
 
     >>> import numpy as np, tracejit.numpy as tnp
     >>> tnp.linalg.svd(np.array([[3.0, 0.0], [0.0, -4.0]]), compute_uv=False)
     array([4., 3.])
     """
     a = _matrices("svd", a)
-    u, s, vh = bind("svd", a, full_matrices=bool(full_matrices and compute_uv))
-    return SVDResult(u, s, vh) if compute_uv else s
+    if not compute_uv:
+        return bind("svdvals", a)
+    return SVDResult(*bind("svd", a, full_matrices=bool(full_matrices)))
 
 
 def svdvals(x, /):

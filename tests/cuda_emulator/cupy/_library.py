@@ -30,7 +30,8 @@ def _wrap(fn):
 
 linalg = types.SimpleNamespace(
     **{n: _wrap(getattr(np.linalg, n))
-       for n in ("solve", "inv", "cholesky", "det", "slogdet", "eigh", "svd", "qr")}
+       for n in ("solve", "inv", "cholesky", "det", "slogdet", "eigh", "eigvalsh", "svd",
+                 "qr")}
 )  # fmt: skip
 fft = types.SimpleNamespace(
     **{n: _wrap(getattr(np.fft, n)) for n in ("fftn", "ifftn", "rfftn", "irfftn")}

@@ -28,7 +28,8 @@ WIDENED = frozenset(
     [
         "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "argmax", "argmin", "cumsum",
         "matmul", "take_add", "take_along_add", "solve", "inv", "cholesky", "det", "slogdet",
-        "eigh", "qr", "svd", "argsort", "sort",  # ml_dtypes' bfloat16 sort misplaces NaN
+        "eigh", "eigvalsh", "qr", "svd", "svdvals",
+        "argsort", "sort",  # ml_dtypes' bfloat16 sort misplaces NaN
     ]
 )  # fmt: skip
 

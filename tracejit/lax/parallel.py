@@ -61,12 +61,17 @@ def _run(name: str, x: np.ndarray, size: int, op):
     return op(comm, x)
 
 
-def _reduce_impl(name: str, op: str):
-    return lambda x, *, axis_name, count: _run(name, x, count, lambda c, a: c.allreduce(a, op))
+def _collective(name: str, rule, op) -> None:
+    """Register the collective `name`: `op(comm, x, **other attrs)` runs it."""
+
+    def impl(x, *, axis_name, count, **attrs):
+        return _run(name, x, count, lambda c, a: op(c, a, **attrs))
+
+    register(name, OPAQUE, rule, impl, effectful=True)
 
 
 for _name, _op in (("psum", "sum"), ("pmax", "max"), ("pmin", "min")):
-    register(_name, OPAQUE, _same_rule(_name), _reduce_impl(_name, _op), effectful=True)
+    _collective(_name, _same_rule(_name), lambda c, a, op=_op: c.allreduce(a, op))
 
 
 def _gather_rule(avals, *, axis_name, count):
@@ -89,29 +94,9 @@ def _ppermute_rule(avals, *, axis_name, count, perm):
     return avals[0]
 
 
-register(
-    "all_gather",
-    OPAQUE,
-    _gather_rule,
-    lambda x, *, axis_name, count: _run("all_gather", x, count, lambda c, a: c.allgather(a)),
-    effectful=True,
-)
-register(
-    "psum_scatter",
-    OPAQUE,
-    _scatter_rule,
-    lambda x, *, axis_name, count: _run("psum_scatter", x, count, lambda c, a: c.reduce_scatter(a)),
-    effectful=True,
-)
-register(
-    "ppermute",
-    OPAQUE,
-    _ppermute_rule,
-    lambda x, *, axis_name, count, perm: _run(
-        "ppermute", x, count, lambda c, a: c.ppermute(a, perm)
-    ),
-    effectful=True,
-)
+_collective("all_gather", _gather_rule, lambda c, a: c.allgather(a))
+_collective("psum_scatter", _scatter_rule, lambda c, a: c.reduce_scatter(a))
+_collective("ppermute", _ppermute_rule, lambda c, a, perm: c.ppermute(a, perm))
 register(
     "axis_index",
     OPAQUE,

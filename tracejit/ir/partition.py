@@ -66,7 +66,7 @@ def partition(joint: Graph, n_primals: int, n_outputs: int, budget: float = 1.0)
     """
     primals = joint.inputs[:n_primals]
     cotangents = joint.inputs[n_primals:]
-    fwd_nodes, bwd_nodes = _split_by_dependence(joint, set(cotangents))
+    fwd_nodes, bwd_nodes = split_by_dependence(joint, set(cotangents))
     needed = _read_by_backward(joint, bwd_nodes, cotangents, n_outputs)
     costly = [n for n in fwd_nodes if n.prim.kind in _COSTLY_RECOMPUTE]
     net = _FlowProblem(primals, fwd_nodes, needed)
@@ -113,7 +113,7 @@ def _node_bytes(node: Node) -> int:
     return sum(v.nbytes for v in node.outputs)
 
 
-def _split_by_dependence(joint: Graph, cotangents: set[Value]):
+def split_by_dependence(joint: Graph, cotangents: set[Value]):
     """Backward nodes are those that depend on a cotangent; the rest is forward."""
     tainted = set(cotangents)
     fwd, bwd = [], []
@@ -305,4 +305,4 @@ def _backward_graph(joint, residuals, cotangents, n_outputs) -> Graph:
     return Graph(list(residuals) + list(cotangents), nodes, outputs)
 
 
-__all__ = ["Partition", "partition"]
+__all__ = ["Partition", "partition", "split_by_dependence"]

@@ -12,20 +12,14 @@ is recomputed at a time in the backward.
 from __future__ import annotations
 
 from tracejit.ir.graph import Graph, Node, Value, fresh
-from tracejit.ir.partition import partition
+from tracejit.ir.partition import partition, split_by_dependence
 from tracejit.ir.remat import checkpointed_values, remat_barrier_p
 
 
 def rematerialize(joint: Graph, n_primals: int, n_outputs: int) -> Graph:
     """`joint` with checkpointed regions recomputed in its backward; `joint` if it has none."""
     cotangents = set(joint.inputs[n_primals:])
-    tainted = set(cotangents)
-    forward = []
-    for node in joint.nodes:
-        if any(v in tainted for v in node.inputs):
-            tainted.update(node.outputs)
-        else:
-            forward.append(node)
+    forward, _ = split_by_dependence(joint, cotangents)
     if not checkpointed_values(forward):
         return joint
     part = partition(joint, n_primals, n_outputs, 1.0)

@@ -92,6 +92,7 @@ def _complex_ops(z, w):
         bind("conj", z),
         bind("complex", bind("imag", z), bind("real", w)),
         tnp.sum(z, axis=0),
+        tnp.cumprod(z, axis=1),
         z @ w.T,
         tnp.abs(z),
         tnp.exp(z),
@@ -166,7 +167,7 @@ def _layout(x, y):
 
 
 def _native_fallbacks(x, xi, i, ia, key):
-    """take, take_along_axis, take_add, take_along_add, cumsum, threefry2x32 (gather.py)."""
+    """take, take_along_axis, take_add, take_along_add, cumsum, cumprod, threefry2x32."""
     return [
         bind("take", x, i, axis=1),
         bind("take_along_axis", xi, ia, axis=0),
@@ -175,6 +176,8 @@ def _native_fallbacks(x, xi, i, ia, key):
         bind("take_add", x > 0, i, bind("take", x, i, axis=1) > 0, axis=1),
         bind("cumsum", x, axis=0),
         bind("cumsum", xi, axis=1),
+        bind("cumprod", x, axis=1),
+        bind("cumprod", xi, axis=0),
         bind("threefry2x32", key, bind("convert", i, dtype=np.dtype(np.int32))),
     ]
 

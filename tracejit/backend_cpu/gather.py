@@ -9,12 +9,14 @@ reference in tracejit/ir/structural.py (or tracejit/random.py) bit for bit:
 - take / take_along_axis: indices wrap once when negative, then clamp to [0, n-1].
 - take_add / take_along_add: copy x, then add the updates in index order, as `np.add.at` does,
   so float sums round identically; threads split only independent slices (never an index run).
-- cumsum: sequential along the axis (`np.add.accumulate`'s order), vectorized across the
-  independent columns after the axis, threads over the rows before it.
+- cumsum / cumprod: one scan template over the combine (`tj_wrap_add` / `tj_wrap_mul`),
+  sequential along the axis (`np.add.accumulate`'s / `np.multiply.accumulate`'s order, so
+  every rounding, overflow, inf and NaN is NumPy's), vectorized across the independent
+  columns after the axis, threads over the rows before it.
 - threefry2x32: the 20-round cipher on uint32_t words (wrapping, as NumPy's uint32).
 
-Integers add through their unsigned type (wrapping, like NumPy; signed overflow is undefined
-in C++), bools through `||` (NumPy's bool add).
+Integers add and multiply through their unsigned type (wrapping, like NumPy; signed overflow
+is undefined in C++), bools through `||` / `&&` (NumPy's bool add / multiply).
 
 A gather from an empty axis with a non-empty index raises IndexError in NumPy; compiled code
 cannot raise on data, so those steps (shapes are static) stay NumPy callbacks.
@@ -33,7 +35,7 @@ from __future__ import annotations
 
 from tracejit.ir import kernel as K
 from tracejit.ir.c_render import c_type
-from tracejit.ir.cwriter.library import LIBRARY
+from tracejit.ir.cwriter.library import LIBRARY, SCAN_COMBINE
 from tracejit.ir.gather_plan import gather_sizes, is_native
 from tracejit.ir.primitives import RuleTable
 
@@ -117,11 +119,13 @@ static void tj_take_add(const T* x, const I* idx, const T* upd, T* out, int64_t 
   });
 }
 
-// x, out: (pre, n, post); out[p, k, q] = out[p, k-1, q] + x[p, k, q] (NumPy's order).
-template <class T>
-static void tj_cumsum(const T* x, T* out, int64_t pre, int64_t n, int64_t post) {
+// x, out: (pre, n, post); out[p, 0, q] = x[p, 0, q] (a copy, not combined with an identity:
+// a complex inf times 1 + 0j has a NaN part), then out[p, k, q] = f(out[p, k-1, q], x[p, k, q])
+// in NumPy's (accumulate's) order; f is the scan's combine (ir/cwriter/library.py SCAN_COMBINE).
+template <class T, class F>
+static void tj_scan(const T* x, T* out, int64_t pre, int64_t n, int64_t post, F f) {
   if (n == 0) return;
-  if (post == 1) {  // a scan along the last axis: TJ_SCAN_ROWS independent add chains at once
+  if (post == 1) {  // a scan along the last axis: TJ_SCAN_ROWS independent chains at once
     tj_parallel((pre + TJ_SCAN_ROWS - 1) / TJ_SCAN_ROWS, pre * n, [&](int64_t lo, int64_t hi) {
       for (int64_t b = lo; b < hi; ++b) {
         const int64_t p0 = b * TJ_SCAN_ROWS;
@@ -130,7 +134,7 @@ static void tj_cumsum(const T* x, T* out, int64_t pre, int64_t n, int64_t post) 
         for (int64_t r = 0; r < rows; ++r) acc[r] = out[(p0 + r) * n] = x[(p0 + r) * n];
         for (int64_t k = 1; k < n; ++k) {
           for (int64_t r = 0; r < rows; ++r) {
-            acc[r] = tj_wrap_add(acc[r], x[(p0 + r) * n + k]);
+            acc[r] = f(acc[r], x[(p0 + r) * n + k]);
             out[(p0 + r) * n + k] = acc[r];
           }
         }
@@ -152,7 +156,7 @@ static void tj_cumsum(const T* x, T* out, int64_t pre, int64_t n, int64_t post) 
         T* cur = os + k * post;
         const T* in = xs + k * post;
 #pragma omp simd
-        for (int64_t q = q0; q < q1; ++q) cur[q] = tj_wrap_add(prev[q], in[q]);
+        for (int64_t q = q0; q < q1; ++q) cur[q] = f(prev[q], in[q]);
       }
     }
   });
@@ -179,8 +183,9 @@ def native_call(step: K.Fallback, buffers: dict[int, K.Buffer]) -> str:
         return f"tj_threefry<{types}>({args}, {out.size}LL);"
     pre, n, post, m = gather_sizes(step, buffers)
     t = c_type(ins[0].dtype)
-    if step.prim == "cumsum":
-        return f"tj_cumsum<{t}>({args}, {pre}LL, {n}LL, {post}LL);"
+    if step.prim in SCAN_COMBINE:
+        f = f"[](const {t} a, const {t} b) {{ return {SCAN_COMBINE[step.prim]}(a, b); }}"
+        return f"tj_scan<{t}>({args}, {pre}LL, {n}LL, {post}LL, {f});"
     types = f"{t}, {c_type(ins[1].dtype)}"
     along = step.prim.startswith("take_along")
     sizes = f"{pre}LL, {n}LL, {post}LL, {m}LL"
@@ -199,7 +204,7 @@ CPU_KERNELS = RuleTable("C++ kernel")
 
 
 @CPU_KERNELS.register("take", "take_along_axis", "take_add", "take_along_add")
-@CPU_KERNELS.register("cumsum", "threefry2x32")
+@CPU_KERNELS.register("cumsum", "cumprod", "threefry2x32")
 def _templated(step: K.Fallback, buffers: dict[int, K.Buffer], name: str) -> tuple[str, str]:
     return native_call(step, buffers), ""
 

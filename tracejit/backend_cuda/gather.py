@@ -10,10 +10,13 @@ every loop is a grid-stride loop over independent work units:
 - take_add / take_along_add: one thread per output column (p, q): it copies x's column, then
   adds the updates in index order, as `np.add.at` does (no atomics: float sums round
   identically and deterministically).
-- cumsum: one thread per (row, column) scanning the axis in NumPy's order.
+- cumsum / cumprod: one thread per (row, column) scanning the axis in NumPy's order (the
+  first element copied, then each combined by `tj_wrap_add` / `tj_wrap_mul`, compiled with
+  -fmad=false): the same bits as NumPy's `accumulate`, not a parallel (log-depth) scan.
 - threefry2x32: one thread per counter pair, on uint32_t words (wrapping, as NumPy's uint32).
 
-Integers add through their unsigned type (wrapping, like NumPy), bools through `||`.
+Integers add and multiply through their unsigned type (wrapping, like NumPy), bools through
+`||` / `&&`.
 
 >>> import numpy as np
 >>> from tracejit.ir import kernel as K
@@ -30,6 +33,7 @@ from __future__ import annotations
 from tracejit.backend_cuda.codegen import BLOCK, CUDA, Launch
 from tracejit.ir import kernel as K
 from tracejit.ir.c_render import c_type
+from tracejit.ir.cwriter.library import SCAN_COMBINE
 from tracejit.ir.gather_plan import gather_sizes
 from tracejit.ir.primitives import RuleTable
 
@@ -77,7 +81,7 @@ def _scatter(step: K.Fallback, buffers: dict[int, K.Buffer]) -> tuple[list[str],
     return params, pre * post, body
 
 
-def _cumsum(step: K.Fallback, buffers: dict[int, K.Buffer]) -> tuple[list[str], int, list[str]]:
+def _scan(step: K.Fallback, buffers: dict[int, K.Buffer]) -> tuple[list[str], int, list[str]]:
     pre, n, post, _ = gather_sizes(step, buffers)
     dt = buffers[step.inputs[0]].dtype
     t = c_type(dt)
@@ -88,7 +92,7 @@ def _cumsum(step: K.Fallback, buffers: dict[int, K.Buffer]) -> tuple[list[str], 
         f"{t} acc = x[base];",
         "out[base] = acc;",
         f"for (int64_t k = 1; k < {n}LL; ++k) {{",
-        f"  acc = tj_wrap_add(acc, x[base + k * {post}LL]);",
+        f"  acc = {SCAN_COMBINE[step.prim]}(acc, x[base + k * {post}LL]);",
         f"  out[base + k * {post}LL] = acc;",
         "}",
     ]
@@ -107,7 +111,7 @@ def _threefry(step: K.Fallback, buffers: dict[int, K.Buffer]) -> tuple[list[str]
 CUDA_KERNELS = RuleTable("CUDA kernel")
 CUDA_KERNELS.register("take", "take_along_axis")(_gather)
 CUDA_KERNELS.register("take_add", "take_along_add")(_scatter)
-CUDA_KERNELS.register("cumsum")(_cumsum)
+CUDA_KERNELS.register("cumsum", "cumprod")(_scan)
 CUDA_KERNELS.register("threefry2x32")(_threefry)
 
 

@@ -92,10 +92,16 @@ for _name in ("argmax", "argmin"):
     defbatch(_name)(_arg_reduction(_name))
 
 
-@defbatch("cumsum")
-def _cumsum(b, size, xs, bdims, *, axis):
-    ((x,), (d,)) = xs, bdims
-    return [b.cumsum(x, axis=_phys(axis, d))], [d]
+def _scan(name: str) -> Rule:
+    def rule(b, size, xs, bdims, *, axis):
+        ((x,), (d,)) = xs, bdims
+        return [b.bind(name, x, axis=_phys(axis, d))], [d]
+
+    return rule
+
+
+for _name in ("cumsum", "cumprod"):
+    defbatch(_name)(_scan(_name))
 
 
 # ---------------------------------------------------------------- layout

@@ -137,6 +137,34 @@ def _cumsum(e, ct, x, *, out, axis):
     return [e.rev(e.cumsum(e.rev(ct, axes=(axis,)), axis=axis), axes=(axis,))]
 
 
+def _axis_slice(e, x: Value, axis: int, start: int, stop: int) -> Value:
+    starts, stops = [0] * x.ndim, list(x.shape)
+    starts[axis], stops[axis] = start, stop
+    return e.slice(x, starts=tuple(starts), stops=tuple(stops), steps=(1,) * x.ndim)
+
+
+@defvjp("cumprod")
+def _cumprod(e, ct, x, *, out, axis):
+    # The VJP of the log-depth (Hillis-Steele) scan x <- concat(x[:s], x[s:] * x[:n-s]) for
+    # s = 1, 2, 4, ...: multiplies only, no division, so zeros in x are exact (JAX likewise
+    # differentiates its associative scan). The forward products are recomputed here.
+    n = x.shape[axis]
+    levels, s = [], 1
+    while s < n:
+        levels.append((x, s))
+        done, hi, lo = (_axis_slice(e, x, axis, a, b) for a, b in ((0, s), (s, n), (0, n - s)))
+        x = e.concatenate(done, e.mul(hi, lo), axis=axis)
+        s *= 2
+    zero = e.full(0.0, Value((), ct.dtype))
+    for x, s in reversed(levels):
+        ct_done, ct_rest = _axis_slice(e, ct, axis, 0, s), _axis_slice(e, ct, axis, s, n)
+        hi, lo = _axis_slice(e, x, axis, s, n), _axis_slice(e, x, axis, 0, n - s)
+        widths = tuple((0, s) if a == axis else (0, 0) for a in range(x.ndim))
+        to_lo = e.pad(e.mul(ct_rest, hi), zero, widths=widths)
+        ct = e.add(e.concatenate(ct_done, e.mul(ct_rest, lo), axis=axis), to_lo)
+    return [ct]
+
+
 # ---------------------------------------------------------------- layout
 
 

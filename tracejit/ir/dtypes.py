@@ -156,6 +156,8 @@ def result_type(*operands: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
 # rejected when traced.
 _COMPLEX_KINDS = ("elementwise", "layout", "creation", "gather-scatter", "control")
 _COMPLEX_SPLIT = ("take_add", "take_along_add")  # split by the pass: any left cannot be
+# Kernels whose combine computes on complex values (ir/cwriter/library.py `tj_wrap_mul`).
+_COMPLEX_KERNELS = ("cumprod",)
 # Host-step primitives whose NumPy implementation takes complex operands (ir/fft_prims.py).
 COMPLEX_HOST_PRIMS: set[str] = set()
 
@@ -178,7 +180,7 @@ def check_compilable(graph, device: str) -> None:
         g = stack.pop()
         for node in g.nodes:
             ok = node.prim.kind in _COMPLEX_KINDS and node.prim.name not in _COMPLEX_SPLIT
-            ok = ok or node.prim.name in COMPLEX_HOST_PRIMS
+            ok = ok or node.prim.name in COMPLEX_HOST_PRIMS or node.prim.name in _COMPLEX_KERNELS
             for v in [*node.inputs, *node.outputs]:
                 if is_complex(v.dtype) and not ok:
                     raise UnsupportedError(

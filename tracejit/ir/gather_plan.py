@@ -1,8 +1,8 @@
 """Which `Fallback` steps a backend compiles natively, and their (pre, n, post, m) sizes.
 
 Backend-neutral: a primitive of fusion class KERNEL (ir/primitives.py: take,
-take_along_axis, take_add, take_along_add, cumsum, threefry2x32) has a kernel rule in each
-backend's table, `backend_cpu.gather.CPU_KERNELS` and `backend_cuda.gather.CUDA_KERNELS`
+take_along_axis, take_add, take_along_add, cumsum, cumprod, threefry2x32) has a kernel rule in
+each backend's table, `backend_cpu.gather.CPU_KERNELS` and `backend_cuda.gather.CUDA_KERNELS`
 (keyed by the primitive; tests/unit/test_registry.py checks both), and both ask `is_native`
 which steps qualify. A gather from an empty axis with a non-empty index raises IndexError in
 NumPy; compiled code cannot raise on data, so such steps (shapes are static) stay NumPy
@@ -44,11 +44,12 @@ def is_native(step: K.Fallback, buffers: dict[int, K.Buffer]) -> bool:
 
 
 def gather_sizes(step: K.Fallback, buffers: dict[int, K.Buffer]) -> tuple[int, int, int, int]:
-    """(pre, n, post, m) of a take*/cumsum step: x is (pre, n, post), m indices per row."""
+    """(pre, n, post, m) of a take* or scan (cumsum, cumprod) step: x is (pre, n, post), m
+    indices per row (a scan's m is n)."""
     x = buffers[step.inputs[0]]
     axis = step.attrs["axis"]
     pre, n, post = split_axis(x.shape, axis)
-    if step.prim == "cumsum":
+    if step.prim.startswith("cum"):
         return pre, n, post, n
     idx = buffers[step.inputs[1]]
     m = idx.shape[axis] if step.prim.startswith("take_along") else idx.size

@@ -88,19 +88,25 @@ register("argmax", REDUCTION, _arg_rule("argmax"), lambda x, axis: np.argmax(x, 
 register("argmin", REDUCTION, _arg_rule("argmin"), lambda x, axis: np.argmin(x, axis=axis))
 
 
-def _scan_rule(avals, axis):
-    ((shape, dt, weak),) = avals
-    _check_axes("cumsum", len(shape), (axis,))
-    return (shape, dt, weak)
+def _scan_rule(name):
+    def rule(avals, axis):
+        ((shape, dt, weak),) = avals
+        _check_axes(name, len(shape), (axis,))
+        return (shape, dt, weak)
+
+    return rule
 
 
-register(
-    "cumsum",
-    REDUCTION,
-    _scan_rule,
-    lambda x, axis: np.cumsum(x, axis=axis, dtype=x.dtype),
-    fusion=KERNEL,
-)
+# Scans along one axis, in NumPy's sequential (`accumulate`) order in every backend's kernel
+# (ir/cwriter/library.py SCAN_COMBINE), so their bits are NumPy's.
+for _name, _ufunc in (("cumsum", np.add), ("cumprod", np.multiply)):
+    register(
+        _name,
+        REDUCTION,
+        _scan_rule(_name),
+        lambda x, axis, _ufunc=_ufunc: _ufunc.accumulate(x, axis=axis, dtype=x.dtype),
+        fusion=KERNEL,
+    )
 
 
 # ---------------------------------------------------------------- layout

@@ -318,13 +318,9 @@ def any(a, axis=None, out=None, keepdims: bool = False, *, where=None):
 # ---------------------------------------------------------------- scans
 
 
-def cumsum(a, axis=None, dtype=None):
-    """`np.cumsum`: running sum along `axis` (of the flattened array when None).
-
-    >>> import numpy as np, tracejit.numpy as tnp
-    >>> tnp.cumsum(np.array([[1, 2], [3, 4]], dtype=np.int32))
-    array([ 1,  3,  6, 10])
-    """
+def scan(prim: str, a, axis=None, dtype=None):
+    """The scan primitive `prim` (cumsum, cumprod) of `a` along `axis` (of the flattened
+    array when None), in NumPy's accumulator dtype unless `dtype` is given."""
     x = _operand(a)
     shape = tuple(shape_of(x))
     if axis is None:
@@ -332,10 +328,20 @@ def cumsum(a, axis=None, dtype=None):
     elif not shape and axis in (0, -1):
         x, ax = _reshape(x, (1,)), 0  # NumPy: cumsum of a 0-d array along axis 0 has shape (1,)
     else:
-        ax = normalize_axis(axis, len(shape), "cumsum")
+        ax = normalize_axis(axis, len(shape), prim)
     dt = dtypes.canonical(dtype) if dtype is not None else _accumulator_dtype(x.dtype)
     x = cast(x, dt)
-    return bind("cumsum", x, axis=ax) if shape_of(x)[ax] else x
+    return bind(prim, x, axis=ax) if shape_of(x)[ax] else x
+
+
+def cumsum(a, axis=None, dtype=None):
+    """`np.cumsum`: running sum along `axis` (of the flattened array when None).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.cumsum(np.array([[1, 2], [3, 4]], dtype=np.int32))
+    array([ 1,  3,  6, 10])
+    """
+    return scan("cumsum", a, axis, dtype)
 
 
 def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial: bool = False):

@@ -1,8 +1,8 @@
 """Statistics composed from reductions: cumprod, the nan-functions, average, cov, corrcoef, ...
 
-`cumprod` is a log-depth (Hillis-Steele) scan of slices and multiplies, so it differentiates
-through `mul` without dividing (zeros are fine). NaN-ignoring reductions replace NaN by the
-operation's identity and count the non-NaN elements.
+`cumprod` is a scan primitive (NumPy's sequential products; ir/structural.py) whose VJP is
+that of a log-depth scan of multiplies, without dividing (zeros are fine). NaN-ignoring
+reductions replace NaN by the operation's identity and count the non-NaN elements.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from tracejit.numpy import _reductions as red
 from tracejit.numpy._complex import conj, imag, make_complex, real
 from tracejit.numpy._core import asarray, cast, normalize_axis, promote, shape_of
 from tracejit.numpy._creation import ones_like
-from tracejit.numpy._join import concatenate, slice_axis
-from tracejit.numpy._shape import moveaxis, ravel, reshape
+from tracejit.numpy._join import concatenate
+from tracejit.numpy._shape import moveaxis, reshape
 from tracejit.numpy._sorting import _moved_rows, _real_only, sort
 from tracejit.numpy._variance import _abs_squared
 from tracejit.tracer.core import bind
@@ -25,33 +25,15 @@ from tracejit.tracer.core import bind
 _INT64 = np.dtype(np.int64)
 
 
-def _scan_axis(a, axis, dtype):
-    (x,) = promote(asarray(a))
-    if axis is None:
-        x, axis = ravel(x), 0
-    axis = normalize_axis(axis, len(shape_of(x)), "cumprod")
-    dt = dtypes.canonical(dtype) if dtype is not None else red._accumulator_dtype(x.dtype)
-    return cast(x, dt), axis
-
-
 def cumprod(a, axis=None, dtype=None):
-    """`np.cumprod`: running product (a log-depth scan; exact with zeros).
+    """`np.cumprod`: running product, NumPy's bits (the `cumprod` scan primitive multiplies
+    in NumPy's sequential order; its VJP is the log-depth scan's: exact with zeros).
 
     >>> import numpy as np, tracejit.numpy as tnp
     >>> tnp.cumprod(np.array([1, 2, 0, 4]))
     array([1, 2, 0, 0])
     """
-    x, axis = _scan_axis(a, axis, dtype)
-    n = shape_of(x)[axis]
-    shift = 1
-    while shift < n:
-        # the first `shift` products are done: kept as they are, not multiplied by 1 (a
-        # complex inf times 1 + 0j has a NaN part: NumPy's cumprod of [inf + 0j] is inf + 0j)
-        done = slice_axis(x, axis, 0, shift)
-        rest = ew.multiply(slice_axis(x, axis, shift, n), slice_axis(x, axis, 0, n - shift))
-        x = concatenate([done, rest], axis)
-        shift *= 2
-    return x
+    return red.scan("cumprod", a, axis, dtype)
 
 
 def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial: bool = False):

@@ -27,6 +27,7 @@ _FLOAT32 = np.dtype(np.float32)
 WIDENED = frozenset(
     [
         "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "argmax", "argmin", "cumsum",
+        "cumprod",
         "matmul", "take_add", "take_along_add", "solve", "inv", "cholesky", "det", "slogdet",
         "eigh", "eigvalsh", "qr", "svd", "svdvals",
         "argsort", "sort",  # ml_dtypes' bfloat16 sort misplaces NaN

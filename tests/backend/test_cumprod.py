@@ -85,7 +85,8 @@ def test_special_values_keep_numpy_order(device):
     )
     fun = lambda m, r, z: (m.cumprod(r, axis=1), m.cumprod(r, axis=0), m.cumprod(z, axis=1),
                            m.cumprod(z, axis=0), m.nancumprod(r, axis=1), m.nancumprod(z, axis=1),
-                           m.cumprod(r.astype(np.float32), axis=1))  # fmt: skip
+                           m.cumprod(r.astype(np.float32), axis=1),
+                           m.cumprod(r > 0, axis=1, dtype=bool), m.cumprod(r > 0, axis=0))  # fmt: skip
     got = tj.jit(lambda r, z: fun(tnp, r, z), device=device)(real, cplx)
     with np.errstate(all="ignore"):
         want = fun(np, real, cplx)
@@ -130,3 +131,16 @@ def test_gradients_match_finite_differences(zeros):
     hvp = tj.jit(tj.grad(lambda x, w: tnp.sum(tj.grad(_loss)(x, w) * v)), device="cpu")
     want2 = numeric_grad(lambda y: float(np.sum(np.asarray(grad(y, w)) * v)), x, eps=1e-5)
     np.testing.assert_allclose(hvp(x, w), want2, rtol=1e-6, atol=1e-7)
+
+
+def test_complex_gradient_follows_jax_convention():
+    # tj.grad of a real f of z = x + iy is df/dx - i df/dy (docs/sharp-bits.md)
+    rng = np.random.default_rng(3)
+    z = rng.normal(size=6) + 1j * rng.normal(size=6)
+    z[2] = 0.0
+    w = rng.normal(size=6) + 1j * rng.normal(size=6)
+    loss = lambda m, z: m.sum(m.real(m.cumprod(z) * w))
+    got = tj.jit(tj.grad(lambda z: loss(tnp, z)), device="cpu")(z)
+    dx = numeric_grad(lambda x: float(loss(np, x + 1j * z.imag)), z.real)
+    dy = numeric_grad(lambda y: float(loss(np, z.real + 1j * y)), z.imag)
+    np.testing.assert_allclose(got, dx - 1j * dy, rtol=1e-7, atol=1e-8)

@@ -74,6 +74,7 @@ for _name in ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min"):
 for _name in ("argmax", "argmin"):
     CASES[_name] = lambda rng: ([rng.random((3, 4))], {"axis": 1})
 CASES["cumsum"] = lambda rng: ([rng.random((3, 4))], {"axis": 0})
+CASES["cumprod"] = lambda rng: ([rng.random((3, 4))], {"axis": 1})
 CASES["reshape"] = lambda rng: ([rng.random((3, 4))], {"shape": (2, 6)})
 CASES["transpose"] = lambda rng: ([rng.random((2, 3, 4))], {"perm": (2, 0, 1)})
 CASES["broadcast_in_dim"] = lambda rng: ([rng.random((3,))], {"shape": (2, 3), "dims": (1,)})

@@ -1,13 +1,14 @@
-"""The CPU program's big fft steps on the free cores: scipy.fft's `workers`.
+"""The CPU program's big fft steps on the program's threads.
 
-A compiled CPU program calls Python back for `fft` (ir/fft_prims.py: pocketfft through
-`scipy.fft` when SciPy is installed, else `np.fft`). JAX's CPU FFT runs a big transform on
-two threads; a 1024 x 1024 complex64 fft2 took a median 7.3 ms here on one thread against
-JAX's 3.4 ms (benchmarks/RESULTS.md). `scipy.fft` splits a transform across `workers`
-threads, which sleep rather than spin between calls, so a step of at least `MIN_SIZE`
-elements gets as many as the LAPACK steps would (lapack_threads.free_threads: the program's
-threads less the machine's other running tasks), and one next to a busy process. Without
-SciPy (`np.fft` has no `workers`) the step runs as before.
+A compiled CPU program calls Python back for `fft` (ir/fft_prims.py), which writes into the
+step's output buffer (ir/fft_host.py: ducc0, else `scipy.fft`, else `np.fft`). ducc0 and
+`scipy.fft` split a transform across threads that sleep rather than spin between calls, so
+a step of at least `MIN_SIZE` elements runs on the program's threads unless the machine is
+crowded (lapack_threads.unless_crowded: as many other running tasks as cores, the check the
+program's own pool makes before it splits a loop). An FFT's threads meet once per
+transformed axis, not once per panel as a factorization's, so a busy core beside costs them
+little and a free one pays ~1.7x (benchmarks/RESULTS.md); smaller steps, or `np.fft` (which
+has no threads), run the plain one-thread step.
 
 >>> import numpy as np
 >>> into("fft", [np.zeros(8, np.complex64)]) is None  # small: the plain step
@@ -24,17 +25,18 @@ MIN_SIZE = 1 << 18  # elements: a 512 x 512 transform (below it one thread's cal
 
 
 def into(prim: str, operands: list[np.ndarray]):
-    """`fn(x, outs, **attrs)` writing the fft into `outs[0]` on the free cores, or None."""
+    """`fn(x, outs, **attrs)` writing the fft into `outs[0]` on the program's threads, or
+    None (the plain step)."""
     if prim != "fft" or not operands or operands[0].size < MIN_SIZE:
         return None
-    from tracejit.ir import fft_prims  # deferred: a cache hit without an fft never needs it
+    from tracejit.ir import fft_host  # deferred: a cache hit without an fft never needs it
 
-    if fft_prims.host_fft() is np.fft:
+    if fft_host.library() is np.fft:
         return None
 
     def run(x: np.ndarray, outs: list[np.ndarray], *, kind: str, lengths: tuple) -> None:
-        workers = lapack_threads.free_threads()
-        np.copyto(outs[0], fft_prims.fft_impl(x, kind, lengths, workers=workers))
+        workers = lapack_threads.unless_crowded()
+        fft_host.transform(x, kind, lengths, out=outs[0], workers=workers)
 
     return run
 

@@ -78,6 +78,18 @@ def free_threads() -> int:
     return max(1, min(wanted, _cores() - others))
 
 
+def unless_crowded() -> int:
+    """The program's thread count (at most the cores) unless as many other tasks as cores
+    are running (then one): the check the program's pool makes before it splits a loop
+    (cpp/pool.cpp). For a library call whose threads meet once per pass (an FFT), where a
+    busy core beside costs little and a free one pays, not for LAPACK's (`free_threads`)."""
+    wanted = min(_program_threads(), _cores())
+    others = _others_running()
+    if wanted <= 1 or others is None or others >= _cores():
+        return 1
+    return wanted
+
+
 @contextlib.contextmanager
 def threads(n: int):
     """scipy-openblas32 on `count(n)` threads inside the block (back to one after)."""
@@ -95,4 +107,4 @@ def threads(n: int):
         _raised.release()
 
 
-__all__ = ["MIN_N", "count", "threads"]
+__all__ = ["MIN_N", "count", "free_threads", "threads", "unless_crowded"]

@@ -5,8 +5,8 @@
   "rfft":        real -> complex, the last axis n -> n // 2 + 1;
   "irfft":       complex -> real, the last axis n // 2 + 1 -> lengths[-1] (scaled by 1/N).
 `tracejit.numpy.fft` moves the transformed axes to the end, pads or crops them and applies
-the other normalizations. The implementation is pocketfft: SciPy's `scipy.fft` when SciPy is
-installed (faster, see `host_fft`), else NumPy's `np.fft`. No backend renders this
+the other normalizations. The implementation is the pocketfft family: ducc0, `scipy.fft` or
+`np.fft`, the first installed (ir/fft_host.py). No backend renders this
 primitive: compiled CPU programs call it back, and CUDA programs run the same function with
 CuPy (cuFFT) on the device (ir/array_library.py).
 
@@ -19,14 +19,13 @@ interior bins weighted by 2, over N.
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
 
 from tracejit.errors import ShapeError, TracejitTypeError
-from tracejit.ir import dtypes
-from tracejit.ir.array_library import ARRAY_IMPLS
+from tracejit.ir import dtypes, fft_host
+from tracejit.ir.array_library import ARRAY_IMPLS, INTO_IMPLS
 from tracejit.ir.autodiff import defvjp
 from tracejit.ir.graph import ConstValue
 from tracejit.ir.primitives import OPAQUE, register
@@ -65,37 +64,23 @@ def _fft_rule(avals, kind, lengths):
     return (tuple(shape), dt, False)
 
 
-@functools.cache
-def host_fft():
-    """SciPy's `scipy.fft` when installed, else NumPy's `np.fft`: the same pocketfft, but
-    SciPy's runs several 1-D transforms at once in SIMD lanes and each axis in place; a
-    1024 x 1024 complex64 fft2 took 15-35 ms against NumPy's 130-150 ms (benchmarks/RESULTS.md).
-    Both keep float32/complex64 in single precision."""
-    try:
-        import scipy.fft
-    except ImportError:
-        return np.fft
-    return scipy.fft
+def fft_impl(x, kind, lengths, *, xp=np, workers=None, out=None):
+    """The transform in the host library (ir/fft_host.py) or, given `xp` (CuPy), in
+    `xp.fft`; on `workers` threads (the CPU program's fft step, backend_cpu/fft_step.py)
+    and into `out` where given."""
+    lib = None if xp is np else xp.fft
+    want = _fft_rule([(x.shape, x.dtype, False)], kind, lengths)[1]
+    result = fft_host.transform(x, kind, lengths, lib=lib, workers=workers, out=out)
+    return result if out is not None else result.astype(want, copy=False)
 
 
-def fft_impl(x, kind, lengths, *, xp=np, workers=None):
-    """`workers` (scipy.fft's threads; the CPU program's fft step, backend_cpu/fft_step.py)
-    is passed only where it is given."""
-    axes = tuple(range(x.ndim - len(lengths), x.ndim))
-    lib = host_fft() if xp is np else xp.fft
-    extra = {} if workers is None else {"workers": workers}
-    if kind == "fft":
-        out = lib.fftn(x, axes=axes, **extra)
-    elif kind == "ifft":
-        out = lib.ifftn(x, axes=axes, **extra)
-    elif kind == "rfft":
-        out = lib.rfftn(x, axes=axes, **extra)
-    else:
-        out = lib.irfftn(x, s=lengths, axes=axes, **extra)
-    return out.astype(_fft_rule([(x.shape, x.dtype, False)], kind, lengths)[1], copy=False)
+def _fft_into(x, outs, *, kind, lengths):
+    """Into the compiled program's output buffer (ducc0 writes there itself), one thread."""
+    fft_host.transform(x, kind, lengths, out=outs[0])
 
 
-register("fft", OPAQUE, _fft_rule, fft_impl, rules={ARRAY_IMPLS: fft_impl})
+register("fft", OPAQUE, _fft_rule, fft_impl,
+         rules={ARRAY_IMPLS: fft_impl, INTO_IMPLS: _fft_into})  # fmt: skip
 dtypes.COMPLEX_HOST_PRIMS.add("fft")  # a host step: NumPy computes on complex buffers
 
 
@@ -123,4 +108,4 @@ def _fft_vjp(e, ct, x, *, out, kind, lengths):
     return [e.conj(e.mul(x_hat, _const(e, weights, x_hat)))]
 
 
-__all__ = ["KINDS", "complex_dtype", "fft_impl", "host_fft", "real_dtype"]
+__all__ = ["KINDS", "complex_dtype", "fft_impl", "real_dtype"]

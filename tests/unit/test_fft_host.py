@@ -1,0 +1,104 @@
+"""The host FFT libraries (ir/fft_host.py: ducc0, scipy.fft, np.fft) against np.fft: every
+kind, float32/complex64 kept single, into a given output array, on strided, reversed and
+size-1 axes, and with an empty leading axis."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tracejit.ir import fft_host, fft_prims
+
+
+def _libraries():
+    libs = [pytest.param(np.fft, id="numpy")]
+    for name in ("scipy.fft", "ducc0.fft"):
+        try:
+            mod = __import__(name, fromlist=["_"])
+        except ImportError:
+            libs.append(pytest.param(None, id=name, marks=pytest.mark.skip(f"no {name}")))
+        else:
+            libs.append(pytest.param(mod, id=name))
+    return libs
+
+
+LIBS = _libraries()
+RNG = np.random.default_rng(7)
+
+
+def _numpy(x, kind, lengths):
+    axes = tuple(range(x.ndim - len(lengths), x.ndim))
+    if kind == "irfft":
+        return np.fft.irfftn(x, s=lengths, axes=axes)
+    return {"fft": np.fft.fftn, "ifft": np.fft.ifftn, "rfft": np.fft.rfftn}[kind](x, axes=axes)
+
+
+def _operand(kind, shape, single):
+    x = RNG.standard_normal(shape)
+    if kind != "rfft":
+        x = x + 1j * RNG.standard_normal(shape)
+    return x.astype(np.complex64 if x.dtype.kind == "c" else np.float32) if single else x
+
+
+# (kind, operand shape, lengths): odd and even lengths, size-1 axes, an empty leading axis
+CASES = [
+    ("fft", (3, 8, 6), (8, 6)),
+    ("ifft", (2, 5, 7), (7,)),
+    ("rfft", (4, 9), (4, 9)),
+    ("rfft", (3, 1, 1), (1, 1)),
+    ("irfft", (3, 6, 4), (6, 6)),
+    ("irfft", (2, 5, 4), (5, 7)),
+    ("irfft", (2, 1), (1,)),
+    ("fft", (1, 1), (1,)),
+    ("fft", (0, 4), (4,)),
+]
+
+
+@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize("single", [False, True], ids=["double", "single"])
+@pytest.mark.parametrize("case", CASES, ids=[f"{k}-{s}" for k, s, _ in CASES])
+def test_values_match_numpy(lib, single, case):
+    kind, shape, lengths = case
+    x = _operand(kind, shape, single)
+    want = _numpy(x, kind, lengths)
+    dtype = fft_prims._fft_rule([(x.shape, x.dtype, False)], kind, lengths)[1]
+    tol = 2e-5 if single else 1e-12
+    out = np.full(want.shape, np.nan, dtype)
+    assert fft_host.transform(x, kind, lengths, lib=lib, out=out) is out
+    fresh = fft_host.transform(x, kind, lengths, lib=lib).astype(dtype, copy=False)
+    for got in (out, fresh):
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol * 10)
+    # the primitive's implementation (the default library) keeps single precision single
+    assert fft_prims.fft_impl(x, kind, lengths).dtype == dtype
+    if lib is not np.fft:  # ducc0 and scipy.fft compute in single precision themselves
+        assert fft_host.transform(x, kind, lengths, lib=lib).dtype == dtype
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_strided_and_reversed_operands(lib):
+    base = RNG.standard_normal((6, 10)) + 1j * RNG.standard_normal((6, 10))
+    for x in (base[::2, ::-3], base[::-1, 1::2], base.T):  # non-contiguous, negative strides
+        lengths = x.shape
+        want = np.fft.fftn(x)
+        got = fft_host.transform(x, "fft", lengths, lib=lib, workers=2)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        r = x.real  # a strided real view
+        out = np.empty(r.shape[:-1] + (r.shape[-1] // 2 + 1,), np.complex128)
+        fft_host.transform(r, "rfft", lengths, lib=lib, out=out, workers=2)
+        np.testing.assert_allclose(out, np.fft.rfftn(r), rtol=1e-12, atol=1e-12)
+
+
+def test_the_library_is_the_first_installed():
+    try:
+        import ducc0.fft
+
+        want = ducc0.fft
+    except ImportError:
+        try:
+            import scipy.fft
+
+            want = scipy.fft
+        except ImportError:
+            want = np.fft
+    assert fft_host.library() is want

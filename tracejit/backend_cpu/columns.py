@@ -29,7 +29,7 @@ from tracejit.backend_cpu.rows import RowWriter, accumulator
 from tracejit.ir import kernel as K
 from tracejit.ir.cwriter.emit import decompose, indent
 from tracejit.ir.cwriter.layout import load_bias
-from tracejit.ir.cwriter.reduce import Accumulator, ordered_arg_better
+from tracejit.ir.cwriter.reduce import Accumulator, Partial, ordered_arg_better
 
 # Columns per parallel unit: a multiple of every vector width, and small enough that the
 # accumulator arrays (one per reduction, <= 8 bytes a column) stay in L1 next to the rows.
@@ -58,28 +58,17 @@ def is_partial(k: K.Kernel) -> bool:
     )
 
 
-class _ColumnAcc(Accumulator):
-    """Accumulator arrays of one reduction over a block of columns (index `jj`); argmax
-    candidates arrive in index order (`ordered_arg_better`)."""
-
-    def __init__(self, r: K.Reduction):
-        super().__init__(r, CPP)
-
-    def decls(self) -> list[str]:
-        return [f"{t} {var}[{COLUMN_BLOCK}];" for t, var in self.parts()]
-
-    def init(self) -> list[str]:
-        return [f"{var}[jj] = {s};" for (_, var), s in zip(self.parts(), self.starts())]
-
-    def update(self, v: str) -> list[str]:
-        n, r = self.name, self.r
-        if self.is_arg:
-            return [
-                f"const bool {n}c = {ordered_arg_better(r.op, self.in_dt, v, f'{n}v[jj]')};",
-                f"{n}v[jj] = {n}c ? {v} : {n}v[jj];",
-                f"{n}i[jj] = {n}c ? i{r.arg_dim} : {n}i[jj];",
-            ]
-        return [f"{n}[jj] = {self.combine(f'{n}[jj]', self.term(v))};"]
+def _column_update(a: Accumulator, v: str) -> list[str]:
+    """Adding `v` to column `jj` of accumulator `a`'s arrays; argmax candidates arrive in
+    index order (`ordered_arg_better`) and replace the best without a branch."""
+    n, r = a.name, a.r
+    if not a.is_arg:
+        return [f"{n}[jj] = {a.combine(f'{n}[jj]', a.term(v))};"]
+    return [
+        f"const bool {n}c = {ordered_arg_better(r.op, a.in_dt, v, f'{n}v[jj]')};",
+        f"{n}v[jj] = {n}c ? {v} : {n}v[jj];",
+        f"{n}i[jj] = {n}c ? i{r.arg_dim} : {n}i[jj];",
+    ]
 
 
 class ColumnWriter(BaseWriter):
@@ -90,7 +79,7 @@ class ColumnWriter(BaseWriter):
         k = self.k
         self.col = len(k.outer) - 1  # the column loop variable
         self.nblocks = -(-k.outer[-1] // COLUMN_BLOCK)
-        self.accs = [_ColumnAcc(r) for r in k.reductions]
+        self.accs = [Accumulator(r, CPP) for r in k.reductions]
 
     def units_and_work(self) -> tuple[int, int]:
         k = self.k
@@ -112,7 +101,7 @@ class ColumnWriter(BaseWriter):
 
     def body(self) -> list[str]:
         k = self.k
-        decls = [d for a in self.accs for d in a.decls()]
+        decls = [f"{t} {var}[{COLUMN_BLOCK}];" for a in self.accs for t, var in a.parts()]
         body = [
             f"const int64_t c0 = (u % {self.nblocks}LL) * {COLUMN_BLOCK}LL;",
             (
@@ -123,7 +112,8 @@ class ColumnWriter(BaseWriter):
         if self.col:
             body.append(f"const int64_t w = u / {self.nblocks}LL;")
             body += decompose(k.outer[:-1], "w", 0)
-        body += self._column_loop([i for a in self.accs for i in a.init()], 0)
+        init = [f"{v}[jj] = {s};" for a in self.accs for (_, v), s in zip(a.parts(), a.starts())]
+        body += self._column_loop(init, 0)
         for phase in range(k.nphases):
             body += self._phase(phase)
         em = self.emitter("e")
@@ -138,7 +128,7 @@ class ColumnWriter(BaseWriter):
         update = []
         for a in self.accs:
             if a.r.phase == phase:
-                update += a.update(em.value(a.r.expr))
+                update += _column_update(a, em.value(a.r.expr))
         stores = self.stores(em, phase)
         inner = self._column_loop(em.lines + update + stores, phase)
         nouter = len(k.outer)
@@ -157,32 +147,30 @@ class PartialWriter(RowWriter):
         k = self.k
         return k.inner[0], int(np.prod(k.inner, dtype=np.int64))
 
-    def _fields(self) -> list[tuple[str, str, str]]:
-        return [f for r in self.k.reductions for f in accumulator(r, "v").fields]
+    def _partials(self) -> list[Partial]:
+        return [accumulator(r, "v").partial for r in self.k.reductions]
+
+    def _fields(self) -> list[tuple[str, str]]:
+        return [f for p in self._partials() for f in p.fields]
 
     def params(self) -> list[str]:
         return [*CPP.unit_params(), f"{self.k.name}_part* part", self.buffer_params()]
 
     def body(self) -> list[str]:
         lines = self.phase(0, ("lo", "hi"))
-        lines += [f"part->{var} = {var};" for _, var, _ in self._fields()]
+        lines += [f"part->{var} = {var};" for _, var in self._fields()]
         return lines
 
     def function(self) -> str:
         name = self.k.name
         struct = [f"struct {name}_part {{"]
-        struct += [f"  {ct} {var};" for ct, var, _ in self._fields()] + ["};"]
+        struct += [f"  {ct} {var};" for ct, var in self._fields()] + ["};"]
         finish_params = [f"const {name}_part* parts", "int64_t n", self.buffer_params()]
         finish = CPP.function(f"{name}_finish", finish_params, self._finish_body())
         return "\n".join([*struct, super().function(), finish])
 
     def _finish_body(self) -> list[str]:
-        fields = self._fields()
-        lines = [f"{ct} {var} = parts[0].{var};" for ct, var, _ in fields]
-        lines.append("for (int64_t b = 1; b < n; ++b) {")
-        lines += [f"  {merge(var, f'parts[b].{var}')}" for _, var, merge in fields if merge]
-        lines.append("}")
-        lines += [q for r in self.k.reductions for q in accumulator(r, "v").post]
+        lines = CPP.combine(self._partials())
         em = self.emitter("e")
         stores = self.stores(em, -1)
         return lines + em.lines + stores

@@ -18,7 +18,6 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,7 +26,7 @@ from tracejit.backend_cpu.emit import CPP, BaseWriter
 from tracejit.ir import kernel as K
 from tracejit.ir.c_render import c_type, literal
 from tracejit.ir.cwriter.emit import decompose, indent
-from tracejit.ir.cwriter.reduce import Accumulator, ordered_arg_better, pick, two_sum
+from tracejit.ir.cwriter.reduce import Accumulator, Partial, pick, two_sum
 from tracejit.ir.primitives import TRANSCENDENTAL, get
 
 # Scratch rows live on the stack of the thread running the kernel: bounded so they stay in
@@ -43,20 +42,17 @@ SUM_BLOCK_BYTES = 1024
 BLOCK_TOTAL = {np.dtype(np.float32): "double"}
 
 
-Merge = Callable[[str, str], str]  # (partial, another block's partial) -> a statement
-
-
 @dataclass
 class AccCode:
     """The code of one reduction's accumulator(s) in a row or partial loop."""
 
     pre: list[str]
     update: list[str]
-    post: list[str]
+    # its fields and result (`partial.result`); a split reduction's blocks combine them
+    # in block order (CPP.combine)
+    partial: Partial
     clauses: list[tuple[str, str]]  # omp simd reduction clauses (op, variable)
     sequential: bool  # argmax/argmin: the loop carries a dependence, no simd reduction
-    # (ctype, var, merge): the partial results of a split reduction, merged in block order
-    fields: list[tuple[str, str, Merge | None]] = field(default_factory=list)
     # float sums: an accumulator of the sum's type per block of the innermost loop
     # (block_pre), added into the wider total after the block (block_post); see SUM_BLOCK_BYTES
     block_pre: list[str] = field(default_factory=list)
@@ -70,50 +66,33 @@ def accumulator(r: K.Reduction, v: str) -> AccCode:
     acc = Accumulator(r, CPP)
     name = acc.name
     if acc.is_arg:  # in index order: the loop and the blocks
-        upd = [f"if ({ordered_arg_better(r.op, acc.in_dt, v, f'{name}v')}) "]
-        upd[0] += f"{{ {name}v = {v}; {name}i = i{r.arg_dim}; }}"
-        pre = [f"{t} {var} = {s};" for (t, var), s in zip(acc.parts(), acc.starts())]
-
-        def merge_arg(a: str, b: str) -> str:
-            better = ordered_arg_better(r.op, acc.in_dt, b, a)
-            return f"if ({better}) {{ {a} = {b}; {name}i = parts[b].{name}i; }}"
-
-        (vt, value), (it, index) = acc.parts()
-        fields = [(vt, value, merge_arg), (it, index, None)]
-        return AccCode(pre, upd, [acc.result(index)], [], True, fields)
-
-    def merge(a: str, b: str) -> str:
-        return f"{a} = {acc.combine(a, b)};"
-
+        return AccCode(acc.declare(), acc.update(v, f"i{r.arg_dim}"), acc.partial(), [], True)
     if r.op == "sum" and np.dtype(r.dtype) == np.float64:
         return _float64_sum(r, v)
     if r.op == "sum" and r.dtype.kind == "f":  # float blocks into a wider total
         wide, ct = BLOCK_TOTAL[np.dtype(r.dtype)], c_type(r.dtype)
         upd = [f"{name}b = {acc.combine(f'{name}b', v)};"]
-        code = AccCode([f"{wide} {name} = 0;"], upd, [acc.result(name)], [("+", f"{name}b")], False)
-        code.fields = [(wide, name, merge)]
+        code = AccCode([f"{wide} {name} = 0;"], upd, acc.partial(), [("+", f"{name}b")], False)
         code.block_pre = [f"{ct} {name}b = 0;"]
         code.block_post = [f"{name} = {acc.combine(name, f'{name}b')};"]
         code.block = SUM_BLOCK_BYTES // np.dtype(r.dtype).itemsize
         return code
-    pre = [f"{acc.acc_t} {name} = {acc.identity()};"]
-    post = [acc.result(name)]
+    pre, post = acc.declare(), [acc.result(name)]
     if acc.is_bool or r.op in ("sum", "prod"):
-        upd = [f"{name} = {acc.combine(name, acc.term(v))};"]
-        clause = (acc.operator(), name)
-        return AccCode(pre, upd, post, [clause], False, [(acc.acc_t, name, merge)])
+        return AccCode(pre, acc.update(v), acc.partial(), [(acc.operator(), name)], False)
     upd = [f"{name} = {pick(r.op, name, v)};"]  # omp simd max/min: NaN is carried apart
     clauses = [(r.op, name)]
-    fields = [(acc.acc_t, name, lambda a, b: f"{a} = {pick(r.op, a, b)};")]
+    fields, ops = [(acc.acc_t, name)], [lambda a, b: pick(r.op, a, b)]
     if acc.in_dt.kind == "f":
         pre.append(f"int32_t {name}n = 0;")
         upd.append(f"{name}n = {name}n | ({v} != {v});")
         clauses.append(("|", f"{name}n"))
-        fields.append(("int32_t", f"{name}n", lambda a, b: f"{a} = {a} | {b};"))
+        fields.append(("int32_t", f"{name}n"))
+        ops.append(lambda a, b: f"{a} | {b}")
         post = [
             f"const {acc.acc_t} r{r.rid} = {name}n ? {literal(float('nan'), acc.in_dt)} : {name};"
         ]
-    return AccCode(pre, upd, post, clauses, False, fields)
+    return AccCode(pre, upd, Partial.fieldwise(r.rid, fields, ops, post), clauses, False)
 
 
 def _float64_sum(r: K.Reduction, v: str) -> AccCode:
@@ -130,17 +109,14 @@ def _float64_sum(r: K.Reduction, v: str) -> AccCode:
     GCC keeps the loop vectorized.
     """
     name = f"a{r.rid}"
-
-    def add(a: str, b: str) -> str:
-        return f"{a} = {a} + {b};"
-
     upd = two_sum(f"{name}b", f"{name}k", v, name)
     pre = [f"long double {name} = 0, {name}c = 0;"]
     # an Inf or NaN term makes the error terms NaN: the plain sum is the answer then
     total = f"__builtin_isfinite({name}) ? {name} + {name}c : {name}"
     post = [f"const double r{r.rid} = (double)({total});"]
-    code = AccCode(pre, upd, post, [("+", f"{name}b"), ("+", f"{name}k")], False)
-    code.fields = [("long double", name, add), ("long double", f"{name}c", add)]
+    fields = [("long double", name), ("long double", f"{name}c")]
+    part = Partial.fieldwise(r.rid, fields, [lambda a, b: f"{a} + {b}"] * 2, post)
+    code = AccCode(pre, upd, part, [("+", f"{name}b"), ("+", f"{name}k")], False)
     code.block_pre = [f"double {name}b = 0, {name}k = 0;"]
     block = f"__builtin_isfinite({name}b) ? (long double){name}b + {name}k : {name}b"
     code.block_post = [f"tj_neumaier({name}, {name}c, {block});"]
@@ -287,7 +263,7 @@ class RowWriter(BaseWriter):
         sequential = any(a.sequential for a in accs)
         clauses = [c for a in accs for c in a.clauses]
         pre = [p for a in accs for p in a.pre]
-        post = [q for a in accs for q in a.post]
+        post = [q for a in accs for q in a.partial.result]
         block_pre = [p for a in accs for p in a.block_pre]
         if block_pre and k.inner:
             size = min(a.block for a in accs if a.block)

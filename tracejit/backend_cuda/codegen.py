@@ -45,7 +45,8 @@ VECTOR_BYTES = 16
 # (read through the read-only data cache) unless they may share memory with a buffer the
 # kernel writes (emit.may_alias: an in-place temporary, or a donated input, `generate`);
 # kernels `extern "C" __global__` (launched by name), helpers device functions, 32-bit loop
-# counters where a kernel allows, grid-stride loops.
+# counters where a kernel allows, grid-stride loops, signed overflow undefined (no -fwrapv),
+# partial results combined by warp shuffles and shared memory.
 CUDA = Dialect(
     builtins=False,
     restrict_inputs=True,
@@ -54,6 +55,8 @@ CUDA = Dialect(
     helper_qualifiers="static __device__ __forceinline__",
     narrow_index=True,
     grid_stride=True,
+    wraps=False,
+    warp_shuffle=True,
 )
 
 HEADER = (
@@ -171,12 +174,8 @@ def _vector_width(kernel: K.Kernel) -> int:
     if any(s.strides[0] != 1 for s in kernel.stores):
         return 0
     sizes = [ld.dtype.itemsize for ld in loads if ld.strides[0] == 1]
-    sizes += [s_dtype.itemsize for s_dtype in _store_dtypes(kernel)]
+    sizes += [K.expr_dtype(s.expr).itemsize for s in kernel.stores]
     return VECTOR_BYTES // max(sizes)
-
-
-def _store_dtypes(kernel: K.Kernel) -> list[np.dtype]:
-    return [K.expr_dtype(s.expr) for s in kernel.stores]
 
 
 def _vector_path(kernel: K.Kernel, width: int, idx: str, uses: set) -> list[str]:

@@ -2,9 +2,8 @@
 
 A block holds `X` outer indices ("rows") and `Y` threads per row; thread `lane` of a row walks
 the inner index `j = lane, lane + Y, ...`. After each phase the row's partial results combine
-across its `Y` threads — by warp shuffles (`__shfl_xor_sync`, every lane gets the result), then
-through shared memory when a row spans several warps — and every thread of the row can use
-them in the next phase. Two layouts:
+across its `Y` threads (`CUDA.combine`: warp shuffles, then shared memory), and every thread
+of the row can use them in the next phase. Two layouts:
 
 * row layout (the rows are contiguous in memory: softmax, layernorm, a sum over the last axis):
   the `Y` threads of a row are consecutive lanes, so a warp reads consecutive addresses. When
@@ -30,10 +29,10 @@ import numpy as np
 
 from tracejit.backend_cuda.codegen import CUDA, Launch, kernel_params
 from tracejit.ir import kernel as K
-from tracejit.ir.c_render import UNSIGNED, c_type
+from tracejit.ir.c_render import c_type
 from tracejit.ir.cwriter.emit import Emitter, decompose, indent
 from tracejit.ir.cwriter.layout import load_bias
-from tracejit.ir.cwriter.reduce import Accumulator, two_sum
+from tracejit.ir.cwriter.reduce import Accumulator
 
 # Threads per block of a reduction kernel in row layout (unless one row needs more threads).
 ROW_BLOCK = 256
@@ -49,10 +48,7 @@ COLUMN_BLOCK = 256
 
 
 def _pow2_at_least(n: int) -> int:
-    p = 1
-    while p < n:
-        p *= 2
-    return p
+    return 1 << max(n - 1, 0).bit_length()
 
 
 def _layout(k: K.Kernel) -> tuple[str, int, int]:
@@ -67,88 +63,11 @@ def _layout(k: K.Kernel) -> tuple[str, int, int]:
     return "row", max(1, ROW_BLOCK // y), y
 
 
-class _Reduction(Accumulator):
-    """One reduction's accumulator in a thread (ir/cwriter/reduce.py), its update and its
-    cross-thread merge: argmax/argmin start with no candidate (index -1) and meet through
-    `tj_arg_better`, candidates arriving from other lanes in any index order."""
-
-    def __init__(self, r: K.Reduction):
-        super().__init__(r, CUDA)
-        # float64 sums keep each add's exact rounding error (TwoSum) in a second accumulator:
-        # a thread adds thousands of terms in order, and a plain double sum of 2^20 copies
-        # of 0.1 was 112 ulps off (NumPy's pairwise sum: 1)
-        self.compensated = r.op == "sum" and np.dtype(r.dtype) == np.float64
-
-    def parts(self) -> list[tuple[str, str]]:
-        if self.compensated:
-            return [("double", self.name), ("double", f"{self.name}c")]
-        return super().parts()
-
-    def init(self) -> list[str]:
-        if self.compensated:
-            return [f"double {self.name} = 0, {self.name}c = 0;"]
-        return [f"{t} {var} = {s};" for (t, var), s in zip(self.parts(), self.starts(False))]
-
-    def combine(self, a: str, b: str) -> str:
-        # integer sums and products of partial results wrap like NumPy's: a signed overflow
-        # is undefined in CUDA C (NVRTC has no -fwrapv) and may be folded away
-        dt = np.dtype(self.r.dtype)
-        if self.r.op in ("sum", "prod") and not self.is_bool and dt in UNSIGNED:
-            op = "+" if self.r.op == "sum" else "*"
-            return f"(({self.acc_t})(({UNSIGNED[dt]})({a}) {op} ({UNSIGNED[dt]})({b})))"
-        return super().combine(a, b)
-
-    def update(self, v: str, index: str) -> list[str]:
-        if self.is_arg:
-            return self.merge_from(v, f"(int64_t)({index})")
-        if self.compensated:
-            return _two_sum(self.name, v, "")
-        return [f"{self.name} = {self.combine(self.name, self.term(v))};"]
-
-    def merge_from(self, src_v: str, src_i: str = "") -> list[str]:
-        """Fold another thread's accumulator (`src_v`, and `src_i` for arg reductions and
-        compensated sums: the index, the error term) in."""
-        a = self.name
-        if self.is_arg:
-            is_max = "true" if self.r.op == "argmax" else "false"
-            cand = f"tj_arg_better<{self.acc_t}>({src_v}, {src_i}, {a}v, {a}i, {is_max})"
-            return [f"if ({cand}) {{ {a}v = {src_v}; {a}i = {src_i}; }}"]
-        if self.compensated:
-            return _two_sum(a, src_v, src_i)
-        return [f"{a} = {self.combine(a, src_v)};"]
-
-    def final(self) -> str:
-        a = self.name
-        if self.compensated:
-            # an Inf or NaN term makes the error term NaN: the plain sum is the answer then
-            return f"const double r{self.r.rid} = isfinite({a}) ? {a} + {a}c : {a};"
-        return self.result(f"{a}i < 0 ? 0 : {a}i" if self.is_arg else a)
-
-
-def _two_sum(a: str, x: str, xc: str) -> list[str]:
-    """Add `x` (and its error term `xc`) into the pair (`a`, `a`c), in a block of its own."""
-    return ["{", *indent(two_sum(a, f"{a}c", x, "", xc)), "}"]
-
-
-def _shuffle_combine(red: _Reduction, width: int) -> list[str]:
-    """Butterfly over `width` consecutive lanes: every lane ends with the group's result."""
-    lines = [f"for (int m = {width // 2}; m > 0; m >>= 1) {{"]
-    parts = red.parts()
-    others = [f"__shfl_xor_sync(0xffffffffu, {var}, m, {width})" for _, var in parts]
-    names = [f"{var}_o" for _, var in parts]
-    lines += [f"  const {t} {n} = {o};" for (t, _), n, o in zip(parts, names, others)]
-    lines += indent(red.merge_from(*names))
-    return lines + ["}"]
-
-
-def _fold_shared(red: _Reduction, first: str, at: str, count: int) -> list[str]:
-    """Fold `count` partial results from shared memory into `red`'s accumulator, in order:
-    element `first` of each part's array `s<rid>_<part>`, then element `at` for q = 1, ..."""
-    rid, parts = red.r.rid, red.parts()
-    lines = [f"{var} = s{rid}_{var}[{first}];" for _, var in parts]
-    lines.append(f"for (int q = 1; q < {count}; ++q) {{")
-    lines += indent(red.merge_from(*(f"s{rid}_{var}[{at}]" for _, var in parts)))
-    return lines + ["}"]
+def _accumulator(r: K.Reduction) -> Accumulator:
+    """One reduction's accumulator in a thread. float64 sums are compensated (TwoSum): a
+    thread adds thousands of terms in order, and a plain double sum of 2^20 copies of 0.1
+    was 112 ulps off (NumPy's pairwise sum: 1)."""
+    return Accumulator(r, CUDA, compensated=r.op == "sum" and np.dtype(r.dtype) == np.float64)
 
 
 class _Writer:
@@ -163,7 +82,7 @@ class _Writer:
         self.outer = int(np.prod(self.k.outer, dtype=np.int64)) if self.k.outer else 1
         self.inner = int(np.prod(self.k.inner, dtype=np.int64)) if self.k.inner else 1
         self.items = -(-self.inner // self.y)
-        self.reds = {r.rid: _Reduction(r) for r in self.k.reductions}
+        self.reds = {r.rid: _accumulator(r) for r in self.k.reductions}
         self.cache = self._cached_loads()
 
     def _cached_loads(self) -> dict:
@@ -206,31 +125,6 @@ class _Writer:
         ]
         return lines + ["if (active) {", *indent(self._inner_loop(body, True)), "}"]
 
-    def _combine_group(self, red: _Reduction) -> list[str]:
-        """Statements leaving the row's result in every thread's accumulator of `red`."""
-        lines: list[str] = []
-        rid = red.r.rid
-        if self.layout == "row":
-            width = min(self.y, 32)
-            if width > 1:
-                lines += _shuffle_combine(red, width)
-            if self.y > 32:
-                warps = self.y // 32
-                for t, var in red.parts():
-                    lines.append(f"__shared__ {t} s{rid}_{var}[{self.threads // 32}];")
-                lines.append("if ((threadIdx.x & 31) == 0) {")
-                lines += [f"  s{rid}_{var}[threadIdx.x >> 5] = {var};" for _, var in red.parts()]
-                lines += ["}", "__syncthreads();"]
-                lines += _fold_shared(red, f"row * {warps}", f"row * {warps} + q", warps)
-            return lines
-        if self.y == 1:
-            return lines
-        for t, var in red.parts():
-            lines.append(f"__shared__ {t} s{rid}_{var}[{self.threads}];")
-            lines.append(f"s{rid}_{var}[threadIdx.x] = {var};")
-        lines.append("__syncthreads();")
-        return lines + _fold_shared(red, "row", f"q * {self.x} + row", self.y)
-
     def _phase(self, phase: int) -> list[str]:
         k = self.k
         reds = [self.reds[r.rid] for r in k.reductions if r.phase == phase]
@@ -238,17 +132,16 @@ class _Writer:
         update = []
         for red in reds:
             v = em.value(red.r.expr)
-            update += red.update(v, f"i{red.r.arg_dim}" if red.is_arg else "")
+            update += red.update(v, f"(int64_t)(i{red.r.arg_dim})")
         stores = em.stores(k, phase)
         body = em.lines + update + stores
         lines = [f"// phase {phase}"]
         for red in reds:
-            lines += red.init()
+            lines += red.declare()
         if body:
             lines += ["if (active) {", *indent(self._inner_loop(body, bool(self.cache))), "}"]
-        for red in reds:
-            lines += self._combine_group(red) + [red.final()]
-        return lines
+        partials = [red.partial() for red in reds]
+        return lines + CUDA.combine(partials, self.x, self.y, self.layout == "column")
 
     def _epilogue(self) -> list[str]:
         em = Emitter(CUDA, self.uses, "e", self.idx)

@@ -7,7 +7,9 @@ float32 functions are generated inline (fast exp/log/tanh in C++, tanh in CUDA t
 buffer parameter is declared, and how a kernel is written: its qualifiers and the helpers'
 (`TJ_FN`), the type of its loop counters, and its parallel loop over units (C++: the range
 [lo, hi) of units a pool thread is handed, the kernel's first parameters; CUDA: a grid-stride
-loop over the launch). The instances live with their backends (backend_cpu/emit.py `CPP`,
+loop over the launch), whether signed overflow wraps, and how threads combine partial results
+(`combine`: C++ folds per-block partials in block order; CUDA shuffles across a warp, then
+shared memory). The instances live with their backends (backend_cpu/emit.py `CPP`,
 backend_cuda/codegen.py `CUDA`); `GCC` is the plain builtin spelling.
 
 >>> GCC.math("sqrtf"), Dialect(builtins=False).math("nearbyintf")
@@ -75,6 +77,10 @@ class Dialect:
     helper_qualifiers: str = "static inline"  # TJ_FN: the C helpers' (c_render, library)
     narrow_index: bool = False  # `int` loop counters where a kernel's reach allows
     grid_stride: bool = False  # parallel loops stride over a launch, else run [lo, hi)
+    wraps: bool = True  # signed integer overflow wraps (-fwrapv), else undefined
+    # threads combine partial results by warp shuffles and shared memory, in no index order;
+    # else each block of units leaves its partials in a struct, folded in block order
+    warp_shuffle: bool = False
 
     def math(self, name: str) -> str:
         """The C function for builtin math function `name` ("sqrtf", "fabs", "isinf")."""
@@ -153,7 +159,59 @@ class Dialect:
         loop = f"for ({idx} {var} = start; {var} < {units}{int_suffix(idx)}; {var} += stride) {{"
         return [*first, *head, loop, *indent(body), "}"]
 
+    def combine(self, partials: list, rows: int = 1, lanes: int = 1, columns=False) -> list[str]:
+        """Statements combining `partials` (ir/cwriter/reduce.py `Partial`) across threads,
+        then their results. C++: the blocks of a split reduction left theirs in `parts[b]`
+        (b < n), folded here in block order. CUDA: a block's `rows` rows of `lanes` threads,
+        a row's lanes consecutive (a shuffle butterfly, then shared memory across warps) or,
+        `columns`, `rows` apart (shared memory); every lane ends with its row's results."""
+        if not self.warp_shuffle:
+            lines = fold(partials, "parts[0].{v}", "parts[b].{v}", "n", "int64_t b")
+            return lines + [q for p in partials for q in p.result]
+        return [x for p in partials for x in [*_group(p, rows, lanes, columns), *p.result]]
+
+
+def _group(p, rows: int, lanes: int, columns: bool) -> list[str]:
+    """Partial `p` combined across the `lanes` threads of each row (`Dialect.combine`)."""
+    n, warps, s = rows * lanes, lanes // 32, f"s{p.rid}_{{v}}"
+    if columns and lanes > 1:
+        lines = []
+        for t, v in p.fields:
+            lines += [f"__shared__ {t} s{p.rid}_{v}[{n}];", f"s{p.rid}_{v}[threadIdx.x] = {v};"]
+        at = s + f"[q * {rows} + row]"
+        return [*lines, "__syncthreads();", *fold([p], s + "[row]", at, lanes, "int q", False)]
+    if columns or lanes == 1:
+        return []
+    width = min(lanes, 32)
+    lines = [f"for (int m = {width // 2}; m > 0; m >>= 1) {{"]
+    lines += [
+        f"  const {t} {v}_o = __shfl_xor_sync(0xffffffffu, {v}, m, {width});" for t, v in p.fields
+    ]
+    lines += [*indent(p.merge([f"{v}_o" for _, v in p.fields])), "}"]
+    if warps < 2:
+        return lines
+    lines += [f"__shared__ {t} s{p.rid}_{v}[{n // 32}];" for t, v in p.fields]
+    stores = [f"  s{p.rid}_{v}[threadIdx.x >> 5] = {v};" for _, v in p.fields]
+    lines += ["if ((threadIdx.x & 31) == 0) {", *stores, "}", "__syncthreads();"]
+    first, at = s + f"[row * {warps}]", s + f"[row * {warps} + q]"
+    return lines + fold([p], first, at, warps, "int q", False)
+
+
+def fold(partials: list, first: str, at: str, count, counter: str, declare=True) -> list[str]:
+    """`count` partial results of each of `partials` folded in order: each field `v` starts
+    from `first` (a template of `{v}`; declared, if `declare`), then a loop over `counter`
+    (its declaration: "int q") from 1 merges in `at`."""
+    lines = [
+        f"{t + ' ' if declare else ''}{v} = {first.format(v=v)};"
+        for p in partials
+        for t, v in p.fields
+    ]
+    q = counter.split()[-1]
+    lines.append(f"for ({counter} = 1; {q} < {count}; ++{q}) {{")
+    lines += indent([m for p in partials for m in p.merge([at.format(v=v) for _, v in p.fields])])
+    return lines + ["}"]
+
 
 GCC = Dialect()
 
-__all__ = ["GCC", "INT32_LIMIT", "Dialect", "indent", "int_suffix"]
+__all__ = ["GCC", "INT32_LIMIT", "Dialect", "fold", "indent", "int_suffix"]

@@ -1,6 +1,6 @@
 """Reduction semantics, written once for every kernel writer (C++ rows, columns and split
 full reductions; CUDA thread groups). The writers decide only where the accumulators live
-(registers, a column array, a per-block struct, shared memory) and how partial results meet.
+(registers, simd lanes, a column array); partial results meet by `Dialect.combine`.
 
 NumPy's rules: sum/prod/max/min of bools are any/all (an `int32_t` accumulator, which warp
 shuffles can move); float32 sums accumulate in double (`sum_accumulator_type`);
@@ -8,7 +8,11 @@ max/min propagate NaN; argmax/argmin return the first index of the extreme, a Na
 as the extreme. Candidates of an argmax meet in one of two ways: `ordered_arg_better` when
 they arrive in increasing index order (a sequential loop, blocks combined in order: a tie
 keeps the earlier one), the library's `tj_arg_better` (ir/cwriter/library.py) when they do
-not (threads of a warp).
+not (threads of a warp: a dialect with `warp_shuffle`).
+
+A `Partial` is what threads combine: the fields one hands over, the merge folding another's
+in. `Accumulator.partial` gives it for each kind (a value, an argmax pair, a compensated
+TwoSum pair), `Partial.fieldwise` for other forms; each dialect writes the combine its way.
 
 >>> import numpy as np
 >>> from tracejit.ir import kernel as K
@@ -19,15 +23,20 @@ not (threads of a warp).
 ('-__builtin_inff()', '(((v) > (a0) || (v) != (v)) ? (v) : (a0))')
 >>> ordered_arg_better("argmax", f32, "v", "a0v")
 '(v > a0v) || (v != v && a0v == a0v)'
+>>> acc.partial().merge(["b"])
+['a0 = (((b) > (a0) || (b) != (b)) ? (b) : (a0));']
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import numpy as np
 
 from tracejit.ir import kernel as K
-from tracejit.ir.c_render import c_type, literal
-from tracejit.ir.cwriter.dialect import GCC, Dialect
+from tracejit.ir.c_render import UNSIGNED, c_type, literal
+from tracejit.ir.cwriter.dialect import GCC, Dialect, indent
 
 ARG_OPS = ("argmax", "argmin")
 
@@ -94,12 +103,36 @@ def two_sum(total: str, error: str, x: str, tmp: str, x_error: str = "") -> list
     ]
 
 
-class Accumulator:
-    """One reduction's accumulator: its C type, identity, combine and result."""
+@dataclass(frozen=True)
+class Partial:
+    """One reduction's partial result: `fields` (C type, variable); `merge(sources)`: the
+    statements folding another thread's fields (C expressions) into these; `result`: the
+    statements defining `r<rid>` from them."""
 
-    def __init__(self, r: K.Reduction, dialect: Dialect):
+    rid: int
+    fields: tuple[tuple[str, str], ...]
+    merge: Callable[[list[str]], list[str]]
+    result: tuple[str, ...]
+
+    @staticmethod
+    def fieldwise(rid: int, fields, ops: list[Callable[[str, str], str]], result) -> Partial:
+        """A partial whose fields merge each on its own: `var = op(var, source)`."""
+
+        def merge(src: list[str]) -> list[str]:
+            return [f"{v} = {op(v, s)};" for (_, v), op, s in zip(fields, ops, src)]
+
+        return Partial(rid, tuple(fields), merge, tuple(result))
+
+
+class Accumulator:
+    """One reduction's accumulator: its C type, identity, combine and result; `compensated`:
+    a float64 sum kept with each add's exact rounding error (TwoSum) in a second double."""
+
+    def __init__(self, r: K.Reduction, dialect: Dialect, compensated: bool = False):
         self.r = r
         self.dialect = dialect
+        self.compensated = compensated
+        self.ordered = not dialect.warp_shuffle  # argmax/argmin candidates in index order
         self.in_dt = K.expr_dtype(r.expr)
         self.name = f"a{r.rid}"
         self.is_arg = r.op in ARG_OPS
@@ -115,18 +148,20 @@ class Accumulator:
 
     def parts(self) -> list[tuple[str, str]]:
         """(C type, variable) of each accumulator part: the value, and for argmax/argmin the
-        index (`a<rid>v`, `a<rid>i`)."""
+        index (`a<rid>v`, `a<rid>i`); for a compensated sum, the error (`a<rid>c`)."""
+        if self.compensated:
+            return [("double", self.name), ("double", f"{self.name}c")]
         if self.is_arg:
             return [(self.acc_t, f"{self.name}v"), ("int64_t", f"{self.name}i")]
         return [(self.acc_t, self.name)]
 
-    def starts(self, ordered: bool = True) -> list[str]:
-        """Each part's start. Argmax/argmin candidates in index order (`ordered`) start from
-        the least extreme value at index 0; unordered ones from no candidate (index -1, for
-        the library's `tj_arg_better`)."""
+    def starts(self) -> list[str]:
+        """Each part's start. Argmax/argmin candidates in index order start from the least
+        extreme value at index 0; unordered ones from no candidate (index -1, for the
+        library's `tj_arg_better`)."""
         if not self.is_arg:
             return [self.identity()]
-        return [self.identity(), "0"] if ordered else ["0", "-1"]
+        return [self.identity(), "0"] if self.ordered else ["0", "-1"]
 
     def identity(self) -> str:
         """The accumulator's start; for argmax/argmin, the value's (the least extreme)."""
@@ -148,14 +183,60 @@ class Accumulator:
         return {"sum": "+", "prod": "*"}.get(self.r.op)
 
     def combine(self, a: str, b: str) -> str:
-        """Accumulators (or terms) `a` and `b` combined (not argmax/argmin)."""
+        """Accumulators (or terms) `a` and `b` combined (not argmax/argmin). Integer sums and
+        products wrap like NumPy's: where signed overflow is undefined (no -fwrapv: NVRTC)
+        and may be folded away, through the unsigned type."""
         op, sym = self.r.op, self.operator()
+        dt = np.dtype(self.r.dtype)
+        if sym is not None and not self.is_bool and not self.dialect.wraps and dt in UNSIGNED:
+            return f"(({self.acc_t})(({UNSIGNED[dt]})({a}) {sym} ({UNSIGNED[dt]})({b})))"
         if sym is not None:
             return f"({a} {sym} {b})"
         if self.in_dt.kind == "f":  # NaN wins: once stored it compares false and stays
             cmp = ">" if op == "max" else "<"
             return f"((({b}) {cmp} ({a}) || ({b}) != ({b})) ? ({b}) : ({a}))"
         return pick(op, a, b)
+
+    def declare(self) -> list[str]:
+        """The accumulator's variables, at their starts."""
+        if self.compensated:
+            return [f"double {self.name} = 0, {self.name}c = 0;"]
+        return [f"{t} {var} = {s};" for (t, var), s in zip(self.parts(), self.starts())]
+
+    def update(self, v: str, index: str = "") -> list[str]:
+        """Statements adding element value `v` (at `index`, for argmax/argmin)."""
+        if self.is_arg or self.compensated:  # a compensated term has no error of its own
+            return self.merge([v, index if self.is_arg else ""])
+        return [f"{self.name} = {self.combine(self.name, self.term(v))};"]
+
+    def merge(self, src: list[str]) -> list[str]:
+        """Statements folding another accumulator's parts `src` (C expressions) into this
+        one's: argmax/argmin candidates in index order through `ordered_arg_better`, else
+        through `tj_arg_better`; a compensated sum by TwoSum, in a block of its own."""
+        a = self.name
+        if self.compensated:
+            return ["{", *indent(two_sum(a, f"{a}c", src[0], "", src[1])), "}"]
+        if not self.is_arg:
+            return [f"{a} = {self.combine(a, src[0])};"]
+        if self.ordered:
+            cand = ordered_arg_better(self.r.op, self.in_dt, src[0], f"{a}v")
+        else:
+            is_max = "true" if self.r.op == "argmax" else "false"
+            cand = f"tj_arg_better<{self.acc_t}>({src[0]}, {src[1]}, {a}v, {a}i, {is_max})"
+        return [f"if ({cand}) {{ {a}v = {src[0]}; {a}i = {src[1]}; }}"]
+
+    def partial(self) -> Partial:
+        """This accumulator as threads combine it (`Dialect.combine`)."""
+        a = self.name
+        if self.compensated:
+            # an Inf or NaN term makes the error term NaN: the plain sum is the answer then
+            finite = self.dialect.math("isfinite")
+            result = f"const double r{self.r.rid} = {finite}({a}) ? {a} + {a}c : {a};"
+        elif self.is_arg:
+            result = self.result(f"{a}i" if self.ordered else f"{a}i < 0 ? 0 : {a}i")
+        else:
+            result = self.result(a)
+        return Partial(self.r.rid, tuple(self.parts()), self.merge, (result,))
 
     def result(self, a: str) -> str:
         """The statement defining `r<rid>` from accumulator `a` (the index, for arg ops)."""
@@ -171,6 +252,7 @@ class Accumulator:
 __all__ = [
     "ARG_OPS",
     "Accumulator",
+    "Partial",
     "extreme_literal",
     "ordered_arg_better",
     "pick",

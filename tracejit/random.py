@@ -29,6 +29,7 @@ from tracejit.ir.prng import MASK32 as _MASK32
 from tracejit.ir.prng import threefry2x32_p
 from tracejit.ir.threefry import block as threefry2x32_block
 from tracejit.numpy._core import cast, innermost_trace, promote, shape_of
+from tracejit.numpy._creation import _filled
 from tracejit.tracer.core import Tracer, bind
 
 _I64 = np.dtype(np.int64)
@@ -133,16 +134,8 @@ def _float_dtype(dtype) -> np.dtype:
     return dt
 
 
-def _const(value, dtype, like):
-    from tracejit.numpy._core import constant
-
-    return constant(value, dtype, weak=False, trace=innermost_trace([like]))
-
-
 def _full(value, dtype, like):
-    from tracejit.numpy._core import broadcast_to
-
-    return broadcast_to(_const(value, dtype, like), shape_of(like))
+    return _filled(shape_of(like), value, dtype, innermost_trace([like]))
 
 
 def _unit_interval(key, shape: tuple[int, ...], dtype: np.dtype):

@@ -24,6 +24,7 @@ from tracejit.numpy._core import (
     promote,
     shape_of,
 )
+from tracejit.numpy._creation import _filled
 from tracejit.numpy._linalg import _reshape
 from tracejit.tracer.core import Tracer, bind
 
@@ -62,10 +63,7 @@ def _count(shape, axes) -> int:
 
 def _full(value, shape, dtype, like):
     """An array of `value` with `shape`; a broadcast constant in `like`'s trace if it has one."""
-    trace = innermost_trace([like])
-    if trace is None:
-        return np.full(shape, value, dtype=dtype)
-    return broadcast_to(constant(value, dtype, weak=False, trace=trace), shape)
+    return _filled(shape, value, dtype, innermost_trace([like]))
 
 
 def _accumulator_dtype(dt: np.dtype) -> np.dtype:

@@ -23,6 +23,7 @@ import math
 
 import numpy as np
 
+from tracejit import numpy as tnp
 from tracejit.errors import TracejitTypeError, UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.ir.prng import MASK32 as _MASK32
@@ -82,8 +83,6 @@ def key(seed) -> np.ndarray:
 
 
 def _words(s):
-    from tracejit import numpy as tnp
-
     hi = tnp.bitwise_and(tnp.right_shift(s, 32), _MASK32)
     lo = tnp.bitwise_and(s, _MASK32)
     return bind(
@@ -170,8 +169,6 @@ def uniform(key, shape=(), dtype=np.float32, minval=0.0, maxval=1.0):
     >>> bool((x >= 0).all() and (x < 1).all())
     True
     """
-    from tracejit import numpy as tnp
-
     dt = _float_dtype(dtype)
     u = _unit_interval(key, _shape(shape), dt)
     if _is_scalar(minval, 0.0) and _is_scalar(maxval, 1.0):
@@ -187,8 +184,6 @@ def normal(key, shape=(), dtype=np.float32):
     >>> tj.random.normal(tj.random.key(0), (2, 3)).shape
     (2, 3)
     """
-    from tracejit import numpy as tnp
-
     dt = _float_dtype(dtype)
     shape = _shape(shape)
     keys = split(key, 2)
@@ -207,8 +202,6 @@ def bernoulli(key, p=0.5, shape=None):
     >>> tj.random.bernoulli(tj.random.key(0), 0.5, (4,)).dtype
     dtype('bool')
     """
-    from tracejit import numpy as tnp
-
     if shape is None:
         shape = tuple(shape_of(p)) if not isinstance(p, (int, float)) else ()
     dt = np.dtype(np.float64) if getattr(p, "dtype", None) == np.float64 else np.dtype(np.float32)
@@ -223,8 +216,6 @@ def permutation(key, x):
     >>> sorted(tj.random.permutation(tj.random.key(0), 5).tolist())
     [0, 1, 2, 3, 4]
     """
-    from tracejit import numpy as tnp
-
     key = _check_key(key)
     if isinstance(x, Tracer) and x.ndim == 0:
         raise UnsupportedError(

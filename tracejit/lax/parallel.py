@@ -28,10 +28,11 @@ import os
 import numpy as np
 
 from tracejit import distributed
+from tracejit import numpy as tnp
 from tracejit.errors import DistributedError, UnsupportedError
 from tracejit.ir.autodiff import VJP_RULES, defvjp
 from tracejit.ir.primitives import OPAQUE, get, register
-from tracejit.pytree import tree_flatten, tree_unflatten
+from tracejit.pytree import tree_flatten, tree_map, tree_unflatten
 from tracejit.tracer.core import Tracer, bind
 
 # ---------------------------------------------------------------- primitives
@@ -157,8 +158,6 @@ def _buckets(picked: list[int], leaves: list) -> list[list[int]]:
 def _bucketed(name: str, tree, axis_name: str):
     """`name` applied to every leaf of `tree`: one collective per bucket of leaves of one
     dtype (`_buckets`), not one per leaf."""
-    from tracejit import numpy as tnp
-
     size = _size(axis_name)
     leaves, treedef = tree_flatten(tree)
     leaves = [x if isinstance(x, Tracer) else tnp.asarray(x) for x in leaves]
@@ -175,8 +174,6 @@ def _bucketed(name: str, tree, axis_name: str):
 
 def _reduce_bucket(name: str, leaves: list, axis_name: str, size: int) -> list:
     """`name` of each of `leaves` (one dtype) by one collective on their concatenation."""
-    from tracejit import numpy as tnp
-
     if len(leaves) == 1:
         return [bind(name, leaves[0], axis_name=axis_name, count=size)]
     flat = tnp.concatenate([tnp.ravel(x) for x in leaves])
@@ -203,16 +200,12 @@ def pmin(x, axis_name: str):
 
 def pmean(x, axis_name: str):
     """The mean of `x` over the processes: `psum(x) / count` (one bucket per dtype)."""
-    from tracejit.pytree import tree_map
-
     count = _size(axis_name)
     return tree_map(lambda s: s / count, psum(x, axis_name))
 
 
 def all_gather(x, axis_name: str, *, axis: int = 0, tiled: bool = False):
     """Every process's `x`, stacked along a new `axis` (or concatenated when `tiled`)."""
-    from tracejit import numpy as tnp
-
     x = tnp.asarray(x)
     out = bind("all_gather", x, axis_name=axis_name, count=_size(axis_name))
     if axis < 0:
@@ -227,15 +220,11 @@ def all_gather(x, axis_name: str, *, axis: int = 0, tiled: bool = False):
 
 def psum_scatter(x, axis_name: str):
     """Sum `x` over the processes and keep this process's row: `x` has one row per process."""
-    from tracejit import numpy as tnp
-
     return bind("psum_scatter", tnp.asarray(x), axis_name=axis_name, count=_size(axis_name))
 
 
 def ppermute(x, axis_name: str, perm):
     """Send `x` from process `src` to `dst` for each `(src, dst)` in `perm`; zeros elsewhere."""
-    from tracejit import numpy as tnp
-
     size = _size(axis_name)
     perm = tuple((int(s), int(d)) for s, d in perm)
     srcs, dsts = [s for s, _ in perm], [d for _, d in perm]

@@ -12,7 +12,7 @@ import string
 import numpy as np
 
 from tracejit.errors import ShapeError, TracejitValueError
-from tracejit.numpy._core import broadcast_to, promote, shape_of
+from tracejit.numpy._core import broadcast_to, cast, promote, shape_of
 from tracejit.numpy._linalg import _mask_diagonal, _mm, _reshape, _sum, _transpose
 from tracejit.tracer.core import bind
 
@@ -36,8 +36,6 @@ def einsum(subscripts, *operands, optimize=None, dtype=None):
         subscripts, operands = _from_operand_list(subscripts, operands)
     xs = list(promote(*operands))
     if dtype is not None:
-        from tracejit.numpy._core import cast
-
         xs = [cast(x, dtype) for x in xs]
     subscripts = _expand_ellipsis(subscripts, [len(shape_of(x)) for x in xs])
     ins, out = _parse_einsum(subscripts, len(xs))

@@ -36,7 +36,7 @@ from tracejit.numpy._core import (
     normalize_axis,
     shape_of,
 )
-from tracejit.numpy._shape import broadcast_to, ravel, reshape, transpose
+from tracejit.numpy._shape import _iota, broadcast_to, ravel, reshape, transpose
 from tracejit.tracer.core import Tracer, bind
 
 ArrayLike = object  # Tracer | np.ndarray | scalar | nested sequence
@@ -441,8 +441,6 @@ class IndexUpdate:
 
     def _scatter_operands(self, values):
         """(flat x, flat positions, flat updates of x's dtype) for the selected elements."""
-        from tracejit.numpy._shape import _iota
-
         x = self._x
         shape = tuple(shape_of(x))
         size = int(np.prod(shape, dtype=np.int64))

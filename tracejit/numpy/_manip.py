@@ -13,7 +13,7 @@ import numpy as np
 from tracejit.errors import ShapeError, TracejitValueError
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy._core import asarray, cast, normalize_axis, promote, shape_of
-from tracejit.numpy._join import array_split, concatenate, flip, slice_axis, split
+from tracejit.numpy._join import array_split, concatenate, flip, pad, slice_axis, split
 from tracejit.numpy._shape import broadcast_to, moveaxis, ravel, reshape, swapaxes, transpose
 from tracejit.tracer.core import bind
 
@@ -351,8 +351,6 @@ def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis=None):
 def _as_xyz(v):
     if shape_of(v)[-1] == 3:
         return v
-    from tracejit.numpy._join import pad
-
     return pad(v, [(0, 0)] * (len(shape_of(v)) - 1) + [(0, 1)])
 
 

@@ -246,8 +246,6 @@ def nan_to_num(x, copy: bool = True, nan: float = 0.0, posinf=None, neginf=None)
     """
     (x,) = promote(x)
     if dtypes.is_complex(x.dtype):  # each part on its own, as NumPy's
-        from tracejit.numpy._complex import imag, make_complex, real
-
         parts = [nan_to_num(p, copy, nan, posinf, neginf) for p in (real(x), imag(x))]
         return make_complex(*parts)
     if not dtypes.is_float(x.dtype):

@@ -13,9 +13,9 @@ from tracejit.errors import TracejitTypeError, UnsupportedError
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy import _reductions as red
 from tracejit.numpy._complex import conj
-from tracejit.numpy._core import asarray, cast, promote, shape_of
+from tracejit.numpy._core import asarray, broadcast_all, cast, promote, shape_of
 from tracejit.numpy._indexing import IndexUpdate
-from tracejit.numpy._join import concatenate, slice_axis
+from tracejit.numpy._join import concatenate, slice_axis, stack
 from tracejit.numpy._linalg import matmul
 from tracejit.numpy._shape import ravel, reshape
 from tracejit.tracer.core import Tracer, bind
@@ -261,8 +261,6 @@ def histogram2d(x, y, bins=10, range=None, density=None, weights=None):
     array([[0., 1.],
            [0., 1.]])
     """
-    from tracejit.numpy._join import stack
-
     counts, (ex, ey) = histogramdd(stack([asarray(x), asarray(y)], 1), bins, range, density,
                                    weights)  # fmt: skip
     return counts, ex, ey
@@ -295,7 +293,6 @@ def gcd(x1, x2):
     array([4, 2, 8])
     """
     from tracejit.lax import while_loop
-    from tracejit.numpy._core import broadcast_all
 
     a, b = promote(x1, x2)
     if a.dtype.kind not in "iu":

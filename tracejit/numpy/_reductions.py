@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from tracejit.errors import ShapeError, TracejitValueError
+from tracejit.errors import ShapeError, TracejitValueError, UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy._core import (
@@ -78,9 +78,7 @@ def _masked(x, where, fill):
     """`x` with `fill` where the `where=` mask is False (broadcast to x's shape)."""
     if where is None or where is True:
         return x
-    from tracejit.numpy._elementwise import where as select
-
-    return select(where, x, constant(fill, x.dtype, False, innermost_trace([x, where])))
+    return ew.where(where, x, constant(fill, x.dtype, False, innermost_trace([x, where])))
 
 
 def _reduce(prim: str, x, axes):
@@ -163,8 +161,6 @@ def mean(a, axis=None, dtype=None, out=None, keepdims: bool = False, *, where=No
 
 def _no_out(out, name: str) -> None:
     if out is not None:
-        from tracejit.errors import UnsupportedError
-
         raise UnsupportedError(f"{name}(..., out=...) writes in place; use the returned value")
 
 

@@ -29,14 +29,15 @@ def into(prim: str, operands: list[np.ndarray]):
     None (the plain step)."""
     if prim != "fft" or not operands or operands[0].size < MIN_SIZE:
         return None
-    from tracejit.ir import fft_host  # deferred: a cache hit without an fft never needs it
+    # deferred: a cache hit without an fft never needs them
+    from tracejit.ir import fft_host, fft_prims
 
     if fft_host.library() is np.fft:
         return None
 
-    def run(x: np.ndarray, outs: list[np.ndarray], *, kind: str, lengths: tuple) -> None:
+    def run(x: np.ndarray, outs: list[np.ndarray], *, kind: str, lengths: tuple, axes=None):
         workers = lapack_threads.unless_crowded()
-        fft_host.transform(x, kind, lengths, out=outs[0], workers=workers)
+        fft_prims.fft_impl(x, kind, lengths, axes=axes, out=outs[0], workers=workers)
 
     return run
 

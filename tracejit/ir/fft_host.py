@@ -61,13 +61,15 @@ def _fftn_api(lib, x, kind, lengths, axes, workers):
     return lib.irfftn(x, s=lengths, axes=axes, **extra)
 
 
-def transform(x, kind: str, lengths: tuple, *, lib=None, out=None, workers=None):
-    """`kind` over the last `len(lengths)` axes of `x` (ir/fft_prims.py), on `workers`
+def transform(x, kind: str, lengths: tuple, axes=None, *, lib=None, out=None, workers=None):
+    """`kind` over `axes` of `x` (non-negative, default the last `len(lengths)`; the real
+    axis of rfft / irfft last) with `lengths` (ir/fft_prims.py), on `workers`
     threads (one when None), into `out` where given (then returned), in `lib` (default
     `library()`; CUDA programs pass `cupy.fft`). The result may be of a wider dtype than
     the primitive's (NumPy's older `np.fft` computes in double): the caller casts."""
     lib = library() if lib is None else lib
-    axes = tuple(range(x.ndim - len(lengths), x.ndim))
+    if axes is None:
+        axes = tuple(range(x.ndim - len(lengths), x.ndim))
     if getattr(lib, "__name__", "") == "ducc0.fft":
         if x.size:
             return _ducc(lib, x, kind, lengths, axes, out, 1 if workers is None else workers)

@@ -43,40 +43,50 @@ def real_dtype(dt) -> np.dtype:
     return np.dtype(np.float32 if np.dtype(dt) in (np.float32, np.complex64) else np.float64)
 
 
-def _fft_rule(avals, kind, lengths):
-    ((shape, dt, _),) = avals
+def positions(ndim: int, lengths, axes=None) -> tuple:
+    """The transformed axes as non-negative positions: `axes` (negative, counted from the
+    end, so that a batch axis in front leaves them), default the trailing ones."""
     k = len(lengths)
-    if kind not in KINDS or not 1 <= k <= len(shape):
-        raise ShapeError(
-            f"fft: kind {kind!r} over {k} trailing axes of a rank-{len(shape)} operand"
-        )
-    want_complex = kind != "rfft"
-    if dtypes.is_complex(dt) != want_complex:
+    axes = tuple(range(-k, 0)) if axes is None else tuple(axes)
+    if len(axes) != k or len(set(axes)) != k or not all(-ndim <= a < 0 for a in axes):
+        raise ShapeError(f"fft: axes {axes} for {k} lengths of a rank-{ndim} operand")
+    return tuple(ndim + a for a in axes)
+
+
+def _fft_rule(avals, kind, lengths, axes=None):
+    ((shape, dt, _),) = avals
+    if kind not in KINDS or not 1 <= len(lengths) <= len(shape):
+        raise ShapeError(f"fft: kind {kind!r}, lengths {lengths}, rank-{len(shape)} operand")
+    pos = positions(len(shape), lengths, axes)
+    if dtypes.is_complex(dt) != (kind != "rfft"):
         raise TracejitTypeError(f"fft {kind}: operand of dtype {dt}")
-    lead, tail = tuple(shape[:-k]), tuple(shape[-k:])
     expect = tuple(lengths[:-1]) + ((lengths[-1] // 2 + 1) if kind == "irfft" else lengths[-1],)
-    if tail != expect:
-        raise ShapeError(f"fft {kind}: trailing shape {tail} for lengths {tuple(lengths)}")
+    if tuple(shape[p] for p in pos) != expect:
+        raise ShapeError(f"fft {kind}: shape {shape} along axes {pos} for lengths {lengths}")
+    out = list(shape)
     if kind == "rfft":
-        return (lead + tail[:-1] + (tail[-1] // 2 + 1,), complex_dtype(dt), False)
+        out[pos[-1]] = shape[pos[-1]] // 2 + 1
+        return (tuple(out), complex_dtype(dt), False)
     if kind == "irfft":
-        return (lead + tuple(lengths), real_dtype(dt), False)
+        out[pos[-1]] = lengths[-1]
+        return (tuple(out), real_dtype(dt), False)
     return (tuple(shape), dt, False)
 
 
-def fft_impl(x, kind, lengths, *, xp=np, workers=None, out=None):
+def fft_impl(x, kind, lengths, *, axes=None, xp=np, workers=None, out=None):
     """The transform in the host library (ir/fft_host.py) or, given `xp` (CuPy), in
     `xp.fft`; on `workers` threads (the CPU program's fft step, backend_cpu/fft_step.py)
     and into `out` where given."""
     lib = None if xp is np else xp.fft
-    want = _fft_rule([(x.shape, x.dtype, False)], kind, lengths)[1]
-    result = fft_host.transform(x, kind, lengths, lib=lib, workers=workers, out=out)
+    want = _fft_rule([(x.shape, x.dtype, False)], kind, lengths, axes)[1]
+    pos = positions(x.ndim, lengths, axes)
+    result = fft_host.transform(x, kind, lengths, pos, lib=lib, workers=workers, out=out)
     return result if out is not None else result.astype(want, copy=False)
 
 
-def _fft_into(x, outs, *, kind, lengths):
+def _fft_into(x, outs, *, kind, lengths, axes=None):
     """Into the compiled program's output buffer (ducc0 writes there itself), one thread."""
-    fft_host.transform(x, kind, lengths, out=outs[0])
+    fft_impl(x, kind, lengths, axes=axes, out=outs[0])
 
 
 register("fft", OPAQUE, _fft_rule, fft_impl,
@@ -84,28 +94,31 @@ register("fft", OPAQUE, _fft_rule, fft_impl,
 dtypes.COMPLEX_HOST_PRIMS.add("fft")  # a host step: NumPy computes on complex buffers
 
 
-def _const(e, array, like):
-    """`array` (the trailing axes' shape) broadcast over `like`."""
-    c = e.bind("const", value=ConstValue(np.asarray(array, like.dtype)))
-    dims = tuple(range(like.ndim - c.ndim, like.ndim))
-    return e.broadcast_in_dim(c, shape=like.shape, dims=dims)
+def attrs(lengths, axes=None) -> dict:
+    """The primitive's attributes: `axes` only where they are not the trailing ones."""
+    lengths = tuple(lengths)
+    keep = axes is not None and tuple(axes) != tuple(range(-len(lengths), 0))
+    return {"lengths": lengths, "axes": tuple(axes)} if keep else {"lengths": lengths}
 
 
 @defvjp("fft")
-def _fft_vjp(e, ct, x, *, out, kind, lengths):
+def _fft_vjp(e, ct, x, *, out, kind, lengths, axes=None):
+    on = attrs(lengths, axes)
     if kind in ("fft", "ifft"):
-        return [e.fft(ct, kind=kind, lengths=lengths)]
+        return [e.fft(ct, kind=kind, **on)]
+    last = positions(ct.ndim, lengths, axes)[-1]  # the real axis
     if kind == "rfft":
-        n = lengths[-1]
-        widths = tuple((0, 0) for _ in range(ct.ndim - 1)) + ((0, n - ct.shape[-1]),)
+        widths = [(0, 0)] * ct.ndim
+        widths[last] = (0, lengths[-1] - ct.shape[last])
         zero = e.bind("const", value=ConstValue(np.zeros((), ct.dtype)))
-        full = e.pad(ct, zero, widths=widths)
-        return [e.real(e.fft(full, kind="fft", lengths=lengths))]
-    x_hat = e.fft(ct, kind="rfft", lengths=lengths)
-    m, odd = x_hat.shape[-1], lengths[-1] % 2
+        full = e.pad(ct, zero, widths=tuple(widths))
+        return [e.real(e.fft(full, kind="fft", **on))]
+    x_hat = e.fft(ct, kind="rfft", **on)
+    m, odd = x_hat.shape[last], lengths[-1] % 2
     weights = np.concatenate([[1.0], np.full(m - 2 + odd, 2.0), np.ones(1 - odd)])
-    weights = weights / math.prod(lengths)
-    return [e.conj(e.mul(x_hat, _const(e, weights, x_hat)))]
+    c = e.bind("const", value=ConstValue(np.asarray(weights / math.prod(lengths), x_hat.dtype)))
+    w = e.broadcast_in_dim(c, shape=x_hat.shape, dims=(last,))
+    return [e.conj(e.mul(x_hat, w))]
 
 
-__all__ = ["KINDS", "complex_dtype", "fft_impl", "real_dtype"]
+__all__ = ["KINDS", "attrs", "complex_dtype", "fft_impl", "positions", "real_dtype"]

@@ -1,8 +1,9 @@
 """The transforms of `tracejit.numpy.fft`: fft, ifft, rfft, irfft, hfft, ihfft and their 2-D
 and n-D forms, with NumPy's `n`/`s`, `axis`/`axes` and `norm` ("backward", "ortho",
-"forward"). Each moves the transformed axes to the end, crops or zero-pads them to the
-requested lengths, binds the one `fft` primitive (ir/fft_prims.py: pocketfft through NumPy,
-a host step in compiled programs) and scales; gradients follow JAX's complex convention.
+"forward"). Each crops or zero-pads the transformed axes to the requested lengths, binds
+the one `fft` primitive over them where they are (ir/fft_prims.py: the host library,
+ir/fft_host.py, in compiled CPU programs; no transposes to move them) and scales;
+gradients follow JAX's complex convention.
 
 >>> import numpy as np, tracejit.numpy as tnp
 >>> tnp.fft.fft(np.array([1.0, 0.0, -1.0, 0.0]))
@@ -18,7 +19,7 @@ import numpy as np
 from tracejit import numpy as tnp
 from tracejit.errors import TracejitTypeError, TracejitValueError
 from tracejit.ir import dtypes
-from tracejit.ir.fft_prims import complex_dtype, real_dtype
+from tracejit.ir.fft_prims import attrs, complex_dtype, real_dtype
 from tracejit.numpy._core import normalize_axis
 from tracejit.tracer.core import bind
 
@@ -78,16 +79,14 @@ def _transform(a, kind: str, s, axes, norm):
     x = _operand(a, kind)
     axes, s = _axes_and_lengths(x, s, axes, kind)
     _scale(norm, 1, False)  # validate before tracing anything
-    k = len(axes)
-    ends = tuple(range(tnp.ndim(x) - k, tnp.ndim(x)))
-    x = tnp.moveaxis(x, axes, ends)
-    for i, (ax, n) in enumerate(zip(ends, s)):
-        x = _fit(x, ax, n // 2 + 1 if kind == "irfft" and i == k - 1 else n)
-    out = bind("fft", x, kind=kind, lengths=s)
+    for i, (ax, n) in enumerate(zip(axes, s)):
+        x = _fit(x, ax, n // 2 + 1 if kind == "irfft" and i == len(axes) - 1 else n)
+    nd = tnp.ndim(x)
+    out = bind("fft", x, kind=kind, **attrs(s, tuple(ax - nd for ax in axes)))
     factor = _scale(norm, math.prod(s), _INVERSE[kind])
     if factor != 1.0:
         out = tnp.multiply(out, tnp.astype(tnp.asarray(factor), real_dtype(out.dtype)))
-    return tnp.moveaxis(out, ends, axes)
+    return out
 
 
 def _one(n, axis):

@@ -102,3 +102,39 @@ def test_the_library_is_the_first_installed():
         except ImportError:
             want = np.fft
     assert fft_host.library() is want
+
+
+# rows of the result a multiple of 4 KiB long: ducc0 writes them through a padded stand-in
+CRITICAL = [
+    ("fft", (3, 256), (256,), np.complex128),  # 4 KiB rows
+    ("fft", (4, 1024), (4, 1024), np.complex64),  # 8 KiB rows, both axes
+    ("rfft", (2, 3, 2048), (3, 2048), np.float64),  # result rows 1025 x 16 B: not critical
+    ("irfft", (2, 513), (1024,), np.complex64),  # float32 rows of 4 KiB
+    ("ifft", (2, 2, 512), (2, 512), np.complex128),
+]
+
+
+@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize("case", CRITICAL, ids=[f"{k}-{s}" for k, s, _, _ in CRITICAL])
+def test_rows_a_critical_stride_apart(lib, case):
+    kind, shape, lengths, dtype = case
+    x = RNG.standard_normal(shape)
+    x = (x + 1j * RNG.standard_normal(shape) if kind != "rfft" else x).astype(dtype)
+    want = _numpy(x, kind, lengths)
+    out = np.empty(want.shape, fft_prims._fft_rule([(shape, x.dtype, False)], kind, lengths)[1])
+    assert fft_host.transform(x, kind, lengths, lib=lib, out=out, workers=2) is out
+    tol = 2e-5 if out.dtype in (np.complex64, np.float32) else 1e-12
+    np.testing.assert_allclose(out, want, rtol=tol, atol=tol * 10)
+    fresh = np.asarray(fft_host.transform(x, kind, lengths, lib=lib))
+    np.testing.assert_allclose(fresh, want, rtol=tol, atol=tol * 10)
+
+
+def test_which_results_are_padded():
+    axes = (0, 1)
+    assert fft_host._padded(np.empty((4, 1024), np.complex64), axes).shape == (4, 1024)
+    assert fft_host._padded(np.empty((4, 1024), np.complex64), axes).strides[0] == 8256
+    assert fft_host._padded(np.empty((4, 1024), np.complex64), (0,)) is None  # rows kept
+    assert fft_host._padded(np.empty((4, 4096), np.complex64), axes) is None  # 32 KiB rows
+    assert fft_host._padded(np.empty((4, 1000), np.complex64), axes) is None
+    assert fft_host._padded(np.empty((1, 1024), np.complex64), axes) is None  # one row
+    assert fft_host._padded(np.empty((1024, 4), np.complex64)[:, :2], axes) is None

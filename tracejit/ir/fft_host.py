@@ -2,7 +2,8 @@
 
 All three are Martin Reinecke's pocketfft family and keep float32 / complex64 in single
 precision. ducc0 (pocketfft's successor, the FFT inside JAX's CPU backend) is the fastest
-here and the only one that writes into a given output array: a 4096 x 4096 complex64 fft2
+here and the only one that writes into a given output array (through a padded stand-in where
+its rows would lie a critical stride apart, `_padded`): a 4096 x 4096 complex64 fft2
 took 62 ms against scipy.fft's 121 ms on one thread (its column pass avoids the critical
 stride of 32 KiB rows) and a compiled program's fft step writes straight into its output
 buffer instead of copying a fresh result into it (benchmarks/RESULTS.md). `scipy.fft` runs
@@ -37,7 +38,33 @@ def library():
     return scipy.fft
 
 
-def _ducc(lib, x, kind, lengths, axes, out, workers):
+# ducc0 transforms several rows at once; writing rows a multiple of 4 KiB apart, they
+# compete for the same cache sets. A 1024 x 1024 complex64 fft2 (8 KiB rows) took 5.6 ms of
+# one thread's time into a contiguous array and 4.0 ms into one whose rows are a cache line
+# longer, copy back included; 2048 (16 KiB rows) 23 against 16-19 ms; 4096 (32 KiB) the
+# same 61 ms either way (benchmarks/RESULTS.md).
+CRITICAL_STRIDE = 4096
+MAX_PADDED_ROW = 16384  # bytes
+
+
+def _padded(out: np.ndarray, axes) -> np.ndarray | None:
+    """A stand-in for `out` whose rows are 64 bytes longer (the caller copies it back), where
+    ducc0 would write `out`'s rows a critical stride apart; else None."""
+    row = out.shape[-1] * out.itemsize if out.ndim else 0
+    if (
+        out.ndim < 2
+        or out.ndim - 1 not in axes
+        or out.size < 2 * out.shape[-1]
+        or row % CRITICAL_STRIDE
+        or row > MAX_PADDED_ROW
+        or not out.flags.c_contiguous
+    ):
+        return None
+    full = np.empty(out.shape[:-1] + (out.shape[-1] + 64 // out.itemsize,), out.dtype)
+    return full[..., : out.shape[-1]]
+
+
+def _ducc_call(lib, x, kind, lengths, axes, out, workers):
     if kind == "fft":
         return lib.c2c(x, axes=axes, forward=True, out=out, nthreads=workers)
     if kind == "ifft":
@@ -47,6 +74,25 @@ def _ducc(lib, x, kind, lengths, axes, out, workers):
     return lib.c2r(
         x, axes=axes, lastsize=lengths[-1], forward=False, inorm=2, out=out, nthreads=workers
     )
+
+
+def _ducc(lib, x, kind, lengths, axes, out, workers):
+    if out is None:
+        shape, last = list(x.shape), axes[-1]
+        if kind == "rfft":
+            shape[last] = shape[last] // 2 + 1
+            dtype = np.result_type(x.dtype, np.complex64)
+        elif kind == "irfft":
+            shape[last], dtype = lengths[-1], np.finfo(x.dtype).dtype
+        else:
+            dtype = x.dtype
+        out = np.empty(shape, dtype)
+    stand_in = _padded(out, axes)
+    if stand_in is None:
+        return _ducc_call(lib, x, kind, lengths, axes, out, workers)
+    _ducc_call(lib, x, kind, lengths, axes, stand_in, workers)
+    np.copyto(out, stand_in)
+    return out
 
 
 def _fftn_api(lib, x, kind, lengths, axes, workers):

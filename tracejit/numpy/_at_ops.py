@@ -16,6 +16,7 @@ from tracejit.numpy import _elementwise as ew
 from tracejit.numpy import _reductions as red
 from tracejit.numpy._core import constant, innermost_trace, shape_of
 from tracejit.numpy._creation import iota
+from tracejit.numpy._indexing import IndexUpdate
 from tracejit.numpy._join import concatenate
 from tracejit.numpy._shape import reshape
 from tracejit.tracer.core import bind
@@ -51,8 +52,6 @@ def combine_at(flat, positions, updates, how: str):
 
 
 def _grouped(flat, positions, updates, ident, reduce, binary):
-    from tracejit.numpy._indexing import IndexUpdate
-
     m = positions.shape[0]
     if m == 0:
         return flat

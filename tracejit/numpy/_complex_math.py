@@ -22,6 +22,7 @@ from tracejit.numpy import _complex_order as _order
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy._complex import imag, make_complex, real
 from tracejit.numpy._core import aval_of, promote
+from tracejit.numpy._math import copysign, hypot
 from tracejit.tracer.core import Tracer
 
 
@@ -54,14 +55,10 @@ def sqrt(z):
 
 
 def _hypot(x, y):
-    from tracejit.numpy._math import hypot
-
     return hypot(x, y)
 
 
 def _copysign(x, y):
-    from tracejit.numpy._math import copysign
-
     return copysign(x, y)
 
 

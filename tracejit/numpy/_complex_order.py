@@ -17,6 +17,11 @@ import numpy as np
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy._complex import imag, real
 from tracejit.numpy._core import cast, promote
+from tracejit.numpy._creation import ones
+from tracejit.numpy._indexing import take_along_axis
+from tracejit.numpy._join import concatenate
+from tracejit.numpy._reductions import any as any_
+from tracejit.numpy._shape import moveaxis, reshape
 
 
 def _nan(x, y):
@@ -67,7 +72,6 @@ def minimum(a, b):
 def arg_extremum(x, ax: int, largest: bool):
     """The index along `ax` of the first lexicographic maximum (minimum) of complex `x`,
     or of its first element with a NaN part."""
-    from tracejit.numpy._reductions import any as any_
     from tracejit.numpy._reductions import argmax, max
 
     re, im = real(x), imag(x)
@@ -83,8 +87,6 @@ def arg_extremum(x, ax: int, largest: bool):
 
 def _flat_last(x, axes: tuple):
     """`x` with `axes` moved to the end and flattened into one: (x', kept shape)."""
-    from tracejit.numpy._shape import moveaxis, reshape
-
     shape = tuple(x.shape)
     keep = tuple(shape[i] for i in range(len(shape)) if i not in axes)
     x = moveaxis(x, list(axes), list(range(len(keep), len(shape))))
@@ -93,9 +95,6 @@ def _flat_last(x, axes: tuple):
 
 def extremum(x, axes: tuple, largest: bool):
     """`max`/`min` of complex `x` over `axes` (the element at `arg_extremum`)."""
-    from tracejit.numpy._indexing import take_along_axis
-    from tracejit.numpy._shape import reshape
-
     x, keep = _flat_last(x, axes)
     idx = reshape(arg_extremum(x, len(keep), largest), keep + (1,))
     return reshape(take_along_axis(x, idx, axis=-1), keep)
@@ -115,10 +114,6 @@ def sort_keys(x, descending: bool):
 def prod(x, axes: tuple):
     """The product of complex `x` over `axes`, by halving: multiply the two halves of the
     flattened axes (padded with ones to a power of two) until one element is left."""
-    from tracejit.numpy._creation import ones
-    from tracejit.numpy._join import concatenate
-    from tracejit.numpy._shape import reshape
-
     x, keep = _flat_last(x, axes)
     n = x.shape[-1]
     size = 1 << max(n - 1, 0).bit_length()

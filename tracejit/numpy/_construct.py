@@ -12,7 +12,9 @@ import numpy as np
 from tracejit.errors import ShapeError, TracejitTypeError, TracejitValueError, UnsupportedError
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy._core import asarray, broadcast_all, cast, promote, shape_of
+from tracejit.numpy._creation import linspace
 from tracejit.numpy._manip import rearrange
+from tracejit.numpy._reductions import any as any_
 from tracejit.numpy._shape import broadcast_to, diagonal, ravel, reshape
 from tracejit.tracer.core import Tracer
 
@@ -167,8 +169,6 @@ def isin(element, test_elements, assume_unique: bool = False, invert: bool = Fal
     >>> tnp.isin(np.array([1, 2, 3]), [2, 5])
     array([False,  True, False])
     """
-    from tracejit.numpy._reductions import any as any_
-
     e = asarray(element)
     t = ravel(asarray(test_elements))
     shape = tuple(shape_of(e))
@@ -236,8 +236,6 @@ def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype
     >>> tnp.logspace(0, 2, 3)
     array([  1.,  10., 100.])
     """
-    from tracejit.numpy._creation import linspace
-
     if not any(isinstance(v, Tracer) for v in (start, stop, base)):
         return np.logspace(start, stop, num, endpoint, base, dtype, axis)
     y = ew.power(base, linspace(start, stop, num, endpoint, axis=axis))
@@ -251,8 +249,6 @@ def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axi
     >>> tnp.geomspace(1, 1000, 4)
     array([   1.,   10.,  100., 1000.])
     """
-    from tracejit.numpy._creation import linspace
-
     if not any(isinstance(v, Tracer) for v in (start, stop)):
         return np.geomspace(start, stop, num, endpoint, dtype, axis)
     y = ew.exp(linspace(ew.log(start), ew.log(stop), num, endpoint, axis=axis))

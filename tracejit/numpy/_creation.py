@@ -13,6 +13,7 @@ import numpy as np
 
 from tracejit.errors import IntegerOverflowError, ShapeError, TracejitValueError, UnsupportedError
 from tracejit.ir import dtypes
+from tracejit.numpy import _elementwise as ew
 from tracejit.numpy._const_array import returns_const_array
 from tracejit.numpy._core import (
     aval_of,
@@ -206,8 +207,6 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
 
 
 def _traced_linspace(start, stop, num, endpoint, retstep, dtype, axis):
-    from tracejit.numpy import _elementwise as ew
-
     start, stop = promote(start, stop, float(num), to_float=True)[:2]
     start, stop = cast(start, start.dtype), cast(stop, stop.dtype)  # strong, like NumPy
     dt = start.dtype

@@ -25,6 +25,7 @@ from tracejit.errors import (
     UnsupportedError,
 )
 from tracejit.ir import dtypes
+from tracejit.numpy import _elementwise as ew
 from tracejit.numpy._const_array import const_array
 from tracejit.numpy._core import (
     _static_int,
@@ -294,8 +295,6 @@ def _gather(y, entries: list[_Entry]):
 
 def _gather_linear(y, adv: list[_Entry], bshape, basic: list[_Entry]):
     """Several index arrays: move their axes first, flatten them, take one linear index."""
-    from tracejit.numpy._elementwise import add, multiply
-
     shape = tuple(shape_of(y))
     perm = [e.axis for e in adv] + [b.axis for b in basic]
     y = transpose(y, perm)
@@ -305,20 +304,18 @@ def _gather_linear(y, adv: list[_Entry], bshape, basic: list[_Entry]):
     stride = 1
     for e, n in reversed(list(zip(adv, sizes))):
         term = _clamped(e.value, n)
-        term = term if stride == 1 else multiply(term, stride)
-        linear = term if linear is None else add(linear, term)
+        term = term if stride == 1 else ew.multiply(term, stride)
+        linear = term if linear is None else ew.add(linear, term)
         stride *= n
     return bind("take", y, broadcast_to(linear, bshape), axis=0)
 
 
 def _clamped(idx, n: int):
     """A traced index wrapped once if negative and clamped into [0, n), as int64."""
-    from tracejit.numpy._elementwise import clip, less, where
-
     if not isinstance(idx, Tracer):
         return idx  # concrete: already checked and normalized
     idx = cast(idx, np.int64)
-    return clip(where(less(idx, 0), idx + n, idx), 0, max(n - 1, 0))
+    return ew.clip(ew.where(ew.less(idx, 0), idx + n, idx), 0, max(n - 1, 0))
 
 
 # ---------------------------------------------------------------- take
@@ -355,13 +352,9 @@ def take(a: ArrayLike, indices, axis: int | None = None, out=None, mode: str | N
     idx = _index_array(indices, "take")
     n = shape_of(x)[axis]
     if mode == "wrap" and n:
-        from tracejit.numpy._elementwise import remainder
-
-        idx = remainder(idx, n)
+        idx = ew.remainder(idx, n)
     elif mode == "clip":
-        from tracejit.numpy._elementwise import maximum
-
-        idx = maximum(idx, 0)  # NumPy's 'clip' clamps negatives to 0 instead of wrapping
+        idx = ew.maximum(idx, 0)  # NumPy's 'clip' clamps negatives to 0 instead of wrapping
     return bind("take", x, idx, axis=axis)
 
 
@@ -475,8 +468,6 @@ class IndexUpdate:
         return const_array(reshape(out, shape_of(self._x)))
 
     def set(self, values):
-        from tracejit.numpy._elementwise import greater, where
-
         flat, positions, updates = self._scatter_operands(values)
         size = shape_of(flat)[0]
         if isinstance(positions, np.ndarray):  # keep only the last update of each position
@@ -495,7 +486,9 @@ class IndexUpdate:
             axis=0,
         )
         scattered = bind("take_add", zeros, positions, updates, axis=0)
-        return const_array(reshape(where(greater(counts, 0), scattered, flat), shape_of(self._x)))
+        return const_array(
+            reshape(ew.where(ew.greater(counts, 0), scattered, flat), shape_of(self._x))
+        )
 
 
 __all__ = ["getitem", "take", "take_along_axis"]

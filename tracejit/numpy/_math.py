@@ -16,6 +16,7 @@ from tracejit.ir import dtypes
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy._complex import imag, make_complex, real, real_only
 from tracejit.numpy._core import cast, promote, shape_of
+from tracejit.numpy._reductions import all as all_
 
 pi, e, euler_gamma = math.pi, math.e, float(np.euler_gamma)
 inf, nan = math.inf, math.nan
@@ -306,8 +307,6 @@ def allclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = F
     >>> bool(tnp.allclose(np.ones(3), np.ones(3) + 1e-9))
     True
     """
-    from tracejit.numpy._reductions import all as all_
-
     return all_(isclose(a, b, rtol, atol, equal_nan))
 
 
@@ -318,8 +317,6 @@ def array_equal(a1, a2, equal_nan: bool = False):
     >>> bool(tnp.array_equal(np.arange(3), np.arange(3))), bool(tnp.array_equal([1], [1, 2]))
     (True, False)
     """
-    from tracejit.numpy._reductions import all as all_
-
     if tuple(shape_of(a1)) != tuple(shape_of(a2)):
         return np.asarray(False)
     same = ew.equal(a1, a2)
@@ -335,8 +332,6 @@ def array_equiv(a1, a2):
     >>> bool(tnp.array_equiv(np.ones((2, 2)), np.ones(2)))
     True
     """
-    from tracejit.numpy._reductions import all as all_
-
     try:
         np.broadcast_shapes(tuple(shape_of(a1)), tuple(shape_of(a2)))
     except ValueError:

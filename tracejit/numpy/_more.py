@@ -14,10 +14,13 @@ from tracejit.numpy import _elementwise as ew
 from tracejit.numpy import _reductions as red
 from tracejit.numpy._complex import conj
 from tracejit.numpy._core import asarray, broadcast_all, cast, promote, shape_of
+from tracejit.numpy._creation import linspace
 from tracejit.numpy._indexing import IndexUpdate
 from tracejit.numpy._join import concatenate, slice_axis, stack
 from tracejit.numpy._linalg import matmul
 from tracejit.numpy._shape import ravel, reshape
+from tracejit.numpy._signal import convolve
+from tracejit.numpy._sorting import searchsorted
 from tracejit.tracer.core import Tracer, bind
 
 bool = np.bool_
@@ -165,8 +168,6 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
     >>> tnp.histogram_bin_edges(np.array([0.0, 1.0, 4.0]), 4)
     array([0., 1., 2., 3., 4.])
     """
-    from tracejit.numpy._creation import linspace
-
     (x,) = promote(asarray(a), to_float=True)
     if not isinstance(bins, (int, np.integer)):
         return asarray(bins)
@@ -184,8 +185,6 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     >>> tnp.histogram(np.array([0.0, 1.0, 1.5, 4.0]), 4)[0]
     array([1, 2, 0, 1])
     """
-    from tracejit.numpy._sorting import searchsorted
-
     (x,) = promote(ravel(asarray(a)), to_float=True)
     edges = histogram_bin_edges(x, bins, range)
     nb = shape_of(edges)[0] - 1
@@ -208,8 +207,6 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
 
 def _bin_index(x, edges):
     """(bin of each value along `edges`, whether it falls inside them)."""
-    from tracejit.numpy._sorting import searchsorted
-
     nb = shape_of(edges)[0] - 1
     idx = ew.subtract(searchsorted(edges, x, side="right"), 1)
     idx = ew.where(ew.equal(x, bind("take", edges, np.int64(nb), axis=0)), nb - 1, idx)
@@ -273,8 +270,6 @@ def poly(seq_of_zeros):
     >>> tnp.poly(np.array([1.0, 2.0]))
     array([ 1., -3.,  2.])
     """
-    from tracejit.numpy._signal import convolve
-
     (r,) = promote(asarray(seq_of_zeros), to_float=True)
     if len(shape_of(r)) != 1:
         raise UnsupportedError("poly of a matrix needs its eigenvalues (linalg.eigvals): not yet")

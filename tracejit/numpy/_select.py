@@ -18,10 +18,12 @@ import numpy as np
 from tracejit.errors import UnsupportedError
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy import _reductions as red
+from tracejit.numpy._construct import isin
 from tracejit.numpy._core import asarray, cast, innermost_trace, promote, shape_of
 from tracejit.numpy._creation import iota
 from tracejit.numpy._join import concatenate, slice_axis
 from tracejit.numpy._shape import ravel, reshape
+from tracejit.numpy._sorting import argsort, lexsort
 from tracejit.tracer.core import Tracer, bind
 
 _INT64 = np.dtype(np.int64)
@@ -103,8 +105,6 @@ def argwhere(a, *, size: int | None = None, fill_value=None):
 
 def _sorted_groups(x, equal_nan: bool):
     """(sorted values, sort order, first-of-group mask) of the 1-D array x."""
-    from tracejit.numpy._sorting import argsort
-
     order = argsort(x)
     s = bind("take", x, order, axis=0)
     n = shape_of(s)[0]
@@ -224,8 +224,6 @@ def _set_op(name, np_fn, ar1, ar2, size, fill_value, pick):
 
 
 def _isin(x, y):
-    from tracejit.numpy._construct import isin
-
     return isin(x, y)
 
 
@@ -263,7 +261,6 @@ def setxor1d(ar1, ar2, assume_unique: bool = False, *, size: int | None = None,
     >>> tnp.setxor1d(np.array([3, 1, 2]), np.array([3, 4]))
     array([1, 2, 4])
     """
-    from tracejit.numpy._sorting import lexsort
 
     def pick(s1, f1, s2, f2):
         m1 = ew.logical_and(f1, ew.logical_not(_isin(s1, s2)))

@@ -24,6 +24,7 @@ from tracejit.numpy._core import (
 )
 from tracejit.numpy._core import _static_ints as _ints
 from tracejit.numpy._core import broadcast_to as _broadcast_to
+from tracejit.numpy._elementwise import add, greater_equal, less_equal, where
 from tracejit.tracer.core import Tracer, bind, user_frame
 
 ArrayLike = object  # Tracer | np.ndarray | scalar | nested sequence
@@ -291,8 +292,6 @@ def _iota(shape: tuple[int, ...], axis: int, trace):
 
 
 def _triangle(m: ArrayLike, k: int, lower: bool, op: str):
-    from tracejit.numpy._elementwise import add, greater_equal, less_equal, where
-
     x = asarray(m)
     shape = tuple(shape_of(x))
     if not shape:

@@ -18,6 +18,7 @@ from tracejit.ir import dtypes
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy import _reductions as red
 from tracejit.numpy._complex import real_only
+from tracejit.numpy._complex_order import sort_keys
 from tracejit.numpy._core import asarray, cast, normalize_axes, promote, shape_of
 from tracejit.numpy._shape import moveaxis, ravel, reshape
 from tracejit.tracer.core import bind
@@ -58,8 +59,6 @@ def argsort(a, axis: int | None = -1, kind=None, order=None, *, stable: bool = T
         raise UnsupportedError("argsort: order= (structured arrays) is not supported")
     x, ax = _last_axis(a, axis)
     if dtypes.is_complex(x.dtype):  # NumPy's lexicographic order, NaN classes last
-        from tracejit.numpy._complex_order import sort_keys
-
         out = lexsort(sort_keys(x, descending), axis=-1)
         return out if ax is None else moveaxis(out, -1, ax)
     if descending:

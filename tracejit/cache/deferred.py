@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Callable
 
+from tracejit.errors import InternalError
 from tracejit.ir.builder import GraphBuilder
 from tracejit.ir.graph import Graph, Value
 from tracejit.ir.interpret import eval_graph
@@ -64,8 +65,6 @@ def _rule(in_avals, *, joint: DeferredJoint):
 
 
 def _impl(*args, joint: DeferredJoint):
-    from tracejit.errors import InternalError
-
     raise InternalError(f"a deferred joint graph ({joint!r}) was run before it was expanded")
 
 

@@ -22,6 +22,7 @@ import struct
 
 import numpy as np
 
+from tracejit.config import config
 from tracejit.ir.graph import ConstValue, Graph, Value
 
 # tj.config settings that change what a traced graph compiles to (the rest change logging,
@@ -136,7 +137,6 @@ def key_parts(graph: Graph, kind: str, custom_calls: bool = True) -> dict | None
     debug dumps are on (they want every phase to run)."""
     from tracejit import debug
     from tracejit.cache.keys import package_hash
-    from tracejit.config import config
 
     if debug.current_dump().enabled:
         return None

@@ -15,6 +15,7 @@ import weakref
 from collections.abc import Callable, Iterable
 
 from tracejit.ir.autodiff import VJP_RULES
+from tracejit.ir.builder import _region_graphs
 from tracejit.ir.c_render import C_RULES
 from tracejit.ir.graph import Node, Value
 from tracejit.ir.primitives import ELEMENTWISE, register
@@ -48,8 +49,6 @@ def region_outputs(fwd_nodes: Iterable[Node]) -> set[Value]:
 def has_marks(graph) -> bool:
     """Whether any value of `graph` (or of its regions, at any depth) carries a mark: its
     text (`cache.graph_key`) does not show them, so its differentiation is not stored."""
-    from tracejit.ir.builder import _region_graphs
-
     if not _MARKS and not _OUTPUTS:  # no checkpoint in this process (the usual case)
         return False
     stack = [graph]

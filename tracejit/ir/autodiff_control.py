@@ -25,7 +25,7 @@ from tracejit.ir import control  # noqa: F401  (registers scan, cond, while_loop
 from tracejit.ir.autodiff import defvjp, float_indices, joint_graph
 from tracejit.ir.builder import Emitter
 from tracejit.ir.graph import Graph, Node, Value, inline_graph
-from tracejit.ir.partition import partition
+from tracejit.ir.partition import needed_nodes, partition
 from tracejit.ir.passes.dce import remove_dead_nodes
 from tracejit.ir.primitives import get
 from tracejit.ir.regions import Region
@@ -64,12 +64,7 @@ def _varying(graph: Graph, n_consts: int) -> set[Value]:
 def _hoist(e: Emitter, forward: Graph, values: list[Value], consts: list[Value], n: int):
     """Compute the loop-invariant `values` of `forward` once, outside the loop: copies of
     the nodes they need, reading the scan's outer consts; their outer values."""
-    live, needed = set(values), []
-    for node in reversed(forward.nodes):
-        if any(v in live for v in node.outputs):
-            needed.append(node)
-            live.update(node.inputs)
-    hoisted = Graph(list(forward.inputs[:n]), needed[::-1], list(values))
+    hoisted = Graph(list(forward.inputs[:n]), needed_nodes(forward.nodes, values), list(values))
     return inline_graph(e.graph.nodes, hoisted, consts, "forward")
 
 

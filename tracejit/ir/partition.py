@@ -271,10 +271,9 @@ def _ordered_residuals(primals: list[Value], fwd_nodes: list[Node], saved: set[V
     return [v for v in order if v in saved]
 
 
-def _needed_nodes(nodes: list[Node], targets: list[Value], available: set[Value]) -> list[Node]:
+def needed_nodes(nodes: list[Node], targets: list[Value], available=frozenset()) -> list[Node]:
     """The nodes (in order) needed to compute `targets` from `available`."""
-    producer = {v: n for n in nodes for v in n.outputs}
-    want = {id(producer[v]) for v in targets if v not in available and v in producer}
+    want: set[int] = set()
     live = set(targets)
     for node in reversed(nodes):
         if any(v in live and v not in available for v in node.outputs):
@@ -286,9 +285,7 @@ def _needed_nodes(nodes: list[Node], targets: list[Value], available: set[Value]
 def _forward_graph(joint, primals, fwd_nodes, n_outputs, residuals) -> Graph:
     outputs = joint.outputs[:n_outputs] + residuals
     effects = [n for n in fwd_nodes if not n.outputs]  # tj.debug.print: kept, with its inputs
-    needed = _needed_nodes(
-        fwd_nodes, outputs + [v for n in effects for v in n.inputs], set(primals)
-    )
+    needed = needed_nodes(fwd_nodes, outputs + [v for n in effects for v in n.inputs], set(primals))
     keep = {id(n) for n in needed + effects}
     return Graph(list(primals), [n for n in fwd_nodes if id(n) in keep], outputs)
 
@@ -296,7 +293,7 @@ def _forward_graph(joint, primals, fwd_nodes, n_outputs, residuals) -> Graph:
 def _backward_graph(joint, residuals, cotangents, n_outputs) -> Graph:
     outputs = joint.outputs[n_outputs:]
     available = set(residuals) | set(cotangents)
-    nodes = _needed_nodes(joint.nodes, outputs, available)
+    nodes = needed_nodes(joint.nodes, outputs, available)
     missing = (
         {v for n in nodes for v in n.inputs} - available - {v for n in nodes for v in n.outputs}
     )
@@ -305,4 +302,4 @@ def _backward_graph(joint, residuals, cotangents, n_outputs) -> Graph:
     return Graph(list(residuals) + list(cotangents), nodes, outputs)
 
 
-__all__ = ["Partition", "partition", "split_by_dependence"]
+__all__ = ["Partition", "needed_nodes", "partition", "split_by_dependence"]

@@ -223,15 +223,16 @@ class Emitter:
 
     Autodiff's VJP and JVP rules and the batching rules write with it. Every node takes the
     emitter's `source` (the user's line of the node being transformed, for error reports and
-    `debug_nans`) and `phase`. Nodes are interned through a `GraphBuilder`: one equal to a
-    node already in `graph` (`cos(x)` in both passes) is not added again.
+    `debug_nans`) and `phase`. Nodes are interned through a `GraphBuilder` (`builder`, or a
+    new one): one equal to a node already in `graph` (`cos(x)` in both passes) is not added
+    again.
     """
 
-    def __init__(self, graph: Graph, phase: str = "forward"):
+    def __init__(self, graph: Graph, phase: str = "forward", builder: GraphBuilder | None = None):
         self.graph = graph
         self.source: str | None = None
         self.phase = phase
-        self._builder = GraphBuilder(graph)
+        self._builder = GraphBuilder(graph) if builder is None else builder
 
     def bind_all(self, prim: Primitive | str, /, *inputs: Value, **attrs) -> list[Value]:
         """Every output of `prim(*inputs, **attrs)` (a multi-result primitive's too)."""

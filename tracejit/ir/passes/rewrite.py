@@ -31,10 +31,9 @@ from typing import Any
 import numpy as np
 
 from tracejit.errors import InternalError, TracejitValueError
-from tracejit.ir.builder import COMMUTATIVE, GraphBuilder
-from tracejit.ir.graph import ConstValue, Graph, Node, Value
+from tracejit.ir.builder import COMMUTATIVE, Emitter, GraphBuilder
+from tracejit.ir.graph import Graph, Node, Value
 from tracejit.ir.passes.dce import remove_dead_nodes
-from tracejit.ir.primitives import get
 
 ANY_OP = "*"
 # Scanning a large const to see whether it is a splat costs time; bigger ones are not splats.
@@ -112,8 +111,7 @@ class Builder(GraphBuilder):
         self._rules = list(rules)
         self._by_op: dict[str, list[Rule]] = {}
         self._splats: dict[Value, Any] = {}
-        self._source: str | None = None
-        self._phase = "forward"
+        self._emitter = Emitter(self.graph, builder=self)  # source and phase: the node rewritten
         self._depth = 0
 
     @property
@@ -131,16 +129,12 @@ class Builder(GraphBuilder):
     def emit(self, prim: str, *inputs: Value, **attrs) -> Value:
         """`prim(*inputs, **attrs)` (itself offered to the rules, merged with an equal
         earlier node); its result."""
-        (out,) = self.bind(get(prim), list(inputs), attrs, self._source, self._phase)
+        (out,) = self._emitter.bind_all(prim, *inputs, **attrs)
         return out
 
     def splat(self, value, like: Value) -> Value:
         """A constant with `like`'s shape and dtype: a 0-d const, broadcast if needed."""
-        arr = np.asarray(value, dtype=like.dtype)
-        c = self.emit("const", value=ConstValue(arr))
-        if like.shape == ():
-            return c
-        return self.emit("broadcast_in_dim", c, shape=like.shape, dims=())
+        return self._emitter.full(value, like)
 
     def node_of(self, v: Value) -> Node | None:
         return self.producer.get(v)
@@ -180,8 +174,9 @@ class Builder(GraphBuilder):
         return node.outputs
 
     def _fire(self, rule: Rule, node: Node, bindings: dict) -> Value | None:
-        saved = (self._source, self._phase)
-        self._source, self._phase = node.source, node.phase
+        e = self._emitter
+        saved = (e.source, e.phase)
+        e.source, e.phase = node.source, node.phase
         self._depth += 1
         if self._depth > MAX_REWRITE_DEPTH:
             raise InternalError(f"rewrite rule {rule.name} keeps matching its own output")
@@ -189,7 +184,7 @@ class Builder(GraphBuilder):
             result = rule.fn(self, bindings)
         finally:
             self._depth -= 1
-            self._source, self._phase = saved
+            e.source, e.phase = saved
         if result is None:
             return None
         out = node.outputs[0]
@@ -272,6 +267,7 @@ def cse(graph: Graph, stats: dict | None = None) -> Graph:
     nodes), merged by the interning builder; `graph` itself if none repeats.
 
     >>> import numpy as np
+    >>> from tracejit.ir.primitives import get
     >>> x, a, b = (Value((2,), np.float32) for _ in range(3))
     >>> sin = get("sin")
     >>> g = Graph([x], [Node(sin, [x], {}, [a]), Node(sin, [x], {}, [b])], [a, b])

@@ -71,3 +71,21 @@ def test_threads_unless_crowded(monkeypatch):
     assert lapack_threads.unless_crowded() == 1
     monkeypatch.setenv("TRACEJIT_NUM_THREADS", "8")  # never more than the cores
     assert lapack_threads.unless_crowded() == 4
+
+
+def test_a_huge_transform_takes_the_threads_even_when_crowded(monkeypatch):
+    if fft_host.library() is np.fft:
+        pytest.skip("np.fft has no threads")
+    monkeypatch.setattr(lapack_threads, "unless_crowded", lambda: 1)  # crowded
+    monkeypatch.setattr(lapack_threads, "program_threads", lambda: 2)
+    seen, original = [], fft_host.transform
+
+    def transform(*args, workers=None, **kw):
+        seen.append(workers)
+        return original(*args, workers=workers, **kw)
+
+    monkeypatch.setattr(fft_host, "transform", transform)
+    for n in (fft_step.ALWAYS_THREADED, fft_step.MIN_SIZE):
+        got = tj.jit(tnp.fft.rfft)(np.ones(n, np.float32))
+        np.testing.assert_allclose(got[:2], [n, 0], rtol=1e-6, atol=1e-3)
+    assert seen == [2, 1]

@@ -83,11 +83,16 @@ def unless_crowded() -> int:
     are running (then one): the check the program's pool makes before it splits a loop
     (cpp/pool.cpp). For a library call whose threads meet once per pass (an FFT), where a
     busy core beside costs little and a free one pays, not for LAPACK's (`free_threads`)."""
-    wanted = min(_program_threads(), _cores())
+    wanted = program_threads()
     others = _others_running()
     if wanted <= 1 or others is None or others >= _cores():
         return 1
     return wanted
+
+
+def program_threads() -> int:
+    """The program's thread count, at most the cores."""
+    return min(_program_threads(), _cores())
 
 
 @contextlib.contextmanager
@@ -107,4 +112,4 @@ def threads(n: int):
         _raised.release()
 
 
-__all__ = ["MIN_N", "count", "free_threads", "threads", "unless_crowded"]
+__all__ = ["MIN_N", "count", "free_threads", "program_threads", "threads", "unless_crowded"]

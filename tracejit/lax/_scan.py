@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from tracejit import numpy as tnp
+from tracejit.batching import vmap
 from tracejit.errors import ShapeError
 from tracejit.ir.regions import Region
 from tracejit.pytree import tree_flatten, tree_unflatten
@@ -149,9 +151,6 @@ def map(f: Callable, xs, *, batch_size: int | None = None):
 
 
 def _batched_map(f: Callable, xs, batch_size: int):
-    from tracejit import numpy as tnp
-    from tracejit.batching import vmap
-
     leaves, tree = tree_flatten(xs)
     n = _scan_length(leaves, None)
     b = max(1, min(batch_size, n))

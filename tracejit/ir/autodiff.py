@@ -30,7 +30,7 @@ from tracejit.ir import (
     structural,  # noqa: F401  (registers the primitives ruled on here)
 )
 from tracejit.ir.builder import Emitter
-from tracejit.ir.graph import Graph, Node, Value
+from tracejit.ir.graph import Graph, Node, Value, dependents
 from tracejit.ir.passes.dce import remove_dead_nodes
 from tracejit.ir.primitives import RuleTable
 
@@ -297,11 +297,8 @@ def _accumulate(e: Emitter, cts: dict[Value, Value], v: Value, ct: Value) -> Non
 def active_values(graph: Graph, wrt: Sequence[int]) -> set[Value]:
     """The values of `graph` that depend on its inputs `wrt` other than through
     `stop_gradient`: only they carry cotangents the inputs `wrt` can receive."""
-    active = {graph.inputs[i] for i in wrt}
-    for node in graph.nodes:
-        if node.prim.name != "stop_gradient" and any(v in active for v in node.inputs):
-            active.update(node.outputs)
-    return active
+    through = [n for n in graph.nodes if n.prim.name != "stop_gradient"]
+    return dependents(through, [graph.inputs[i] for i in wrt])
 
 
 def backward_pass(

@@ -24,7 +24,7 @@ from tracejit.errors import UnsupportedError
 from tracejit.ir import control  # noqa: F401  (registers scan, cond, while_loop)
 from tracejit.ir.autodiff import defvjp, float_indices, joint_graph
 from tracejit.ir.builder import Emitter
-from tracejit.ir.graph import Graph, Node, Value, inline_graph
+from tracejit.ir.graph import Graph, Node, Value, dependents, inline_graph
 from tracejit.ir.partition import needed_nodes, partition
 from tracejit.ir.passes.dce import remove_dead_nodes
 from tracejit.ir.primitives import get
@@ -52,15 +52,6 @@ def _memory_budget() -> float:
     return float(config.memory_budget)
 
 
-def _varying(graph: Graph, n_consts: int) -> set[Value]:
-    """Values of a scan body that depend on the carry or the xs (not loop-invariant)."""
-    varying = set(graph.inputs[n_consts:])
-    for node in graph.nodes:
-        if any(v in varying for v in node.inputs):
-            varying.update(node.outputs)
-    return varying
-
-
 def _hoist(e: Emitter, forward: Graph, values: list[Value], consts: list[Value], n: int):
     """Compute the loop-invariant `values` of `forward` once, outside the loop: copies of
     the nodes they need, reading the scan's outer consts; their outer values."""
@@ -74,7 +65,7 @@ class _Residuals:
     def __init__(self, part, g: Graph, n_consts: int, n_carry: int):
         n_fixed = n_consts + n_carry
         position = {v: i for i, v in enumerate(g.inputs)}
-        varying = _varying(part.forward, n_consts)
+        varying = dependents(part.forward.nodes, part.forward.inputs[n_consts:])  # not invariant
         self.position = position
         self.consts = [r for r in part.residuals if position.get(r, n_fixed) < n_consts]
         self.xs = [r for r in part.residuals if position.get(r, -1) >= n_fixed]

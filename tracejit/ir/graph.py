@@ -145,6 +145,15 @@ def fresh(values) -> list[Value]:
     return [Value(v.shape, v.dtype, v.weak) for v in values]
 
 
+def dependents(nodes, seeds) -> set[Value]:
+    """`seeds` and every value that `nodes` (in order) compute from one of them."""
+    found = set(seeds)
+    for node in nodes:
+        if any(v in found for v in node.inputs):
+            found.update(node.outputs)
+    return found
+
+
 def inline_graph(nodes: list[Node], graph: Graph, inputs, phase: str | None = None) -> list[Value]:
     """Append to `nodes` copies of `graph`'s nodes (fresh output Values) reading `inputs`
     (one per graph input); the copies' outputs standing for `graph.outputs`. `phase`, when

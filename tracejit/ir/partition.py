@@ -25,7 +25,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from tracejit.errors import InternalError
-from tracejit.ir.graph import Graph, Node, Value
+from tracejit.ir.graph import Graph, Node, Value, dependents
 from tracejit.ir.primitives import CONTROL, GATHER, MATMUL, RANDOM, REDUCTION
 from tracejit.ir.remat import checkpointed_values, region_outputs
 
@@ -115,15 +115,9 @@ def _node_bytes(node: Node) -> int:
 
 def split_by_dependence(joint: Graph, cotangents: set[Value]):
     """Backward nodes are those that depend on a cotangent; the rest is forward."""
-    tainted = set(cotangents)
-    fwd, bwd = [], []
-    for node in joint.nodes:
-        if any(v in tainted for v in node.inputs):
-            tainted.update(node.outputs)
-            bwd.append(node)
-        else:
-            fwd.append(node)
-    return fwd, bwd
+    tainted = dependents(joint.nodes, cotangents)
+    bwd = [n for n in joint.nodes if any(v in tainted for v in n.inputs)]
+    return [n for n in joint.nodes if not any(v in tainted for v in n.inputs)], bwd
 
 
 def _read_by_backward(joint: Graph, bwd_nodes, cotangents, n_outputs: int) -> list[Value]:

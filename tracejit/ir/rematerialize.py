@@ -11,7 +11,7 @@ is recomputed at a time in the backward.
 
 from __future__ import annotations
 
-from tracejit.ir.graph import Graph, Node, Value, fresh
+from tracejit.ir.graph import Graph, Node, Value, dependents, fresh
 from tracejit.ir.partition import partition, split_by_dependence
 from tracejit.ir.remat import checkpointed_values, remat_barrier_p
 
@@ -40,10 +40,7 @@ class _Emitter:
         self.producer = {v: n for n in backward.nodes for v in n.outputs}
         self.residuals = residuals
         self.env: dict[Value, Value] = {c: c for c in cotangents}
-        self.reads_cotangent = set(cotangents)
-        for node in backward.nodes:
-            if any(v in self.reads_cotangent for v in node.inputs):
-                self.reads_cotangent.update(node.outputs)
+        self.reads_cotangent = dependents(backward.nodes, cotangents)
 
     def get(self, v: Value) -> Value:
         if v not in self.env:

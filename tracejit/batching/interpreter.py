@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tracejit.batching.emit import move_axis, to_dim
+from tracejit.batching.emit import to_dim
 from tracejit.batching.rules import rule_for
 from tracejit.errors import BatchingError, InternalError
 from tracejit.ir.builder import Emitter
@@ -84,9 +84,7 @@ def _place(b: Emitter, x: Value, dim: int | None, want: int | None, size: int, i
                 f"vmap: output {index} varies along the batch, so out_axes cannot be None for it"
             )
         return x
-    if dim is None:
-        return to_dim(b, x, None, want, size)
-    return move_axis(b, x, dim, want)
+    return to_dim(b, x, dim, want, size)
 
 
 __all__ = ["batch_graph", "batched_shape"]

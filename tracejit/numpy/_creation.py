@@ -13,6 +13,7 @@ import numpy as np
 
 from tracejit.errors import IntegerOverflowError, ShapeError, TracejitValueError, UnsupportedError
 from tracejit.ir import dtypes
+from tracejit.ir.primitives import get
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy._const_array import returns_const_array
 from tracejit.numpy._core import (
@@ -61,7 +62,7 @@ def _filled(shape, value, dtype, trace):
     return broadcast_to(constant(value, dtype, weak=False, trace=trace), shape)
 
 
-def iota(shape, dtype, axis: int, trace=None):
+def iota(shape, dtype, axis: int, trace=None, source: str | None = None):
     """`0, 1, 2, ...` along `axis`, broadcast to `shape`; a node in `trace` when given.
 
     Used instead of NumPy constants (eye, masks) so the graph holds no large arrays.
@@ -74,9 +75,7 @@ def iota(shape, dtype, axis: int, trace=None):
     attrs = {"shape": tuple(int(d) for d in shape), "dtype": dtypes.canonical(dtype), "axis": axis}
     if trace is None:
         return bind("iota", **attrs)
-    from tracejit.ir.primitives import get
-
-    (v,) = trace.record(get("iota"), [], attrs, source=None)
+    (v,) = trace.record(get("iota"), [], attrs, source=source)
     return Tracer(trace, v, None)
 
 

@@ -37,8 +37,9 @@ from tracejit.numpy._core import (
     normalize_axis,
     shape_of,
 )
-from tracejit.numpy._shape import _iota, broadcast_to, ravel, reshape, transpose
-from tracejit.tracer.core import Tracer, bind
+from tracejit.numpy._creation import iota
+from tracejit.numpy._shape import broadcast_to, ravel, reshape, transpose
+from tracejit.tracer.core import Tracer, bind, user_frame
 
 ArrayLike = object  # Tracer | np.ndarray | scalar | nested sequence
 
@@ -438,7 +439,8 @@ class IndexUpdate:
         shape = tuple(shape_of(x))
         size = int(np.prod(shape, dtype=np.int64))
         # Concrete indices give concrete (static) positions; traced ones trace the gather.
-        positions = _iota((size,), 0, innermost_trace(_leaves(self._index)))
+        trace = innermost_trace(_leaves(self._index))
+        positions = iota((size,), np.int64, 0, trace, user_frame())
         positions = getitem(reshape(positions, shape), self._index)
         updates = broadcast_to(cast(asarray(values), x.dtype), shape_of(positions))
         return ravel(x), ravel(positions), ravel(updates)

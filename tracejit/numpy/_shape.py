@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from tracejit.errors import ShapeError, TracejitTypeError, TracejitValueError
-from tracejit.ir.primitives import get
 from tracejit.numpy._core import (
     _static_int,
     asarray,
@@ -24,6 +23,7 @@ from tracejit.numpy._core import (
 )
 from tracejit.numpy._core import _static_ints as _ints
 from tracejit.numpy._core import broadcast_to as _broadcast_to
+from tracejit.numpy._creation import iota
 from tracejit.numpy._elementwise import add, greater_equal, less_equal, where
 from tracejit.tracer.core import Tracer, bind, user_frame
 
@@ -283,14 +283,6 @@ def atleast_3d(*arys: ArrayLike):
 # ---------------------------------------------------------------- triangles and diagonals
 
 
-def _iota(shape: tuple[int, ...], axis: int, trace):
-    attrs = {"shape": shape, "dtype": np.dtype(np.int64), "axis": axis}
-    if trace is None:
-        return bind("iota", **attrs)
-    (v,) = trace.record(get("iota"), [], attrs, user_frame())
-    return Tracer(trace, v, None)
-
-
 def _triangle(m: ArrayLike, k: int, lower: bool, op: str):
     x = asarray(m)
     shape = tuple(shape_of(x))
@@ -298,8 +290,8 @@ def _triangle(m: ArrayLike, k: int, lower: bool, op: str):
         raise ShapeError(f"{op}: needs an array of rank >= 1, got a 0-d array")
     rows, cols = shape[-2:] if len(shape) >= 2 else (shape[0], shape[0])
     trace = innermost_trace([x])
-    row = _iota((rows, cols), 0, trace)
-    col = _iota((rows, cols), 1, trace)
+    row = iota((rows, cols), np.int64, 0, trace, user_frame())
+    col = iota((rows, cols), np.int64, 1, trace, user_frame())
     k = _static_int(k, "the diagonal offset k")
     # tril keeps col - row <= k; triu keeps col - row >= k
     keep = (less_equal if lower else greater_equal)(col, add(row, k) if k else row)

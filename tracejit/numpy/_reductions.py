@@ -35,12 +35,6 @@ _FLOAT64 = np.dtype(np.float64)
 # ---------------------------------------------------------------- helpers
 
 
-def _operand(x):
-    """`x` as a tracer or NumPy array of a supported dtype (Python scalars become arrays)."""
-    (x,) = promote(x)
-    return x
-
-
 def _keep(x, in_shape, axes, keepdims: bool):
     """Re-insert the reduced `axes` as size-1 dimensions when `keepdims`."""
     if not keepdims:
@@ -93,7 +87,7 @@ def _reduce(prim: str, x, axes):
 
 
 def _sum_like(prim: str, name: str, a, axis, dtype, keepdims: bool, initial, where=None):
-    x = _masked(_operand(a), where, 0 if prim == "reduce_sum" else 1)
+    x = _masked(promote(a)[0], where, 0 if prim == "reduce_sum" else 1)
     shape = tuple(shape_of(x))
     axes = _axes(axis, shape, name)
     dt = dtypes.canonical(dtype) if dtype is not None else _accumulator_dtype(x.dtype)
@@ -144,7 +138,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims: bool = False, *, where=No
     array(1.5)
     """
     _no_out(out, "mean")
-    x = _operand(a)
+    (x,) = promote(a)
     if where is not None and where is not True:
         x = broadcast_to(x, np.broadcast_shapes(shape_of(x), shape_of(where)))
         dt = _float_dtype(x, dtype)
@@ -176,7 +170,7 @@ def _divide_by(x, n: float, dt):
 
 
 def _extremum(prim: str, name: str, a, axis, keepdims: bool, initial, where=None):
-    x = _operand(a)
+    (x,) = promote(a)
     if where is not None and where is not True:
         if initial is None:
             raise TracejitValueError(f"reduction operation '{name}' does not have an identity, so to "
@@ -227,7 +221,7 @@ amin = min
 
 
 def _arg(prim: str, name: str, a, axis, keepdims: bool):
-    x = _operand(a)
+    (x,) = promote(a)
     shape = tuple(shape_of(x))
     if axis is None:
         flat = _reshape(x, (math.prod(shape),))
@@ -278,7 +272,7 @@ def argmin(a, axis=None, keepdims: bool = False):
 
 
 def _logical(prim: str, name: str, empty: bool, a, axis, keepdims: bool, where=None):
-    x = _masked(cast(_operand(a), np.bool_), where, empty)
+    x = _masked(cast(promote(a)[0], np.bool_), where, empty)
     shape = tuple(shape_of(x))
     axes = _axes(axis, shape, name)
     if builtins.any(shape[i] == 0 for i in axes):
@@ -315,7 +309,7 @@ def any(a, axis=None, out=None, keepdims: bool = False, *, where=None):
 def scan(prim: str, a, axis=None, dtype=None):
     """The scan primitive `prim` (cumsum, cumprod) of `a` along `axis` (of the flattened
     array when None), in NumPy's accumulator dtype unless `dtype` is given."""
-    x = _operand(a)
+    (x,) = promote(a)
     shape = tuple(shape_of(x))
     if axis is None:
         x, ax = _reshape(x, (math.prod(shape),)), 0
@@ -345,7 +339,7 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial: bool = False
     >>> tnp.cumulative_sum(np.array([1.0, 2.0]), include_initial=True)
     array([0., 1., 3.])
     """
-    x = _operand(x)
+    (x,) = promote(x)
     shape = tuple(shape_of(x))
     if axis is None:
         if len(shape) != 1:
@@ -378,7 +372,7 @@ def nansum(a, axis=None, dtype=None, keepdims: bool = False):
     >>> tnp.nansum(np.array([1.0, np.nan, 2.0]))
     array(3.)
     """
-    return sum(_nan_to_zero(_operand(a)), axis=axis, dtype=dtype, keepdims=keepdims)
+    return sum(_nan_to_zero(promote(a)[0]), axis=axis, dtype=dtype, keepdims=keepdims)
 
 
 def nanmean(a, axis=None, dtype=None, keepdims: bool = False):
@@ -388,7 +382,7 @@ def nanmean(a, axis=None, dtype=None, keepdims: bool = False):
     >>> tnp.nanmean(np.array([1.0, np.nan, 2.0]))
     array(1.5)
     """
-    x = _operand(a)
+    (x,) = promote(a)
     if not dtypes.is_inexact(x.dtype):
         return mean(x, axis=axis, dtype=dtype, keepdims=keepdims)
     dt = _float_dtype(x, dtype)

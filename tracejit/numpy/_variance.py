@@ -12,7 +12,7 @@ import numpy as np
 from tracejit.ir import dtypes
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy import _reductions as red
-from tracejit.numpy._core import broadcast_to, cast, shape_of
+from tracejit.numpy._core import broadcast_to, cast, promote, shape_of
 from tracejit.tracer.core import bind
 
 
@@ -26,7 +26,7 @@ def _abs_squared(x):
 
 def _variance(a, axis, dtype, ddof: float, name: str, where=None, mean=None):
     """(sum |x - mean|**2 / (n - ddof) in the real dtype of the work, shape, axes)."""
-    x = red._operand(a)
+    (x,) = promote(a)
     where = None if where is True else where
     if where is not None:
         x = broadcast_to(x, np.broadcast_shapes(tuple(shape_of(x)), tuple(shape_of(where))))

@@ -20,7 +20,9 @@ Per-operation accuracy, the stated bounds (u = unit roundoff, 2^-24 float32, 2^-
   fixes the result (operand NaN, +-inf, +-0, log(1), pow with exponent 0 or base 1), it must be exact.
 - Sums and products of n terms in any order: within (n - 1) u of each term's magnitude
   (Higham, "Accuracy and Stability of Numerical Algorithms", 2nd ed., section 4.2); dot
-  products and matmul likewise with the contraction length.
+  products and matmul likewise with the contraction length. Scans whose order tracejit
+  documents as NumPy's (cumprod: ir/structural.py) are bounded as that sequence of correctly
+  rounded operations, so they are exact on exact operands.
 Propagation is first order with the operand bounds taken at the interval ends, so it holds
 for the monotonic functions exactly and for the rest through their derivative bounds.
 """

@@ -7,6 +7,9 @@ import math
 from _fuzz_ops import Pool, Step, axes_of, normalized
 from hypothesis import strategies as st
 
+SCANS = ("cumsum", "cumprod", "nancumprod")
+ONE_AXIS = ("argmax", "argmin", *SCANS)  # reductions along one axis (or the flattened array)
+
 
 def _axis_text(axis) -> str:
     return "None" if axis is None else repr(axis)
@@ -17,17 +20,13 @@ def reduction(draw, pool: Pool) -> Step | None:
     if a is None:
         return None
     ndim = len(pool.shape(a))
-    name = draw(
-        st.sampled_from(
-            ["sum", "prod", "mean", "max", "min", "argmax", "argmin", "cumsum", "var", "std"]
-        )
-    )
-    if name in ("argmax", "argmin", "cumsum"):
+    name = draw(st.sampled_from(["sum", "prod", "mean", "max", "min", "var", "std", *ONE_AXIS]))
+    if name in ONE_AXIS:
         axis = draw(st.integers(-ndim, ndim - 1)) if ndim else None
-        if name == "cumsum" and axis is None:
-            axis = None
+        if name in SCANS and axis is not None and draw(st.integers(0, 3)) == 3:
+            axis = None  # the scan of the flattened array
         keep = ""
-        if name != "cumsum" and axis is not None and draw(st.booleans()):
+        if name not in SCANS and axis is not None and draw(st.booleans()):
             keep = ", keepdims=True"
         params = (None if axis is None else axis % ndim, bool(keep))
         return Step(f"np.{name}({{0}}, axis={_axis_text(axis)}{keep})", (a,), name, params)

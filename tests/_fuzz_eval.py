@@ -80,6 +80,9 @@ ELEMENTWISE = {
 }
 
 
+SCANS = {"cumsum": red.cumsum_rule, "cumprod": red.cumprod_rule, "nancumprod": red.nancumprod_rule}
+
+
 def run_text(text: str, values: list) -> np.ndarray:
     """Evaluate a step's text with NumPy; `values` are arrays or literal texts (which stay
     weak Python scalars, as in the traced source)."""
@@ -155,13 +158,13 @@ def _structural(step: Step, out, args: list[Shadow]) -> Shadow:
         return _at_update(step, out, a)
     if step.rule in ("is_max", "along"):
         return _argmax_pattern(step, out, a)
-    if step.rule in ("argmax", "argmin", "cumsum"):
+    if step.rule in ("argmax", "argmin", *SCANS):
         axis, _ = step.params
         if axis is None:
             flat = Shadow(a.value.ravel(), a.err.ravel(), a.unk.ravel())
             a, axis = flat, 0
-        if step.rule == "cumsum":
-            return reshaped(red.cumsum_rule(out.reshape(a.value.shape), a, axis), out.shape)
+        if step.rule in SCANS:
+            return reshaped(SCANS[step.rule](out.reshape(a.value.shape), a, axis), out.shape)
         keep = out.reshape(_keepdims_shape(a.value.shape, (axis,)))
         return reshaped(red.arg_rule(keep, a, axis, step.rule == "argmax"), out.shape)
     axes = step.params[0]

@@ -2,13 +2,15 @@
 
 A reduction rule gets the operand's Shadow and the normalized `axes`; the result keeps the
 reduced axes (keepdims) and the caller reshapes. Bounds for any summation order: Higham,
-"Accuracy and Stability of Numerical Algorithms" (2nd ed.), (4.4) and section 3.1.
+"Accuracy and Stability of Numerical Algorithms" (2nd ed.), (4.4) and section 3.1;
+cumprod in NumPy's order only (its documented contract): a chain of mul_rule steps.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from _fuzz_bounds import TINY, Shadow, finish, rounded, ulp, unit_roundoff
+from _fuzz_rules import mul_rule
 
 ERRSTATE = {"all": "ignore"}
 
@@ -118,6 +120,33 @@ def cumsum_rule(out, a: Shadow, axis: int) -> Shadow:
     )
     special = np.logical_or.accumulate(~np.isfinite(x), axis=axis) if x.size else unk
     return finish(out, np.where(special, 0.0, err), unk)
+
+
+def cumprod_rule(out, a: Shadow, axis: int) -> Shadow:
+    """NumPy's order, tracejit's contract (ir/structural.py): p_k = p_(k-1) * x_k rounded,
+    a chain of mul_rule steps. Exact where the factors are (every overflow, zero sign and NaN
+    is NumPy's), else about k u plus the factors' relative errors; an inexact prefix near the
+    overflow threshold, or one times an infinity, is undecided (finish)."""
+    unk = np.logical_or.accumulate(a.unk, axis=axis) if a.unk.size else a.unk
+    if out.dtype.kind != "f" or out.size == 0:
+        return finish(out, 0.0, unk)
+
+    def at(t, k):
+        return np.take(t, k, axis)
+
+    p = [finish(at(out, 0), at(a.err, 0), at(a.unk, 0))]
+    for k in range(1, out.shape[axis]):
+        x = Shadow(at(a.value, k), at(a.err, k), at(a.unk, k))
+        p.append(mul_rule(at(out, k), p[-1], x))
+    err = np.stack([s.err for s in p], axis)
+    return finish(out, err, unk | np.stack([s.unk for s in p], axis))
+
+
+def nancumprod_rule(out, a: Shadow, axis: int) -> Shadow:
+    """cumprod with each NaN as an exact 1 (an undecided NaN stays undecided)."""
+    nan = np.isnan(a.value) if a.value.dtype.kind == "f" else np.zeros(a.value.shape, bool)
+    ones = Shadow(np.where(nan, 1, a.value).astype(a.value.dtype), np.where(nan, 0.0, a.err), a.unk)
+    return cumprod_rule(out, ones, axis)
 
 
 def var_rule(out, a: Shadow, axes, ddof: int) -> Shadow:

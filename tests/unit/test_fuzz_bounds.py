@@ -3,6 +3,8 @@
 These check tests/_fuzz_check.py and the bound rules on hand-made results (no compiler):
 a contracted a*b+c, a 9-ulp exp, a wrong special value, a flipped zero sign and a missed
 NaN are reported; a 1-ulp exp, and a reassociated sum within its bound, are accepted.
+cumprod's contract is NumPy's order: a log-depth (reassociated) or shifted scan is reported,
+products of inexact factors are accepted within their bound.
 """
 
 from __future__ import annotations
@@ -67,3 +69,59 @@ def test_a_reassociated_sum_is_within_its_bound():
     sequential = ((1e16 + 1.0) + -1e16) + 1.0  # 1.0 where NumPy's pairwise order gives 2.0
     assert mismatch(np.array(sequential), want, "order") is None
     assert mismatch(np.array(1e3), want, "wrong") is not None
+
+
+def _cumprod(x, *, nan=False, exp_first=False):
+    """The Shadow of (nan)cumprod along axis 0 of a 1-d float64 `x` (or of exp(x))."""
+    name = "nancumprod" if nan else "cumprod"
+
+    def scan(arg: int) -> Step:
+        return Step(f"np.{name}({{0}}, axis=0)", (arg,), name, (0, False))
+
+    steps = [Step("np.exp({0})", (0,), "libm:exp"), scan(1)] if exp_first else [scan(0)]
+    (want,) = _program(*steps, n_inputs=1, shape=x.shape).shadows([x])
+    return want
+
+
+def _log_depth_cumprod(x):
+    """Hillis-Steele: the products of the same prefixes, associated by halves."""
+    y = x.copy()
+    s = 1
+    while s < len(y):
+        with np.errstate(over="ignore"):
+            y = np.concatenate([y[:s], y[s:] * y[:-s]])
+        s *= 2
+    return y
+
+
+def test_a_reassociated_or_shifted_cumprod_is_caught():
+    big = np.array([1e200, 1e200, 1e-200, 2.0])  # sequential: inf from the second on
+    want = _cumprod(big)
+    assert np.isinf(want.value[1:]).all() and not want.err.any() and not want.unk.any()
+    assert mismatch(_log_depth_cumprod(big), want, "log-depth") is not None  # 1e200 at 2
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0.5, 2.0, 16)
+    want = _cumprod(x)
+    assert mismatch(np.cumprod(x), want, "numpy's order") is None
+    assert mismatch(_log_depth_cumprod(x), want, "reassociated") is not None
+    shifted = np.concatenate([[1.0], np.cumprod(x)[:-1]])
+    assert mismatch(shifted, want, "exclusive scan") is not None
+
+
+def test_cumprod_of_inexact_factors_is_within_its_bound_and_not_beyond():
+    x = np.random.default_rng(1).uniform(-0.7, 0.7, 40)
+    want = _cumprod(x, exp_first=True)
+    for ulps in (-4, 4):  # an exp within its stated accuracy, then NumPy's products
+        assert mismatch(np.cumprod(_ulps(np.exp(x), ulps)), want, f"exp {ulps} ulp") is None
+    rel = want.err[1:] / np.abs(want.value[1:])
+    assert np.all(rel < 300 * 2.0**-53)  # ~ (k/2 + 4 (k + 1)) u after k products
+    assert mismatch(_ulps(want.value, 400), want, "400 ulp") is not None
+
+
+def test_nancumprod_takes_nan_as_an_exact_one():
+    x = np.array([2.0, np.nan, -0.0, np.inf])
+    want = _cumprod(x, nan=True)
+    assert mismatch(np.array([2.0, 2.0, -0.0, np.nan]), want, "numpy") is None
+    assert not want.err.any() and not want.unk.any()
+    assert mismatch(np.array([2.0, np.nan, np.nan, np.nan]), want, "nan kept") is not None
+    assert mismatch(np.array([2.0, 2.0, 0.0, np.nan]), want, "zero sign") is not None

@@ -27,7 +27,7 @@ from tracejit.errors import TracejitAttributeError as _NoAttribute
 # The static view of the lazy names below (type checkers, IDEs, mkdocstrings): the same names as
 # _ATTRIBUTES (tests/unit/test_lazy_import.py checks), imported at run time on first use.
 if TYPE_CHECKING:
-    from tracejit import distributed, errors, lax, nn, numpy, random
+    from tracejit import distributed, errors, lax, nn, numpy, random, tree_util
     from tracejit import numpy as tnp  # noqa: F401
     from tracejit.batching import vmap
     from tracejit.cache import cache_info
@@ -86,6 +86,7 @@ _ATTRIBUTES = {
     "tree_map": "tracejit.pytree",
     "tree_structure": "tracejit.pytree",
     "tree_unflatten": "tracejit.pytree",
+    "tree_util": "tracejit.tree_util",
     "value_and_grad": "tracejit.transforms",
     "vjp": "tracejit.transforms",
     "vmap": "tracejit.batching",
@@ -130,6 +131,7 @@ __all__ = [
     "tree_map",
     "tree_structure",
     "tree_unflatten",
+    "tree_util",
     "value_and_grad",
     "vjp",
     "vmap",

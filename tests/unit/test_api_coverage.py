@@ -14,13 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 from api_coverage import DEFAULT, MODULES, coverage, has, stated_counts, targets
 
 # {api-targets.md section: {name not offered: why}}
-EXCEPTIONS: dict[str, dict[str, str]] = {
-    "tracejit": {
-        "tree_util": "no tree_util namespace: the pytree functions are top-level "
-        "(tj.tree_map, tj.tree_flatten, tj.tree_unflatten, tj.tree_leaves, "
-        "tj.tree_structure, tj.register_pytree_node)",
-    },
-}
+EXCEPTIONS: dict[str, dict[str, str]] = {}
 
 
 def test_every_section_is_read_whole():
@@ -50,3 +44,14 @@ def test_the_walker_reads_aliases_and_dotted_names():
     assert stated_counts(text) == {"tracejit.nn": 3}
     assert coverage(text) == {"tracejit.nn": (["relu", "softmax"], ["x.y"])}
     assert has(tj, "debug.print") and not has(tj, "debug.no_such_name")
+
+
+def test_tree_util_is_the_pytree_functions_under_jax_s_module_name():
+    from tracejit import pytree
+
+    for name in tj.tree_util.__all__:
+        assert getattr(tj.tree_util, name) is getattr(pytree, name)
+    public = {n for n in dir(tj.tree_util) if n.isidentifier() and not n.startswith("_")}
+    assert public == set(tj.tree_util.__all__)  # (pytest's rewriter may add '@py_...' names)
+    tree = {"w": 1.0, "b": (2.0, None)}
+    assert tj.tree_util.tree_map(lambda x: x + 1, tree) == {"w": 2.0, "b": (3.0, None)}

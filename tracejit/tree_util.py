@@ -1,0 +1,28 @@
+"""`tracejit.tree_util`, as `jax.tree_util`: the pytree functions under the module name JAX
+users reach for (the same functions are also top-level: `tj.tree_map` is
+`tj.tree_util.tree_map`).
+
+>>> import tracejit as tj
+>>> tj.tree_util.tree_map(lambda x: 2 * x, {"w": 1, "b": (2, None)})
+{'b': (4, None), 'w': 2}
+"""
+
+from tracejit.pytree import (
+    PyTreeDef,
+    register_pytree_node,
+    tree_flatten,
+    tree_leaves,
+    tree_map,
+    tree_structure,
+    tree_unflatten,
+)
+
+__all__ = [
+    "PyTreeDef",
+    "register_pytree_node",
+    "tree_flatten",
+    "tree_leaves",
+    "tree_map",
+    "tree_structure",
+    "tree_unflatten",
+]

@@ -138,3 +138,33 @@ def test_which_results_are_padded():
     assert fft_host._padded(np.empty((4, 1000), np.complex64), axes) is None
     assert fft_host._padded(np.empty((1, 1024), np.complex64), axes) is None  # one row
     assert fft_host._padded(np.empty((1024, 4), np.complex64)[:, :2], axes) is None
+
+
+def _vm_flags(address: int) -> list[str]:
+    """The VmFlags of the mapping holding `address` (/proc/self/smaps)."""
+    inside = False
+    with open("/proc/self/smaps", encoding="ascii") as f:
+        for line in f:
+            head = line.split()[0]
+            if "-" in head and not head.endswith(":"):
+                lo, hi = (int(v, 16) for v in head.split("-"))
+                inside = lo <= address < hi
+            elif inside and head == "VmFlags:":
+                return line.split()[1:]
+    raise AssertionError(f"no mapping holds {address:#x}")
+
+
+@pytest.mark.skipif(fft_host._madvise() is None, reason="no madvise (Linux only)")
+def test_big_results_are_advised_onto_small_pages():
+    big = np.arange(fft_host.SMALL_PAGES_FROM // 8, dtype=np.complex64)
+    small = np.arange(100, dtype=np.complex64)
+    before = big.copy()
+    middle = big.__array_interface__["data"][0] + big.nbytes // 2
+    assert fft_host.small_pages(big) is big and fft_host.small_pages(small) is small
+    assert "nh" in _vm_flags(middle)  # VM_NOHUGEPAGE on the array's whole pages
+    np.testing.assert_array_equal(big, before)  # advice only
+    x = np.ones((1024, 512), np.complex64)  # through `transform`, into a fresh output
+    out = np.empty_like(x)
+    fft_host.transform(x, "fft", (1024, 512), out=out)
+    assert "nh" in _vm_flags(out.__array_interface__["data"][0] + out.nbytes // 2)
+    assert out[0, 0] == x.size and not np.any(out.ravel()[1:])

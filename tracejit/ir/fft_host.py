@@ -17,7 +17,9 @@ array([0.+0.j, 2.+0.j, 0.+0.j, 2.+0.j], dtype=complex64)
 
 from __future__ import annotations
 
+import ctypes
 import functools
+import sys
 
 import numpy as np
 
@@ -47,6 +49,41 @@ CRITICAL_STRIDE = 4096
 MAX_PADDED_ROW = 16384  # bytes
 
 
+# NumPy asks for transparent huge pages on arrays of 4 MiB or more; where the kernel must
+# compact memory to find them (THP "madvise" with defrag "madvise", as here), touching a
+# fresh array stalls: in linalg_bench's worker a 4096 x 4096 complex64 fft2 into a fresh
+# 128 MiB output took 566 ms with them and 211 without (torch, which asks for none: 314-399).
+SMALL_PAGES_FROM = 1 << 22  # bytes
+_MADV_NOHUGEPAGE = 15
+
+
+@functools.cache
+def _madvise():
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).madvise
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    return fn
+
+
+def small_pages(a: np.ndarray) -> np.ndarray:
+    """`a` (about to be written) on ordinary pages: its whole pages are advised against
+    transparent huge pages where it is big and the platform has `madvise` (advice only: the
+    values and any page already touched stay as they are)."""
+    madvise = _madvise()
+    if madvise is None or a.nbytes < SMALL_PAGES_FROM:
+        return a
+    start = a.__array_interface__["data"][0]
+    first = -(-start // 4096) * 4096
+    last = (start + a.nbytes) // 4096 * 4096
+    if last > first:
+        madvise(first, last - first, _MADV_NOHUGEPAGE)  # failure only leaves the advice off
+    return a
+
+
 def _padded(out: np.ndarray, axes) -> np.ndarray | None:
     """A stand-in for `out` whose rows are 64 bytes longer (the caller copies it back), where
     ducc0 would write `out`'s rows a critical stride apart; else None."""
@@ -61,7 +98,7 @@ def _padded(out: np.ndarray, axes) -> np.ndarray | None:
     ):
         return None
     full = np.empty(out.shape[:-1] + (out.shape[-1] + 64 // out.itemsize,), out.dtype)
-    return full[..., : out.shape[-1]]
+    return small_pages(full)[..., : out.shape[-1]]
 
 
 def _ducc_call(lib, x, kind, lengths, axes, out, workers):
@@ -87,6 +124,7 @@ def _ducc(lib, x, kind, lengths, axes, out, workers):
         else:
             dtype = x.dtype
         out = np.empty(shape, dtype)
+    small_pages(out)
     stand_in = _padded(out, axes)
     if stand_in is None:
         return _ducc_call(lib, x, kind, lengths, axes, out, workers)
@@ -114,6 +152,8 @@ def transform(x, kind: str, lengths: tuple, axes=None, *, lib=None, out=None, wo
     `library()`; CUDA programs pass `cupy.fft`). The result may be of a wider dtype than
     the primitive's (NumPy's older `np.fft` computes in double): the caller casts."""
     lib = library() if lib is None else lib
+    if isinstance(out, np.ndarray):  # (not CuPy's)
+        small_pages(out)
     if axes is None:
         axes = tuple(range(x.ndim - len(lengths), x.ndim))
     if getattr(lib, "__name__", "") == "ducc0.fft":
@@ -127,4 +167,4 @@ def transform(x, kind: str, lengths: tuple, axes=None, *, lib=None, out=None, wo
     return out
 
 
-__all__ = ["library", "transform"]
+__all__ = ["SMALL_PAGES_FROM", "library", "small_pages", "transform"]

@@ -8,7 +8,6 @@ from _fuzz_ops import Pool, Step, axes_of, normalized
 from hypothesis import strategies as st
 
 SCANS = ("cumsum", "cumprod", "nancumprod")
-ONE_AXIS = ("argmax", "argmin", *SCANS)  # reductions along one axis (or the flattened array)
 
 
 def _axis_text(axis) -> str:
@@ -20,13 +19,13 @@ def reduction(draw, pool: Pool) -> Step | None:
     if a is None:
         return None
     ndim = len(pool.shape(a))
-    name = draw(st.sampled_from(["sum", "prod", "mean", "max", "min", "var", "std", *ONE_AXIS]))
-    if name in ONE_AXIS:
+    name = draw(
+        st.sampled_from(["sum", "prod", "mean", "max", "min", "argmax", "argmin", "var", "std"])
+    )
+    if name in ("argmax", "argmin"):
         axis = draw(st.integers(-ndim, ndim - 1)) if ndim else None
-        if name in SCANS and axis is not None and draw(st.integers(0, 3)) == 3:
-            axis = None  # the scan of the flattened array
         keep = ""
-        if name not in SCANS and axis is not None and draw(st.booleans()):
+        if axis is not None and draw(st.booleans()):
             keep = ", keepdims=True"
         params = (None if axis is None else axis % ndim, bool(keep))
         return Step(f"np.{name}({{0}}, axis={_axis_text(axis)}{keep})", (a,), name, params)
@@ -36,6 +35,35 @@ def reduction(draw, pool: Pool) -> Step | None:
     ddof = int(extra[-1]) if extra else 0
     text = f"np.{name}({{0}}, axis={_axis_text(axis)}, keepdims={keepdims}{extra})"
     return Step(text, (a,), name, (normalized(axis, ndim), keepdims, ddof))
+
+
+def scan(draw, pool: Pool) -> Step | None:
+    """cumsum, cumprod or nancumprod along one axis (mostly the longest) or of the flattened
+    array. Products are mostly of floats, a third of them of a new long input of ordinary
+    numbers: a NaN or infinity early in a row hides the order of the products after it."""
+    name = draw(st.sampled_from(SCANS))
+    product = name != "cumsum"
+    if product and draw(st.integers(0, 2)) == 2:
+        n = draw(st.integers(3, 48))
+        shape = draw(st.sampled_from([(n,), (n, draw(st.integers(1, 5))), (2, n)]))
+        dtype = draw(st.sampled_from(["float32", "float64"]))
+        a = pool.add_input(shape, dtype, special=False)
+    else:
+        a = pool.pick(draw, kinds="f" if product and draw(st.booleans()) else "bif")
+    a = pool.pick(draw) if a is None else a
+    if a is None:
+        return None
+    shape = pool.shape(a)
+    how = draw(st.sampled_from(["longest", "any", "flat"])) if shape else "flat"
+    if how == "flat":
+        axis = None
+    elif how == "longest":
+        longest = max(range(len(shape)), key=lambda i: shape[i])
+        axis = longest - draw(st.sampled_from([0, len(shape)]))
+    else:
+        axis = draw(st.integers(-len(shape), len(shape) - 1))
+    params = (None if axis is None else axis % len(shape), False)
+    return Step(f"np.{name}({{0}}, axis={_axis_text(axis)})", (a,), name, params)
 
 
 def _reshape_target(draw, shape) -> tuple[int, ...]:

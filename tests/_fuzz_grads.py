@@ -2,7 +2,7 @@
 
 The steps are those of the forward fuzzer that are smooth on the drawn inputs (values in
 [-2, 2], no specials): analytic unary functions on their whole domain (or composed to stay in
-it: log1p(x*x), sqrt(1 + x*x), 1 / (1 + x*x)), + - *, reductions (max only at distinct
+it: log1p(x*x), sqrt(1 + x*x), 1 / (1 + x*x)), + - *, reductions and scans (max only at distinct
 values, which random floats are), layout and indexing, matmul, and the stable nn functions.
 """
 
@@ -55,6 +55,7 @@ DRAWERS = [
     (smooth_unary, 4),
     (smooth_binary, 4),
     (smooth_reduction, 2),
+    (structural.scan, 1),
     (structural.layout, 3),
     (structural.matmul, 1),
     (structural.pattern, 1),

@@ -107,10 +107,13 @@ class Pool:
         self.avals: list[tuple[tuple[int, ...], np.dtype]] = []
         self.inputs: list[int] = []
         self.only_dtype = only_dtype  # every new input gets this dtype (gradient programs)
+        self.plain: set[int] = set()  # inputs drawn without special values (_fuzz_values)
 
-    def add_input(self, shape, dtype) -> int:
+    def add_input(self, shape, dtype, special: bool = True) -> int:
         self.avals.append((tuple(shape), np.dtype(self.only_dtype or dtype)))
         self.inputs.append(len(self.avals) - 1)
+        if not special:
+            self.plain.add(len(self.avals) - 1)
         return len(self.avals) - 1
 
     def pick(self, draw, kinds="bif", min_ndim=0) -> int | None:

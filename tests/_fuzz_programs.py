@@ -40,6 +40,7 @@ DRAWERS = [
     (ew.convert, 1),
     (ew.nn_unary, 1),
     (structural.reduction, 3),
+    (structural.scan, 2),
     (structural.layout, 4),
     (structural.matmul, 1),
     (structural.pattern, 1),
@@ -137,7 +138,7 @@ def programs(draw, max_steps: int = 6):
     for _ in range(draw(st.integers(1, 2))):
         pool.add_input(draw(shapes), draw(INPUT_DTYPES))
     program = draw_program(draw, pool, WEIGHTED, max_steps, lambda out: True, 4)
-    return program, [draw(arrays(*pool.avals[i])) for i in pool.inputs]
+    return program, [draw(arrays(*pool.avals[i], i not in pool.plain)) for i in pool.inputs]
 
 
 def _stand_in(step: Step, pool: Pool):

@@ -155,7 +155,8 @@ def _vm_flags(address: int) -> list[str]:
 
 
 @pytest.mark.skipif(fft_host._madvise() is None, reason="no madvise (Linux only)")
-def test_big_results_are_advised_onto_small_pages():
+def test_big_results_are_advised_onto_small_pages(monkeypatch):
+    monkeypatch.setattr(fft_host, "SMALL_PAGES_FROM", 1 << 22)  # 4 MiB arrays: cheap
     big = np.arange(fft_host.SMALL_PAGES_FROM // 8, dtype=np.complex64)
     small = np.arange(100, dtype=np.complex64)
     before = big.copy()

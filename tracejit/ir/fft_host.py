@@ -49,11 +49,15 @@ CRITICAL_STRIDE = 4096
 MAX_PADDED_ROW = 16384  # bytes
 
 
-# NumPy asks for transparent huge pages on arrays of 4 MiB or more; where the kernel must
-# compact memory to find them (THP "madvise" with defrag "madvise", as here), touching a
-# fresh array stalls: in linalg_bench's worker a 4096 x 4096 complex64 fft2 into a fresh
-# 128 MiB output took 566 ms with them and 211 without (torch, which asks for none: 314-399).
-SMALL_PAGES_FROM = 1 << 22  # bytes
+# NumPy asks for transparent huge pages on arrays of 4 MiB or more. This VM's balloon device
+# takes free memory back (virtio-balloon free page reporting: free 2 MiB blocks, about two
+# seconds after they are freed), and a huge page taken from such blocks is slow to fault in: a 4096 x 4096 complex64
+# fft2 into a fresh 128 MiB output took 108 ms back to back but 347 ms (up to 622) 2.5 s
+# apart, and 566-625 ms in linalg_bench's interleaved rounds (torch, on 4 KiB pages, 341 /
+# 361 / 378-399). On 4 KiB pages: 249 / 263 / 247-293 ms. A 2048 x 2048 one (32 MiB) kept
+# its huge pages fast either way (37 ms 2.5 s apart; 87-89 on 4 KiB pages), so only results
+# from 64 MiB on are advised onto small pages (benchmarks/RESULTS.md).
+SMALL_PAGES_FROM = 1 << 26  # bytes
 _MADV_NOHUGEPAGE = 15
 
 

@@ -71,12 +71,9 @@ def jvp_graph(graph: Graph, wrt: Sequence[int]) -> Graph:
         env.update(zip(node.outputs, outs))
         tan.update((v, t) for v, t in zip(node.outputs, touts) if t is not None)
     out.outputs = [env[v] for v in graph.outputs]
-    out.outputs += [tangent_or_zero(e, tan.get(v), env[v]) for v in float_outputs(graph)]
+    floats = [graph.outputs[i] for i in float_indices(graph.outputs)]
+    out.outputs += [tangent_or_zero(e, tan.get(v), env[v]) for v in floats]
     return remove_dead_nodes(out)
-
-
-def float_outputs(graph: Graph) -> list[Value]:
-    return [v for v in graph.outputs if dtypes.is_inexact(v.dtype)]
 
 
 def tangent_or_zero(e: Emitter, t: Value | None, like: Value) -> Value:

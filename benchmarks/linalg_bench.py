@@ -1,15 +1,18 @@
-"""CPU benchmarks of sort, solve, cholesky, svd and fft: tracejit (device="cpu") next to
-NumPy, JAX and torch, at n = 1024, 2048, 4096.
+"""CPU benchmarks of sort, solve, cholesky, svd, svd values, eigvalsh and fft: tracejit
+(device="cpu") next to NumPy, JAX and torch, at n = 1024, 2048, 4096; and of stacks of
+small matrices (solve, cholesky, inv, det of (1000, n, n), n = 4, 8, 32).
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/linalg_bench.py
-        [--sizes 1024,2048] [--ops sort,solve] [--systems tracejit,numpy] [--reps 5]
+        [--sizes 1024,2048] [--small-sizes 4,8] [--ops sort,solve,bsolve]
+        [--systems tracejit,numpy] [--reps 5]
 
 Each system runs in its own spawned process with every library's default thread count (all
 cores), on float32 operands (complex64 for fft; see OPS). Each result is checked against
 NumPy's after one warm-up call (which compiles); then the systems' calls are interleaved, one
 round of all per repetition, so a change of machine load hits all alike; times are medians
 of `--reps` rounds (half as many, at least 3, at n = 4096). svd stops at 1024 (a 2048 SVD
-takes a minute per call on a loaded 2-core machine). The table goes to stdout, the numbers
+takes a minute per call on a loaded 2-core machine), svdvals and eigvalsh at 2048. The
+batched ops (`SMALL`, named b...) take their n from `--small-sizes`. The table goes to stdout, the numbers
 to benchmarks/results/linalg.json.
 """
 
@@ -31,9 +34,17 @@ OPS = {  # name -> (operands, description)
     "solve": ("a b", "solve A x = b, (n, n) f32, b (n, 1)"),
     "cholesky": ("spd", "cholesky (n, n) f32"),
     "svd": ("a", "svd (n, n) f32, thin, U S Vh"),
+    "svdvals": ("a", "svd (n, n) f32, values only"),
+    "eigvalsh": ("spd", "eigvalsh (n, n) f32"),
     "fft": ("z", "fft2 (n, n) c64"),
+    "bsolve": ("a b", "solve (B, n, n) f32, b (B, n, 1), B = {B}"),
+    "bcholesky": ("spd", "cholesky (B, n, n) f32, B = {B}"),
+    "binv": ("a", "inv (B, n, n) f32, B = {B}"),
+    "bdet": ("a", "det (B, n, n) f32, B = {B}"),
 }
-MAX_N = {"svd": 1024}
+SMALL = ("bsolve", "bcholesky", "binv", "bdet")  # stacks of BATCH small matrices
+BATCH = 1000
+MAX_N = {"svd": 1024, "svdvals": 2048, "eigvalsh": 2048}
 PAUSE_S = 0.3  # before each timed call: the previous system's spinning threads go to sleep
 
 
@@ -41,14 +52,18 @@ def operands(op: str, n: int):
     import numpy as np
 
     rng = np.random.default_rng(n)
-    a = rng.standard_normal((n, n), dtype=np.float32)
+    lead = (BATCH,) if op in SMALL else ()
+    a = rng.standard_normal(lead + (n, n), dtype=np.float32)
+    eye = np.eye(n, dtype=np.float32)
     if op == "sort":
         return (a,)
-    if op == "solve":
-        well = a + np.float32(2 * n**0.5) * np.eye(n, dtype=np.float32)
-        return well, rng.standard_normal((n, 1), dtype=np.float32)
-    if op == "cholesky":
-        return ((a @ a.T) / np.float32(n) + np.eye(n, dtype=np.float32),)
+    if op in ("solve", "bsolve", "binv", "bdet"):
+        well = a + np.float32(2 * n**0.5) * eye
+        if op in ("binv", "bdet"):
+            return (well,)
+        return well, rng.standard_normal(lead + (n, 1), dtype=np.float32)
+    if op in ("cholesky", "eigvalsh", "bcholesky"):
+        return ((a @ np.swapaxes(a, -1, -2)) / np.float32(n) + eye,)
     if op == "fft":
         return ((a + 1j * rng.standard_normal((n, n), dtype=np.float32)).astype(np.complex64),)
     return (a,)
@@ -61,7 +76,13 @@ def _numpy_like(m) -> dict:
         "solve": m.linalg.solve,
         "cholesky": m.linalg.cholesky,
         "svd": lambda a: m.linalg.svd(a, full_matrices=False),
+        "svdvals": lambda a: m.linalg.svd(a, compute_uv=False),
+        "eigvalsh": m.linalg.eigvalsh,
         "fft": m.fft.fft2,
+        "bsolve": m.linalg.solve,
+        "bcholesky": m.linalg.cholesky,
+        "binv": m.linalg.inv,
+        "bdet": m.linalg.det,
     }
 
 
@@ -89,7 +110,13 @@ def functions(system: str):
         "solve": torch.linalg.solve,
         "cholesky": torch.linalg.cholesky,
         "svd": lambda a: torch.linalg.svd(a, full_matrices=False),
+        "svdvals": torch.linalg.svdvals,
+        "eigvalsh": torch.linalg.eigvalsh,
         "fft": torch.fft.fft2,
+        "bsolve": torch.linalg.solve,
+        "bcholesky": torch.linalg.cholesky,
+        "binv": torch.linalg.inv,
+        "bdet": torch.linalg.det,
     }
     return fs, lambda out: out
 
@@ -158,15 +185,21 @@ class Worker:
         return float(line)
 
 
-def measure(systems, ops, sizes, reps) -> dict:
+def sizes_of(op: str, sizes, small_sizes) -> list[int]:
+    """The n an op runs at: `small_sizes` for the stacks of small matrices, else `sizes` up
+    to the op's MAX_N."""
+    if op in SMALL:
+        return small_sizes
+    return [n for n in sizes if n <= MAX_N.get(op, n)]
+
+
+def measure(systems, ops, sizes, small_sizes, reps) -> dict:
     """system -> {"op/n": median seconds}: the systems' calls interleaved, one round of every
     system per repetition, so that a change of load hits all of them alike."""
     workers = {s: Worker(s) for s in systems}
     results = {s: {} for s in systems}
     for op in ops:
-        for n in sizes:
-            if n > MAX_N.get(op, n):
-                continue
+        for n in sizes_of(op, sizes, small_sizes):
             for w in workers.values():
                 w.ask("prep", op, n)
             times = {s: [] for s in systems}
@@ -183,11 +216,11 @@ def measure(systems, ops, sizes, reps) -> dict:
     return results
 
 
-def table(results: dict, systems, ops, sizes) -> str:
+def table(results: dict, systems, ops, sizes, small_sizes) -> str:
     head = "| op | n | " + " | ".join(systems) + " | tracejit / fastest peer |"
     lines = [head, "|" + "---|" * (len(systems) + 3)]
     for op in ops:
-        for n in sizes:
+        for n in sizes_of(op, sizes, small_sizes):
             key = f"{op}/{n}"
             if key not in results[systems[0]]:
                 continue
@@ -195,7 +228,7 @@ def table(results: dict, systems, ops, sizes) -> str:
             peers = [ms[s] for s in systems if s != "tracejit"]
             ratio = f"{ms['tracejit'] / min(peers):.2f}x" if "tracejit" in ms and peers else ""
             cells = " | ".join(f"{ms[s]:.3g}" for s in systems)
-            lines.append(f"| {OPS[op][1]} | {n} | {cells} | {ratio} |")
+            lines.append(f"| {OPS[op][1].format(B=BATCH)} | {n} | {cells} | {ratio} |")
     return "\n".join(lines)
 
 
@@ -204,6 +237,7 @@ def main() -> None:
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--ops", default=",".join(OPS))
     p.add_argument("--sizes", default="1024,2048,4096")
+    p.add_argument("--small-sizes", default="4,8,32")
     p.add_argument("--systems", default=",".join(SYSTEMS))
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--json", default=str(HERE / "results" / "linalg.json"))
@@ -212,11 +246,12 @@ def main() -> None:
         worker(a.worker)
         return
     ops, sizes = a.ops.split(","), [int(s) for s in a.sizes.split(",")]
+    small = [int(s) for s in a.small_sizes.split(",")]
     systems = a.systems.split(",")
     load = os.getloadavg()[0]
-    results = measure(systems, ops, sizes, a.reps)
+    results = measure(systems, ops, sizes, small, a.reps)
     print(f"load average {load:.1f} before, {os.getloadavg()[0]:.1f} after; times in ms")
-    print(table(results, systems, ops, sizes))
+    print(table(results, systems, ops, sizes, small))
     Path(a.json).parent.mkdir(exist_ok=True)
     Path(a.json).write_text(json.dumps({"load": load, "results": results}, indent=1))
 

@@ -18,7 +18,7 @@ import pytest
 
 import tracejit as tj
 import tracejit.numpy as tnp
-from tracejit.backend_cpu import blas, lapack, lapack_threads
+from tracejit.backend_cpu import blas, lapack, lapack_small, lapack_threads
 
 N = lapack.MIN_N + 3
 needs_lapack = pytest.mark.skipif(
@@ -115,12 +115,50 @@ def test_numpys_path_without_scipy_openblas32(monkeypatch, calls):
     assert calls == {}
 
 
-def test_small_matrices_take_numpys_path(calls):
+@pytest.fixture
+def small_calls(monkeypatch):
+    """Counts the calls of NumPy's gufuncs on stacks of small matrices, per primitive."""
+    counts, real = {}, lapack_small._run
+
+    def counted(prim, *args, **attrs):
+        counts[prim] = counts.get(prim, 0) + 1
+        return real(prim, *args, **attrs)
+
+    monkeypatch.setattr(lapack_small, "_run", counted)
+    return counts
+
+
+def test_small_matrices_take_numpys_gufuncs(calls, small_calls):
     a, h, b = _inputs(np.float64, lead=(4,), n=5)
     got = tj.jit(lambda *xs: _all(tnp, *xs), device="cpu")(a, h, b)
     for g, w in zip(got, _all(np, a, h, b), strict=True):
         np.testing.assert_array_equal(g, w)  # NumPy's own routines, bit for bit
     assert calls == {}
+    assert small_calls == {"solve": 2, "inv": 1, "cholesky": 1, "det": 1, "slogdet": 1}
+
+
+def test_small_float32_stacks_in_float32_decompositions_as_numpy(small_calls):
+    n = 5
+    a, h, b = _inputs(np.float32, lead=(3,), n=n)
+    a[1, :, 2] = 0.0  # singular: NaN for solve/inv, det 0
+    h[2, 3, 3] = -1.0  # not positive definite: NaN for cholesky
+    got = tj.jit(lambda *xs: _all(tnp, *xs), device="cpu")(a, h, b)
+    eager = _all(tnp, a, h, b)  # np.linalg, in float64 rounded to float32, NaN where it raises
+    for g, w in zip(got, eager, strict=True):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
+        scale = np.abs(w[np.isfinite(w)]).max(initial=1.0)
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5 * scale)
+    assert np.isnan(got[0][1]).all() and np.isnan(got[3][2]).all() and got[4][1] == 0
+    tall, wide = a[..., :, : n - 2], np.swapaxes(a, -1, -2)[..., :-2, :]
+    decomposed = tj.jit(lambda *xs: _decompositions(tnp, *xs), device="cpu")(h, tall, wide)
+    for i, (g, w) in enumerate(zip(decomposed, _decompositions(np, h, tall, wide), strict=True)):
+        if i in (2, 9):  # eigvalsh and svd(compute_uv=False): in float32
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5 * np.abs(w).max())
+        elif i < 10:  # eigh and svd in float64 as NumPy: its vectors' signs too
+            np.testing.assert_array_equal(g, w)
+    assert small_calls == {"solve": 2, "inv": 1, "cholesky": 1, "det": 1, "slogdet": 1,
+                           "eigh": 1, "eigvalsh": 1, "svd": 2, "svdvals": 1}  # fmt: skip
 
 
 def test_thread_count_follows_size_setting_and_load(monkeypatch):

@@ -46,14 +46,19 @@ def test_values_equal_numpy(shape, dtype):
                 m.linalg.det(a), sign, logabs, w, v, m.linalg.eigvalsh(a, UPLO="U"))  # fmt: skip
 
     want = f(np, a, s, b)
-    for got in (f(tnp, a, s, b), _jit_cpu(lambda *xs: f(tnp, *xs))(a, s, b)):
+    rtol = 1e-5 if dtype == np.float32 else 1e-13
+    for compiled, got in enumerate((f(tnp, a, s, b), _jit_cpu(lambda *xs: f(tnp, *xs))(a, s, b))):
         for g, w in zip(got, want):
             assert g.dtype == w.dtype and g.shape == w.shape
-        for g, w in zip(got[:-1], want[:-1]):
-            np.testing.assert_array_equal(g, w)
+        for i, (g, w) in enumerate(zip(got[:-1], want[:-1])):
+            if compiled and dtype == np.float32 and i not in (6, 7):
+                # compiled float32 stacks are solved in float32 (np.linalg: in float64, then
+                # rounded; backend_cpu/lapack_small.py); eigh (6, 7) in float64 as NumPy
+                np.testing.assert_allclose(g, w, rtol=rtol, atol=rtol * np.abs(w).max(initial=1))
+            else:
+                np.testing.assert_array_equal(g, w)
         # eigvalsh(UPLO="U") runs on the lower triangle of a^H (NumPy's: the upper of a), a
         # transposed problem: equal to rounding
-        rtol = 1e-5 if dtype == np.float32 else 1e-13
         np.testing.assert_allclose(got[-1], want[-1], rtol=rtol, atol=rtol)
 
 

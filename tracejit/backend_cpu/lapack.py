@@ -28,8 +28,8 @@ the matrix is big and the cores are free).
 
 >>> import numpy as np
 >>> a, out = np.array([[4.0, 2.0], [2.0, 5.0]]), np.empty((2, 2))
->>> into("cholesky", [a]) is None  # a 2 x 2 matrix: NumPy's path
-True
+>>> into("cholesky", [a])(a, [out]) or out.tolist()  # 2 x 2: NumPy's gufunc (lapack_small)
+[[2.0, 0.0], [1.0, 2.0]]
 >>> not available("cholesky", a.dtype) or (_INTO["cholesky"](a, [out]) or out.tolist())
 [[2.0, 0.0], [1.0, 2.0]]
 """
@@ -42,7 +42,7 @@ import math
 
 import numpy as np
 
-from tracejit.backend_cpu import blas, lapack_threads
+from tracejit.backend_cpu import blas, lapack_small, lapack_threads
 from tracejit.errors import InternalError
 
 MIN_N = 128  # smaller matrices take NumPy's path (see `into`)
@@ -219,15 +219,18 @@ def available(prim: str, dtype: np.dtype) -> bool:
 
 
 def into(prim: str, operands: list[np.ndarray]):
-    """`fn(*operands, outs, **attrs)` writing primitive `prim`'s results into `outs` through
-    LAPACK, or None: NumPy's path runs for another primitive, a dtype or library without
-    LAPACK here, and for matrices with fewer than `MIN_N` rows or columns (this path loops
-    over a stack in Python, a few microseconds a matrix, where NumPy's loop is in C: 0.17 ms
-    for 1000 4 x 4 solves against 22 ms; from n = 128 on, LAPACK's work outweighs it).
-    eigh, eigvalsh, svd, svdvals and qr are registered by backend_cpu/lapack_decomp.py."""
-    if prim not in _INTO or not operands or min(operands[0].shape[-2:]) < MIN_N:
+    """`fn(*operands, outs, **attrs)` writing primitive `prim`'s results into `outs`, or None
+    (NumPy's path runs): through LAPACK for the primitives here, from `MIN_N` rows and
+    columns on, where the library has that step's routines (`available`); below, NumPy's
+    batched gufuncs (backend_cpu/lapack_small.py): this path loops over a stack in Python, a
+    few microseconds a matrix, where NumPy's loop is in C (0.17 ms for 1000 4 x 4 solves
+    against 22 ms); from n = 128 on, LAPACK's work outweighs it. eigh, eigvalsh, svd,
+    svdvals and qr are registered by backend_cpu/lapack_decomp.py."""
+    if not operands or operands[0].ndim < 2:
         return None
-    return _INTO[prim] if available(prim, operands[0].dtype) else None
+    if min(operands[0].shape[-2:]) < MIN_N:
+        return lapack_small.into(prim, operands)
+    return _INTO[prim] if prim in _INTO and available(prim, operands[0].dtype) else None
 
 
 __all__ = ["MIN_N", "SIGNATURES", "available", "into", "register", "routine", "routines"]

@@ -1,14 +1,15 @@
-"""Linear-algebra primitives: solve, inv, cholesky, det, slogdet, eigh, and their VJPs.
+"""Linear-algebra primitives: solve, inv, cholesky, det, slogdet, eigh, eigvalsh, and VJPs.
 
 Each takes stacks of square matrices `(..., n, n)` (float32/64 or complex64/128, LAPACK's
-s/d/c/z routines; `tracejit.numpy`
-promotes and broadcasts first, so `solve`'s operands arrive as `(..., n, n)` and
-`(..., n, k)` with equal leading axes). The implementation is NumPy's own `np.linalg`
-(LAPACK through NumPy's lapack_lite/OpenBLAS), written over an array namespace
-(ir/array_library.py): the compiled CPU program calls NumPy back for them (but solve, inv,
-cholesky, det, slogdet and eigh of matrices from 128 x 128 on, which it runs through
-scipy-openblas32's LAPACK: backend_cpu/lapack.py, lapack_decomp.py), and the CUDA program
-runs the same functions with CuPy (cuSOLVER) on the device arrays.
+s/d/c/z routines; `tracejit.numpy` promotes and broadcasts first, so `solve`'s operands
+arrive as `(..., n, n)` and `(..., n, k)` with equal leading axes). The implementation is
+NumPy's own `np.linalg` (LAPACK through NumPy's bundled OpenBLAS), written over an array
+namespace (ir/array_library.py), which the CUDA program runs with CuPy (cuSOLVER) on the
+device arrays. The compiled CPU program runs them through scipy-openblas32's LAPACK from
+128 x 128 on (backend_cpu/lapack.py, lapack_decomp.py) and through NumPy's batched gufuncs
+below (backend_cpu/lapack_small.py); both compute float32 stacks in float32 (but eigh and
+svd below 128: in double, as `np.linalg` computes them all). `eigvalsh` computes no
+eigenvectors but to differentiate.
 
 Failures follow JAX, not NumPy: a singular matrix (`solve`, `inv`) or one that is not
 positive definite (`cholesky`) gives NaN for that matrix of the stack instead of raising

@@ -33,7 +33,8 @@ def _linalg(a, b):
     q, r = tnp.linalg.qr(a)
     sign, logdet = tnp.linalg.slogdet(sym)
     return (tnp.linalg.solve(a, b), tnp.linalg.inv(a), tnp.linalg.cholesky(sym),
-            tnp.linalg.det(a), sign * logdet, w, tnp.abs(v), s, q @ r, u @ (s[..., None] * vh))  # fmt: skip
+            tnp.linalg.det(a), sign * logdet, w, tnp.abs(v), s, q @ r, u @ (s[..., None] * vh),
+            tnp.linalg.eigvalsh(sym), tnp.linalg.svd(a, compute_uv=False))  # fmt: skip
 
 
 def _numpy_linalg(a, b):
@@ -41,7 +42,8 @@ def _numpy_linalg(a, b):
     sign, logdet = np.linalg.slogdet(sym)
     return (np.linalg.solve(a, b), np.linalg.inv(a), np.linalg.cholesky(sym), np.linalg.det(a),
             sign * logdet, np.linalg.eigvalsh(sym), np.abs(np.linalg.eigh(sym)[1]),
-            np.linalg.svd(a, compute_uv=False), a, a)  # fmt: skip
+            np.linalg.svd(a, compute_uv=False), a, a, np.linalg.eigvalsh(sym),
+            np.linalg.svd(a, compute_uv=False))  # fmt: skip
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -51,7 +53,8 @@ def test_linear_algebra_runs_cusolver_on_the_device(dtype):
     b = rng.normal(size=(3, 5, 2)).astype(dtype)
     compiled = _compiled(_linalg, a, b)
     names = _library_prims(compiled)
-    assert {"solve", "inv", "cholesky", "det", "slogdet", "eigh", "svd", "qr"} <= names
+    assert {"solve", "inv", "cholesky", "det", "slogdet", "eigh", "svd", "qr", "eigvalsh",
+            "svdvals"} <= names  # fmt: skip
     tol = 1e-9 if dtype == np.float64 else 2e-3
     for got, want in zip(compiled(a, b), _numpy_linalg(a, b)):
         got = tj.device_get(got)

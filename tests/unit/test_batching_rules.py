@@ -197,7 +197,7 @@ CASES["svdvals"] = lambda rng: ([rng.random((4, 3))], {})
 CASES["qr"] = lambda rng: ([rng.random((4, 3))], {"complete": True})
 CASES["argsort"] = lambda rng: ([rng.integers(0, 3, (3, 5)).astype(np.float64)], {"axis": 1})
 CASES["sort"] = CASES["argsort"]
-CASES["eig"] = lambda rng: ([rng.random((3, 3))], {})
+CASES["eig"] = CASES["eigvals"] = lambda rng: ([rng.random((3, 3))], {})
 CASES["fft"] = lambda rng: ([rng.random((3, 4))], {"kind": "rfft", "lengths": (3, 4)})
 
 # Extra layouts that take other paths through a rule.

@@ -22,7 +22,7 @@ def _stacked_rule(name: str):
 
 
 for _name in ("solve", "inv", "cholesky", "det", "slogdet", "eigh", "eigvalsh", "svd",
-              "svdvals", "qr", "fft", "eig"):  # fmt: skip
+              "svdvals", "qr", "fft", "eig", "eigvals"):  # fmt: skip
     defbatch(_name)(_stacked_rule(_name))
 
 

@@ -19,7 +19,8 @@ P = V^-1 dA V and F_ij = 1 / (w_j - w_i) off the diagonal:
     U_bar = V_bar - conj(V) diag(Re g) - i E_k diag(Im g / Re v_k),   g_j = sum_i (V_bar o V)_ij
 
 with E_k the 0/1 matrix of the rows k_j. Eigenvalue cotangents alone are always accepted
-(`eigvals`); eigenvector ones, as in JAX, only when the primitive was bound with
+(`eigvals`, its own primitive: NumPy's `eigvals`, no eigenvectors but to differentiate);
+eigenvector ones, as in JAX, only when the primitive was bound with
 `eigvec_derivs=True` (`tnp.linalg.eig(a, enable_eigvec_derivs=True)`, JAX's
 `lax.linalg.eig(..., enable_eigvec_derivs=True)`): the derivative is valid only for
 distinct eigenvalues and a unique largest component, which cannot be checked. Repeated
@@ -63,8 +64,21 @@ def _eig_impl(a, eigvec_derivs=False):
     return w.astype(c), v.astype(c)
 
 
+def _eigvals_rule(avals):
+    return _eig_rule(avals)[0]
+
+
+def _eigvals_impl(a):
+    bad = ~np.isfinite(a).all(axis=(-2, -1))
+    w = np.linalg.eigvals(np.where(bad[..., None, None], 0, a) if bad.any() else a)
+    w = w.astype(complex_dtype(a.dtype))
+    w[bad] = np.nan
+    return w
+
+
 register("eig", OPAQUE, _eig_rule, _eig_impl, multiple_results=True)
-dtypes.COMPLEX_HOST_PRIMS.add("eig")
+register("eigvals", OPAQUE, _eigvals_rule, _eigvals_impl)
+dtypes.COMPLEX_HOST_PRIMS.update(("eig", "eigvals"))
 
 
 _EIGVEC_REFUSED = (
@@ -121,6 +135,13 @@ def _eig_vjp(e, cts, a, *, out, eigvec_derivs=False):
     vt = _mT(e, v)
     a_bar = e.solve(vt, e.matmul(inner, vt))  # V^-T inner V^T
     return [a_bar if dtypes.is_complex(a.dtype) else e.real(a_bar)]
+
+
+@defvjp("eigvals")
+def _eigvals_vjp(e, ct, a, *, out):
+    # the forward step computes no eigenvectors (geev jobvr='N'); the gradient needs them:
+    # the full `eig` here, only when differentiated
+    return _eig_vjp(e, [ct, None], a, out=e.bind_all("eig", a, eigvec_derivs=False))
 
 
 __all__: list[str] = []

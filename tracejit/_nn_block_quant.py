@@ -119,6 +119,8 @@ def _working(x):
 
 def _blocks(x, block: int):
     b, m, k = shape_of(x)
+    if not isinstance(block, (int, np.integer)) or isinstance(block, bool):
+        raise TracejitTypeError(f"scaled_dot_general: block_size {block!r} is not an int")
     if block <= 0 or k < block or k % block:
         raise ShapeError(
             f"scaled_dot_general: the contracting size {k} is not a positive multiple of "

@@ -209,6 +209,12 @@ def scaled_dot_general(
             "scaled_dot_general: preferred_element_type must be float32, float16 or "
             f"bfloat16 with configs (as in JAX), got {preferred_element_type!r}"
         )
+    for name, x in (("lhs", lhs), ("rhs", rhs)):
+        if dtypes.is_complex(x.dtype):  # quantizing would drop the imaginary part
+            raise TracejitTypeError(
+                f"scaled_dot_general: {name} is {x.dtype}; block quantization takes real "
+                "operands (JAX raises too)"
+            )
     lc, rc, lb, rb = dims
     a, b = _to_3d(lhs, lc, lb), _to_3d(rhs, rc, rb)
     out = _scaled_dot_3d(a, b, _checked_configs(configs), out_type)

@@ -6,6 +6,7 @@ the operand was clipped for nvfp4), eagerly and compiled for the test device."""
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import ml_dtypes
@@ -158,6 +159,33 @@ def test_bad_input_gets_named_errors():
         sdg(A, B, DIMS3, configs=cfg[:2])
     with pytest.raises(TracejitTypeError, match="preferred_element_type"):
         sdg(A, B, DIMS3, preferred_element_type=None, configs=cfg)
+    # quantizing a complex operand dropped its imaginary part silently (JAX raises)
+    with pytest.raises(TracejitTypeError, match="complex64"):
+        sdg(A.astype(np.complex64), B, DIMS3, configs=cfg)
+    # a float block size was used as is, a string one failed inside a comparison
+    for size in (32.0, "32"):
+        with pytest.raises(TracejitTypeError, match="block_size"):
+            sdg(A, B, DIMS3, configs=[dataclasses.replace(cfg[0], block_size=size)] * 3)
+
+
+@pytest.mark.parametrize("mode", ["mxfp8", "nvfp4"])
+def test_vmap_over_odd_axes_matches_each_example(device, mode):
+    # examples along lhs axis 2 and rhs axis 0, the result's batch axis last; gradients too
+    gs = np.array([0.004], np.float32)  # nvfp4 clips some of A's entries (|x| > 0.004*6*448)
+    cfg = _configs(mode, gs)
+    lhs, rhs, w = np.moveaxis(A, 0, 2), B, np.moveaxis(W, 0, 2)
+    dims = (((1,), (1,)), ((), ()))
+    fwd = lambda a, b: tj.nn.scaled_dot_general(a, b, dims, configs=cfg)
+    grads = tj.grad(lambda a, b, w: tnp.sum(fwd(a, b) * w), argnums=(0, 1))
+    fun = lambda a, b, w: (tj.vmap(fwd, in_axes=(2, 0), out_axes=-1)(a, b),
+                           tj.vmap(grads, in_axes=(2, 0, 2), out_axes=(0, 1))(a, b, w))  # fmt: skip
+    out, (ga, gb) = tj.jit(fun, device=device)(lhs, rhs, w)
+    g = gs if mode == "nvfp4" else None
+    want = quantized_matmul(A, B, mode, g, g)
+    _assert_close(out, np.moveaxis(want, 0, -1), rtol=1e-6, atol=1e-5)
+    wa, wb = gradients(A, B, W, mode, g)
+    _assert_close(ga, wa, rtol=1e-5, atol=1e-4)
+    _assert_close(gb, np.moveaxis(wb, 0, 1), rtol=1e-5, atol=1e-4)
 
 
 def test_implementation_is_ignored_with_a_deprecation_warning():

@@ -15,6 +15,7 @@ from _finite_diff import numeric_grad
 
 import tracejit as tj
 import tracejit.numpy as tnp
+from tracejit.errors import ShapeError, TracejitTypeError
 
 DTYPES = [np.float32, np.float64, np.int32, np.int64, np.uint8, np.complex64, np.complex128]
 
@@ -144,3 +145,20 @@ def test_complex_gradient_follows_jax_convention():
     dx = numeric_grad(lambda x: float(loss(np, x + 1j * z.imag)), z.real)
     dy = numeric_grad(lambda y: float(loss(np, z.real + 1j * y)), z.imag)
     np.testing.assert_allclose(got, dx - 1j * dy, rtol=1e-7, atol=1e-8)
+
+
+def test_cumulative_of_a_0d_array_and_axis_types(device):
+    # NumPy 2: cumulative_sum/prod need axis only above rank 1; a 0-d array scans as (1,)
+    # (tracejit raised 'pass axis=' for rank 0, and padded a (1,) result with 0-d widths)
+    s = np.float64(-3.0)
+    fun = lambda m, s: (m.cumulative_prod(s), m.cumulative_sum(s, include_initial=True),
+                        m.cumulative_prod(s, axis=0, include_initial=True),
+                        m.cumulative_sum(s > 0, axis=-1, include_initial=True))  # fmt: skip
+    for g, w in zip(tj.jit(lambda s: fun(tnp, s), device=device)(s), fun(np, s)):
+        assert_same_bits(g, w)
+    x = np.ones((2, 3))
+    for axis in (1.5, np.float64(1.0), (0, 1)):  # int() made 1.5 axis 1; a tuple raised raw
+        with pytest.raises(TracejitTypeError, match="axis must be an integer"):
+            tnp.cumprod(x, axis=axis)
+    with pytest.raises(ShapeError, match="rank 2"):
+        tnp.cumulative_prod(x)

@@ -5,11 +5,12 @@ Every function here accepts tracers, NumPy arrays, NumPy scalars and Python scal
 
 from __future__ import annotations
 
+import operator
 import struct
 
 import numpy as np
 
-from tracejit.errors import ShapeError, UnsupportedError
+from tracejit.errors import ShapeError, TracejitTypeError, UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.ir.graph import ConstValue
 from tracejit.tracer.checks import check_int_fits, reject_subclass
@@ -233,9 +234,13 @@ def normalize_axes(axis, ndim: int, op: str = "") -> tuple[int, ...]:
 
 
 def _static_int(x, what: str) -> int:
+    """x as a Python int; as NumPy, a float or a sequence is not one (int() truncated 1.5)."""
     if isinstance(x, Tracer):
         raise x._concretization_error(f"Using as {what}")
-    return int(x)
+    try:
+        return operator.index(x)
+    except TypeError:
+        raise TracejitTypeError(f"{what} must be an integer, got {x!r}") from None
 
 
 def _static_ints(seq, what: str) -> tuple[int, ...]:

@@ -332,6 +332,25 @@ def cumsum(a, axis=None, dtype=None):
     return scan("cumsum", a, axis, dtype)
 
 
+def _cumulative(prim: str, name: str, x, axis, dtype, include_initial: bool):
+    """Array-API `cumulative_sum` / `cumulative_prod` (NumPy's): the scan `prim`, `axis`
+    required above rank 1 (a 0-d array scans as shape (1,)), with the identity first when
+    `include_initial`."""
+    (x,) = promote(x)
+    rank = len(shape_of(x))
+    if axis is None:
+        if rank > 1:
+            raise ShapeError(f"{name}: pass axis= for an array of rank {rank}")
+        axis = 0
+    out = scan(prim, x, axis, dtype)
+    if not include_initial:
+        return out
+    ax = normalize_axis(axis, len(shape_of(out)), name)
+    widths = tuple((1, 0) if i == ax else (0, 0) for i in range(len(shape_of(out))))
+    identity = constant(int(prim == "cumprod"), out.dtype, weak=False, trace=innermost_trace([out]))
+    return bind("pad", out, identity, widths=widths)
+
+
 def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial: bool = False):
     """Array-API `cumulative_sum`: `cumsum` that requires `axis` for rank > 1.
 
@@ -339,19 +358,7 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial: bool = False
     >>> tnp.cumulative_sum(np.array([1.0, 2.0]), include_initial=True)
     array([0., 1., 3.])
     """
-    (x,) = promote(x)
-    shape = tuple(shape_of(x))
-    if axis is None:
-        if len(shape) != 1:
-            raise ShapeError(f"cumulative_sum: pass axis= for an array of rank {len(shape)}")
-        axis = 0
-    out = cumsum(x, axis=axis, dtype=dtype)
-    if not include_initial:
-        return out
-    ax = normalize_axis(axis, len(shape), "cumulative_sum")
-    widths = tuple((1, 0) if i == ax else (0, 0) for i in range(len(shape)))
-    zero = constant(0, out.dtype, weak=False, trace=innermost_trace([out]))
-    return bind("pad", out, zero, widths=widths)
+    return _cumulative("cumsum", "cumulative_sum", x, axis, dtype, include_initial)
 
 
 # ---------------------------------------------------------------- NaN-ignoring

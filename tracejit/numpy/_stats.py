@@ -15,7 +15,6 @@ from tracejit.numpy import _elementwise as ew
 from tracejit.numpy import _reductions as red
 from tracejit.numpy._complex import conj, imag, make_complex, real
 from tracejit.numpy._core import asarray, cast, normalize_axis, promote, shape_of
-from tracejit.numpy._creation import ones_like
 from tracejit.numpy._join import concatenate
 from tracejit.numpy._shape import moveaxis, reshape
 from tracejit.numpy._sorting import _moved_rows, _real_only, sort
@@ -43,18 +42,7 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial: bool = Fals
     >>> tnp.cumulative_prod(np.array([2.0, 3.0]), include_initial=True)
     array([1., 2., 6.])
     """
-    (x,) = promote(asarray(x))
-    if axis is None:
-        if len(shape_of(x)) != 1:
-            raise TracejitValueError("cumulative_prod: pass axis= for an array of rank > 1")
-        axis = 0
-    out = cumprod(x, axis, dtype)
-    if not include_initial:
-        return out
-    ax = normalize_axis(axis, len(shape_of(x)), "cumulative_prod")
-    shape = list(shape_of(out))
-    shape[ax] = 1
-    return concatenate([ones_like(out, shape=tuple(shape)), out], ax)
+    return red._cumulative("cumprod", "cumulative_prod", x, axis, dtype, include_initial)
 
 
 def _nan_to(x, value):

@@ -9,11 +9,12 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from tracejit.errors import TracejitValueError
+from tracejit.errors import TracejitTypeError, TracejitValueError
 
 _REGISTRY: dict[type, tuple[Callable, Callable]] = {}
 
@@ -48,6 +49,10 @@ class PyTreeDef:
             return 1
         return sum(c.num_leaves for c in self.children)
 
+    def unflatten(self, leaves) -> Any:
+        """`tree_unflatten(self, leaves)`, as JAX's `PyTreeDef.unflatten`."""
+        return tree_unflatten(self, leaves)
+
     def __repr__(self) -> str:
         if self.kind is None:
             return "*"
@@ -63,16 +68,39 @@ class PyTreeDef:
 _LEAF = PyTreeDef(None)
 
 
+def _sorted_keys(x: dict) -> tuple:
+    try:
+        return tuple(sorted(x))
+    except TypeError:
+        raise TracejitTypeError(
+            f"a pytree dict's keys must sort (leaves follow the sorted keys); got {list(x)!r}"
+        ) from None
+
+
+def _dict_keys(td: PyTreeDef) -> tuple | None:
+    """The keys of a dict-like node (dict, OrderedDict, defaultdict), None for others."""
+    if td.kind is dict or td.kind is OrderedDict:
+        return td.aux
+    return td.aux[1] if td.kind is defaultdict else None
+
+
 def _children(x) -> tuple[Any, Hashable, list] | None:
-    """(kind, aux, children) for a node, None for a leaf."""
+    """(kind, aux, children) for a node, None for a leaf. As JAX: dict and defaultdict
+    children in sorted key order, OrderedDict's in insertion order."""
     t = type(x)
     if x is None:
         return type(None), None, []
     if t is tuple or t is list:
         return t, None, list(x)
     if t is dict:
-        keys = tuple(sorted(x))
+        keys = _sorted_keys(x)
         return dict, keys, [x[k] for k in keys]
+    if t is OrderedDict:
+        keys = tuple(x)
+        return t, keys, [x[k] for k in keys]
+    if t is defaultdict:
+        keys = _sorted_keys(x)
+        return t, (x.default_factory, keys), [x[k] for k in keys]
     if _is_namedtuple(x):
         return t, None, list(x)
     if t in _REGISTRY:
@@ -109,13 +137,20 @@ def tree_unflatten(treedef: PyTreeDef, leaves) -> Any:
             return None
         if td.kind is tuple or td.kind is list:
             return td.kind(children)
-        if td.kind is dict:
-            return dict(zip(td.aux, children))
+        if td.kind is dict or td.kind is OrderedDict:
+            return td.kind(zip(td.aux, children))
+        if td.kind is defaultdict:
+            return defaultdict(td.aux[0], zip(td.aux[1], children))
         if td.kind in _REGISTRY:
             return _REGISTRY[td.kind][1](td.aux, children)
         return td.kind(*children)  # namedtuple
 
-    out = go(treedef)
+    try:
+        out = go(treedef)
+    except StopIteration:
+        raise TracejitValueError(
+            f"tree_unflatten: fewer leaves than the structure's {treedef.num_leaves}"
+        ) from None
     if next(it, _SENTINEL) is not _SENTINEL:
         raise TracejitValueError("tree_unflatten: more leaves than the structure holds")
     return out
@@ -124,24 +159,25 @@ def tree_unflatten(treedef: PyTreeDef, leaves) -> Any:
 _SENTINEL = object()
 
 
-def tree_leaves(tree) -> list:
-    return tree_flatten(tree)[0]
+def tree_leaves(tree, is_leaf: Callable[[Any], bool] | None = None) -> list:
+    return tree_flatten(tree, is_leaf)[0]
 
 
-def tree_structure(tree) -> PyTreeDef:
-    return tree_flatten(tree)[1]
+def tree_structure(tree, is_leaf: Callable[[Any], bool] | None = None) -> PyTreeDef:
+    return tree_flatten(tree, is_leaf)[1]
 
 
-def tree_map(f: Callable, tree, *rest) -> Any:
-    """Apply `f` leaf-wise over `tree` and trees of the same structure.
+def tree_map(f: Callable, tree, *rest, is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """Apply `f` leaf-wise over `tree` and trees of the same structure (`is_leaf` as in
+    `tree_flatten`).
 
     >>> tree_map(lambda a, b: a + b, {"x": 1, "y": 2}, {"x": 10, "y": 20})
     {'x': 11, 'y': 22}
     """
-    leaves, treedef = tree_flatten(tree)
+    leaves, treedef = tree_flatten(tree, is_leaf)
     others = []
     for r in rest:
-        r_leaves, r_def = tree_flatten(r)
+        r_leaves, r_def = tree_flatten(r, is_leaf)
         if r_def != treedef:
             raise TracejitValueError(f"tree_map: structures differ: {treedef} and {r_def}")
         others.append(r_leaves)
@@ -156,8 +192,9 @@ def keystr_paths(treedef: PyTreeDef, prefix: str) -> list[str]:
         if td.kind is None:
             out.append(path)
             return
-        if td.kind is dict:
-            for k, c in zip(td.aux, td.children):
+        keys = _dict_keys(td)
+        if keys is not None:
+            for k, c in zip(keys, td.children):
                 go(c, f"{path}[{k!r}]")
         elif hasattr(td.kind, "_fields"):
             for name, c in zip(td.kind._fields, td.children):

@@ -2,9 +2,12 @@
 
 import collections
 
+import numpy as np
 import pytest
 
 import tracejit as tj
+import tracejit.numpy as tnp
+from tracejit.errors import TracejitTypeError, TracejitValueError
 
 
 def test_flatten_unflatten_roundtrip_nested():
@@ -41,3 +44,34 @@ def test_register_twice_is_an_error():
     tj.register_pytree_node(Node, lambda n: ((), None), lambda aux, ch: Node())
     with pytest.raises(ValueError, match="already"):
         tj.register_pytree_node(Node, lambda n: ((), None), lambda aux, ch: Node())
+
+
+def test_ordered_and_default_dicts_are_nodes_as_in_jax():
+    # they were leaves: tree_map handed f the whole dict, jit/grad refused them as arguments
+    od = collections.OrderedDict([("b", 1), ("a", 2)])  # insertion order, as JAX
+    dd = collections.defaultdict(list, {"b": 1, "a": 2})  # sorted keys, as dict
+    assert tj.tree_util.tree_leaves(od) == [1, 2]
+    assert tj.tree_util.tree_leaves(dd) == [2, 1]
+    doubled = tj.tree_util.tree_map(lambda x: 2 * x, dd)
+    assert type(doubled) is collections.defaultdict and doubled.default_factory is list
+    assert doubled == {"a": 4, "b": 2}
+    assert list(tj.tree_util.tree_map(lambda x: x + 1, od).items()) == [("b", 2), ("a", 3)]
+    params = collections.OrderedDict([("w", np.array([1.0, 2.0])), ("b", np.array(0.5))])
+    grads = tj.grad(lambda p: tnp.sum(p["w"] ** 2) * p["b"])(params)
+    assert list(grads) == ["w", "b"]
+    np.testing.assert_allclose(grads["w"], [1.0, 2.0])  # d/dw of b * sum(w^2) = 2 b w
+    np.testing.assert_allclose(grads["b"], 5.0)
+    assert tj.pytree.keystr_paths(tj.tree_structure(od), "p") == ["p['b']", "p['a']"]
+
+
+def test_is_leaf_unflatten_method_and_named_errors():
+    tree = {"a": [1, 2], "b": [3]}
+    is_list = lambda x: isinstance(x, list)
+    assert tj.tree_util.tree_map(len, tree, is_leaf=is_list) == {"a": 2, "b": 1}
+    assert tj.tree_util.tree_leaves(tree, is_leaf=is_list) == [[1, 2], [3]]
+    assert tj.tree_util.tree_structure(tree, is_leaf=is_list).num_leaves == 2
+    assert tj.tree_structure((1, [2])).unflatten([5, 6]) == (5, [6])
+    with pytest.raises(TracejitValueError, match="fewer leaves"):  # was a bare StopIteration
+        tj.tree_unflatten(tj.tree_structure((1, 2)), [1])
+    with pytest.raises(TracejitTypeError, match="keys must sort"):  # was a raw '<' TypeError
+        tj.tree_leaves({1: 1, "a": 2})

@@ -15,7 +15,7 @@ from _finite_diff import numeric_grad
 
 import tracejit as tj
 import tracejit.numpy as tnp
-from tracejit.errors import ShapeError, TracejitTypeError
+from tracejit.errors import ShapeError, TracejitTypeError, UnsupportedError
 
 DTYPES = [np.float32, np.float64, np.int32, np.int64, np.uint8, np.complex64, np.complex128]
 
@@ -147,7 +147,7 @@ def test_complex_gradient_follows_jax_convention():
     np.testing.assert_allclose(got, dx - 1j * dy, rtol=1e-7, atol=1e-8)
 
 
-def test_cumulative_of_a_0d_array_and_axis_types(device):
+def test_cumulative_of_a_0d_array_axis_types_and_out(device):
     # NumPy 2: cumulative_sum/prod need axis only above rank 1; a 0-d array scans as (1,)
     # (tracejit raised 'pass axis=' for rank 0, and padded a (1,) result with 0-d widths)
     s = np.float64(-3.0)
@@ -162,3 +162,6 @@ def test_cumulative_of_a_0d_array_and_axis_types(device):
             tnp.cumprod(x, axis=axis)
     with pytest.raises(ShapeError, match="rank 2"):
         tnp.cumulative_prod(x)
+    for scan in (tnp.cumsum, tnp.cumprod, tnp.nancumsum, tnp.nancumprod):  # raw TypeError
+        with pytest.raises(UnsupportedError, match=r"out=\.\.\."):
+            scan(x, out=np.empty(6))

@@ -322,13 +322,14 @@ def scan(prim: str, a, axis=None, dtype=None):
     return bind(prim, x, axis=ax) if shape_of(x)[ax] else x
 
 
-def cumsum(a, axis=None, dtype=None):
+def cumsum(a, axis=None, dtype=None, out=None):
     """`np.cumsum`: running sum along `axis` (of the flattened array when None).
 
     >>> import numpy as np, tracejit.numpy as tnp
     >>> tnp.cumsum(np.array([[1, 2], [3, 4]], dtype=np.int32))
     array([ 1,  3,  6, 10])
     """
+    _no_out(out, "cumsum")
     return scan("cumsum", a, axis, dtype)
 
 

@@ -24,7 +24,7 @@ from tracejit.tracer.core import bind
 _INT64 = np.dtype(np.int64)
 
 
-def cumprod(a, axis=None, dtype=None):
+def cumprod(a, axis=None, dtype=None, out=None):
     """`np.cumprod`: running product, NumPy's bits (the `cumprod` scan primitive multiplies
     in NumPy's sequential order; its VJP is the log-depth scan's: exact with zeros).
 
@@ -32,6 +32,7 @@ def cumprod(a, axis=None, dtype=None):
     >>> tnp.cumprod(np.array([1, 2, 0, 4]))
     array([1, 2, 0, 0])
     """
+    red._no_out(out, "cumprod")
     return red.scan("cumprod", a, axis, dtype)
 
 
@@ -51,18 +52,20 @@ def _nan_to(x, value):
     return ew.where(ew.isnan(x), value, x) if dtypes.is_inexact(x.dtype) else x
 
 
-def nancumsum(a, axis=None, dtype=None):
+def nancumsum(a, axis=None, dtype=None, out=None):
     """`np.nancumsum`: cumsum with NaN as 0.
 
     >>> import numpy as np, tracejit.numpy as tnp
     >>> tnp.nancumsum(np.array([1.0, np.nan, 2.0]))
     array([1., 1., 3.])
     """
+    red._no_out(out, "nancumsum")
     return red.cumsum(_nan_to(a, 0), axis=axis, dtype=dtype)
 
 
-def nancumprod(a, axis=None, dtype=None):
+def nancumprod(a, axis=None, dtype=None, out=None):
     """`np.nancumprod`: cumprod with NaN as 1."""
+    red._no_out(out, "nancumprod")
     return cumprod(_nan_to(a, 1), axis=axis, dtype=dtype)
 
 

@@ -33,6 +33,7 @@ import functools
 import numpy as np
 
 from tracejit.backend_cpu import numpy_blas
+from tracejit.ir import linalg_svd
 
 try:
     from numpy.linalg import _umath_linalg
@@ -62,8 +63,13 @@ def _run(prim: str, *operands_and_outs, **attrs) -> None:
     types = "".join(x.dtype.char for x in ins) + "->" + "".join(o.dtype.char for o in outs)
     if prim in DOUBLE:
         types = types.translate(_WIDER)
+    bad = None
+    if prim == "svd":  # ?gesdd can loop forever on inf: zeros in, NaN out
+        ins[0], bad = linalg_svd.finite_stand_in(ins[0])
     with numpy_blas.one_thread(), np.errstate(all="ignore"):  # NaN, not a warning
         gufunc(*ins, signature=types, out=tuple(outs))
+    for o in outs if bad is not None else ():
+        o[bad] = np.nan
 
 
 def into(prim: str, operands: list[np.ndarray]):

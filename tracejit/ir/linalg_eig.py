@@ -140,8 +140,10 @@ def _eig_vjp(e, cts, a, *, out, eigvec_derivs=False):
 @defvjp("eigvals")
 def _eigvals_vjp(e, ct, a, *, out):
     # the forward step computes no eigenvectors (geev jobvr='N'); the gradient needs them:
-    # the full `eig` here, only when differentiated
-    return _eig_vjp(e, [ct, None], a, out=e.bind_all("eig", a, eigvec_derivs=False))
+    # the full `eig` here, only when differentiated. Its vectors' derivatives are taken
+    # (a second derivative): this VJP does not depend on their gauge, so they need only
+    # distinct eigenvalues, as eigh's second derivatives
+    return _eig_vjp(e, [ct, None], a, out=e.bind_all("eig", a, eigvec_derivs=True))
 
 
 __all__: list[str] = []

@@ -51,8 +51,25 @@ def _svd_rule(avals, *, full_matrices):
 
 
 def _svd_impl(a, *, full_matrices, xp=np):
-    u, s, vh = xp.linalg.svd(a, full_matrices=full_matrices)
+    if xp is not np:  # CuPy's cuSOLVER, as it is
+        u, s, vh = xp.linalg.svd(a, full_matrices=full_matrices)
+        return u, s, vh
+    a, bad = finite_stand_in(a)
+    u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+    if bad is not None:
+        u[bad], s[bad], vh[bad] = np.nan, np.nan, np.nan
     return u, s, vh
+
+
+def finite_stand_in(a: np.ndarray):
+    """`(a, None)`, or where a matrix of the stack `a` holds inf or NaN, `(a with zeros for
+    those matrices, their mask)`: the caller sets their results to NaN, as JAX. NumPy's
+    LAPACK ?gesdd never returns on some such matrices (np.linalg.svd of
+    [[3, inf, 0], [inf, 3, 0], [0, 0, 3]] hangs)."""
+    bad = ~np.isfinite(a).all(axis=(-2, -1))
+    if not bad.any():
+        return a, None
+    return np.where(bad[..., None, None], 0, a), bad
 
 
 def _svdvals_rule(avals):

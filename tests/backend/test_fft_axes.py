@@ -11,7 +11,7 @@ from _finite_diff import numeric_grad
 
 import tracejit as tj
 import tracejit.numpy as tnp
-from tracejit.errors import ShapeError
+from tracejit.errors import ShapeError, TracejitValueError
 from tracejit.tracer.core import bind
 
 RNG = np.random.default_rng(11)
@@ -86,3 +86,13 @@ def test_gradients_match_finite_differences(case):
 def test_bad_axes_are_a_shape_error(axes):
     with pytest.raises(ShapeError, match="axes"):
         bind("fft", C, kind="fft", lengths=(6,) * len(axes), axes=axes)
+
+
+def test_no_axes_to_transform_is_numpys_identity(device):
+    for fn in (lambda m, x: m.fft.fftn(x, axes=()), lambda m, x: m.fft.ifft2(x, axes=())):
+        want = fn(np, R)
+        for got in (fn(tnp, R), tj.jit(lambda x, fn=fn: fn(tnp, x), device=device)(R)):
+            got = np.asarray(tj.device_get(got))
+            assert got.dtype == want.dtype and np.array_equal(got, want)
+    with pytest.raises(TracejitValueError, match="needs an axis"):
+        tnp.fft.rfftn(R, axes=())

@@ -76,6 +76,10 @@ def _scale(norm, n: int, inverse: bool) -> float:
 
 
 def _transform(a, kind: str, s, axes, norm):
+    if (tnp.ndim(a) == 0 if axes is None else len(axes) == 0) and not s:
+        if kind in ("rfft", "irfft"):
+            raise TracejitValueError(f"fft: {kind} needs an axis to transform, got none")
+        return tnp.asarray(a)  # NumPy's fftn / ifftn over no axes: the operand as it is
     x = _operand(a, kind)
     axes, s = _axes_and_lengths(x, s, axes, kind)
     _scale(norm, 1, False)  # validate before tracing anything

@@ -61,3 +61,10 @@ def test_eigvals_second_derivative_matches_finite_differences(device):
     second = tj.grad(lambda v: tnp.sum(tj.grad(_loss)(v) ** 2))
     for got in (second(x), tj.jit(second, device=device)(x)):
         np.testing.assert_allclose(np.asarray(tj.device_get(got)), want, rtol=1e-5, atol=1e-6)
+
+
+def test_svdvals_of_a_nan_matrix_is_nan_in_the_reference_as_compiled():
+    a = np.stack([np.diag([3.0, 2.0, 1.0]), np.full((3, 3), np.nan)])
+    for device in ("numpy", "cpu"):  # the reference raised LinAlgError
+        got = tj.jit(lambda x: tnp.linalg.svd(x, compute_uv=False), device=device)(a)
+        np.testing.assert_array_equal(got, [[3.0, 2.0, 1.0], [np.nan] * 3])

@@ -77,7 +77,13 @@ def _svdvals_rule(avals):
 
 
 def _svdvals_impl(a, *, xp=np):
-    return xp.linalg.svd(a, compute_uv=False)  # no singular vectors (LAPACK's jobz='N')
+    if xp is not np:
+        return xp.linalg.svd(a, compute_uv=False)  # no singular vectors (LAPACK's jobz='N')
+    a, bad = finite_stand_in(a)  # NaN for a non-finite matrix (NumPy raises LinAlgError)
+    s = np.linalg.svd(a, compute_uv=False)
+    if bad is not None:
+        s[bad] = np.nan
+    return s
 
 
 register("svd", OPAQUE, _svd_rule, _svd_impl, True, rules={ARRAY_IMPLS: _svd_impl})

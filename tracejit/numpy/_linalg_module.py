@@ -67,6 +67,12 @@ def matrix_norm(x, /, *, keepdims: bool = False, ord="fro"):
     return _matrix_norm(x, (-2, -1), keepdims, ord)
 
 
+def _empty_max(a, axis: int, ord) -> dict:
+    """NumPy's matrix norms 2, 1 and inf take their max with initial 0 (an empty matrix's norm
+    is 0); -2, -1 and -inf take a plain min (empty raises)."""
+    return {"initial": 0.0} if ord in (2, 1, np.inf) and shape_of(a)[axis] == 0 else {}
+
+
 def _matrix_norm(x, axes, keepdims, ord):
     (x,) = promote(x, to_float=True)
     nd = len(shape_of(x))
@@ -81,7 +87,7 @@ def _matrix_norm(x, axes, keepdims, ord):
         out = (
             red.sum(sv, axis=-1)
             if ord == "nuc"
-            else (red.max if ord == 2 else red.min)(sv, axis=-1)
+            else (red.max if ord == 2 else red.min)(sv, axis=-1, **_empty_max(sv, -1, ord))
         )
         return expand_dims(out, (r, c) if r < c else (c, r)) if keepdims else out
     if ord in (1, -1):  # max/min over columns of the column sums
@@ -94,7 +100,7 @@ def _matrix_norm(x, axes, keepdims, ord):
             "2, -2, inf or -inf"
         )
     pick = red.max if ord in (1, np.inf) else red.min
-    out = pick(sums, axis=other, keepdims=True)
+    out = pick(sums, axis=other, keepdims=True, **_empty_max(sums, other, ord))
     if keepdims:
         return out
     return reshape(out, tuple(d for i, d in enumerate(shape_of(out)) if i not in (r, c)))

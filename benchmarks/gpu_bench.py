@@ -5,6 +5,8 @@ W2  row softmax and layernorm on 16384x4096 float32
 W3  MLP training step (value_and_grad + SGD in one jit), batch 4096, 4096-wide layers, f32
 W4  library calls: solve and cholesky 4096x4096, rfft and sort of 2**24, f32 (cuSOLVER,
     cuFFT and CuPy's sort through tracejit's LibraryStep; CuPy's direct call is their floor)
+W5  values-only linalg (eigvalsh, svdvals 2048x2048), fft over axis 0 of 4096x4096 c64,
+    cumsum/cumprod over rows and columns of 4096x4096 f32 (the scan kernels)
 G   CUDA graphs: a launch-bound chain of small kernels (softmax, column sums, cumsum,
     layernorm on 64x256) per call with tj.config.cuda_graphs "never" vs "always", and what
     "auto" chose (a matmul is never captured: CuPy refuses cuBLAS during stream capture)
@@ -339,6 +341,39 @@ class Bench:
             (f"W4 rfft 2^{int(math.log2(x.size))} f32", lambda m, v: m.fft.rfft(v), (x,), 1e-3),
             (f"W4 sort 2^{int(math.log2(x.size))} f32", sort, (x,), 0.0),
         ]
+        self._library_cases(cases)
+
+    def w5(self):
+        """Values-only linalg (no vectors computed), fft over a leading axis, scan kernels."""
+        cp = self.cp
+        n, m = (512, 1024) if self.quick else (2048, 4096)
+        rng = cp.random.default_rng(2)
+        g = rng.standard_normal((n, n), dtype=cp.float32)
+        sym = (g + g.T) / 2
+        z = (
+            rng.standard_normal((m, m), dtype=cp.float32)
+            + 1j * rng.standard_normal((m, m), dtype=cp.float32)
+        ).astype(cp.complex64)
+        s = rng.standard_normal((m, m), dtype=cp.float32)
+        p = 1 + 1e-3 * s
+
+        def svdvals(mod, v):
+            if hasattr(mod.linalg, "svdvals"):
+                return mod.linalg.svdvals(v)
+            return mod.linalg.svd(v, compute_uv=False)
+
+        cases = [
+            (f"W5 eigvalsh {n}x{n} f32", lambda mod, v: mod.linalg.eigvalsh(v), (sym,), 1e-3),
+            (f"W5 svdvals {n}x{n} f32", svdvals, (g,), 1e-3),
+            (f"W5 fft axis 0 {m}x{m} c64", lambda mod, v: mod.fft.fft(v, None, 0), (z,), 1e-3),
+            (f"W5 cumsum axis 1 {m}x{m} f32", lambda mod, v: mod.cumsum(v, 1), (s,), 1e-3),
+            (f"W5 cumsum axis 0 {m}x{m} f32", lambda mod, v: mod.cumsum(v, 0), (s,), 1e-3),
+            (f"W5 cumprod axis 1 {m}x{m} f32", lambda mod, v: mod.cumprod(v, 1), (p,), 1e-3),
+        ]
+        self._library_cases(cases)
+
+    def _library_cases(self, cases):
+        cp = self.cp
         for name, fn, args, rtol in cases:
             if self.over_budget():
                 self.notes.append(f"{name} skipped: over the time budget")
@@ -415,7 +450,7 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default="gpu_bench.json")
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     ap.add_argument("--budget", type=float, default=240.0, help="seconds before peers are skipped")
-    ap.add_argument("--only", default="w1,w2,w3,w4,graphs", help="workloads, comma-separated")
+    ap.add_argument("--only", default="w1,w2,w3,w4,w5,graphs", help="workloads, comma-separated")
     args = ap.parse_args(argv)
     bench = Bench(args.quick, args.budget)
     cp = bench.cp

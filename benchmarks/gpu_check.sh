@@ -64,7 +64,7 @@ if [ "$have_pytest" = 1 ]; then
 fi
 
 step "GPU benchmarks"
-timeout 200 python benchmarks/gpu_bench.py --json "$out/gpu_bench.json" --budget 150 \
+timeout 230 python benchmarks/gpu_bench.py --json "$out/gpu_bench.json" --budget 180 \
   >"$out/gpu_bench.txt" 2>&1
 echo "exit $?"; tail -n 30 "$out/gpu_bench.txt"
 

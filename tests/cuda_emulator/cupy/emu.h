@@ -208,7 +208,9 @@ inline int run(void (*body)(const uint64_t*), const uint64_t* args, const unsign
         }
         // Odd blocks run their threads last to first: a kernel whose result depends on
         // the order threads run in between barriers (a race) gives different answers.
-        const bool reverse = ((bz * grid[1] + by) * grid[0] + bx) % 2 == 1;
+        // TJEMU_REVERSE=1 runs every block's threads last to first (block 0's too).
+        static const bool all_reverse = getenv("TJEMU_REVERSE") && getenv("TJEMU_REVERSE")[0] == '1';
+        const bool reverse = all_reverse || ((bz * grid[1] + by) * grid[0] + bx) % 2 == 1;
         while (L->live > 0 && !L->failed) {
           bool ran = false;
           for (int k = 0; k < L->n && !L->failed; ++k) {

@@ -81,7 +81,7 @@ def campaign(kind: str, batches: int, device: str, out: str) -> dict:
     @given(st.lists(strategy, min_size=low, max_size=high))
     def run(batch):
         tried[0] += 1
-        if tried[0] % 100 == 0:
+        if tried[0] % int(os.environ.get("FUZZ_DUMP_EVERY", "100")) == 0:
             dump()
         try:
             test.hypothesis.inner_test(batch=batch, device=device)

@@ -1,0 +1,45 @@
+"""k14_row of the ten-loss gradient program alone, with its inputs, compiled in variants."""
+import sys, tempfile
+sys.path[:0] = ["tests", "tests/backend"]
+import numpy as np, cupy
+from tracejit.backend_cuda import nvrtc
+from test_complex import _pair
+
+D = "benchmarks/diag/"
+z = _pair(np.complex128, (5,), seed=9)
+b56, b79 = np.load(D + "k14_b56.npy"), np.load(D + "k14_b79.npy")
+w59, w89 = np.load(D + "k14_b59.npy"), np.load(D + "k14_b89.npy")
+src0 = open(D + "k14.cu").read()
+base = nvrtc.OPTIONS
+cc = int(cupy.cuda.Device().compute_capability)
+
+def run(name, src, extra=(), drop=(), ptx=False):
+    try:
+        nvrtc.OPTIONS = tuple(o for o in base if o not in drop) + tuple(extra)
+        arch, suffix = (f"-arch=compute_{cc}", ".ptx") if ptx else (f"-arch=sm_{cc}", ".cubin")
+        binary = nvrtc.compile_source(src, arch, suffix)
+        path = tempfile.mktemp(suffix=suffix)
+        open(path, "wb").write(binary)
+        fn = cupy.RawModule(path=path).get_function("k14_row")
+        a0, a56, a79 = cupy.asarray(z), cupy.asarray(b56), cupy.asarray(b79)
+        o59, o89 = cupy.full(5, np.nan, np.complex128), cupy.full(5, np.nan, np.complex128)
+        fn((1,), (256,), tuple(np.uint64(a.data.ptr) for a in (a0, a56, o59, a79, o89)))
+        g59, g89 = o59.get(), o89.get()
+        ok = np.allclose(g59, w59, 1e-12, 1e-12) and np.allclose(g89, w89, 1e-12, 1e-12)
+        print(f"{name:40s}", "ok" if ok else "WRONG", "" if ok else (g59 - w59, g89 - w89))
+    except Exception as e:
+        print(f"{name:40s}", "FAILED", type(e).__name__, str(e)[:200])
+
+run("as generated", src0)
+run("pragma unroll 1", src0.replace("#pragma unroll\n", "#pragma unroll 1\n"))
+run("no launch_bounds", src0.replace("__launch_bounds__(256) ", ""))
+run("ptxas -O2", src0, ["--ptxas-options=-O2"])
+run("ptxas -O1", src0, ["--ptxas-options=-O1"])
+run("no expensive opts", src0, ["--ptxas-options=--allow-expensive-optimizations=false"])
+run("PTX, driver JIT", src0, ptx=True)
+run("-fmad=true", src0, ["-fmad=true"], drop=("-fmad=false",))
+run("-dopt=on", src0, ["-dopt=on"])
+run("-G", src0, ["-G"])
+run("-lineinfo", src0, ["-lineinfo"])
+run("--extra-device-vectorization", src0, ["--extra-device-vectorization"])
+nvrtc.OPTIONS = base

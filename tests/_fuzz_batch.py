@@ -10,7 +10,7 @@ from __future__ import annotations
 from _fuzz_check import STATS
 
 import tracejit as tj
-from tracejit.errors import TracejitError
+from tracejit.errors import CompileError, InternalError, TracejitError
 
 
 def _joined(functions, arities):
@@ -31,6 +31,8 @@ def run_batch(functions, arg_lists, device: str, jit=tj.jit) -> list:
     flat = [a for args in arg_lists for a in args]
     try:
         return list(tj.device_get(jit(joined, device=device)(*flat)))
+    except (CompileError, InternalError):
+        raise  # generated code a compiler rejects, or a broken invariant: a bug, not a refusal
     except TracejitError:
         pass  # one program is refused: run each alone to test the others
     return [_run_one(fn, args, device, jit) for fn, args in zip(functions, arg_lists)]
@@ -39,6 +41,8 @@ def run_batch(functions, arg_lists, device: str, jit=tj.jit) -> list:
 def _run_one(fn, args, device, jit):
     try:
         return tj.device_get(jit(_joined([fn], [len(args)]), device=device)(*args))[0]
+    except (CompileError, InternalError):
+        raise
     except TracejitError as e:
         STATS[f"refused on {device}: {type(e).__name__}: {str(e)[:60]}"] += 1
         return None

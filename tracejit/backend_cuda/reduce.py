@@ -169,7 +169,11 @@ class _Writer:
         for phase in range(k.nphases):
             body += self._phase(phase)
         body += self._epilogue()
-        return CUDA.function(k.name, [params], body, self.threads)
+        # no __launch_bounds__: with it, ptxas (CUDA 13.2, -O2 and above, also the driver's
+        # JIT) miscompiled an unrolled row kernel of complex128 on an H100, one element of a
+        # gradient wrong (tests/backend/test_complex.py; benchmarks/diag/k14.cu reproduces it;
+        # -O1, -G, `#pragma unroll 1` or no bounds each gave the right answer)
+        return CUDA.function(k.name, [params], body)
 
     def launch(self) -> Launch:
         ids, _ = kernel_params(self.k, self.buffers)

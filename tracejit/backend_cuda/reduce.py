@@ -86,9 +86,10 @@ class _Writer:
         self.cache = self._cached_loads()
 
     def _cached_loads(self) -> dict:
-        """Row-dependent loads kept in registers (row layout, several phases, short rows)."""
+        """Row-dependent loads kept in registers (row layout, several phases, short rows;
+        none for empty rows: NVRTC rejects an array of size 0, which g++ accepts)."""
         k = self.k
-        if self.layout != "row" or k.nphases < 2 or self.items > MAX_CACHED:
+        if self.layout != "row" or k.nphases < 2 or not 0 < self.items <= MAX_CACHED:
             return {}
         nouter = len(k.outer)
         loads = sorted(

@@ -1,17 +1,30 @@
-"""k14_row of the ten-loss gradient program alone, with its inputs, compiled in variants."""
-import sys, tempfile
+"""A ptxas miscompile, reproduced: k14_row of the ten-loss complex gradient program of
+tests/backend/test_complex.py alone, on its inputs, compiled in variants.
+
+On an H100 (CUDA 13.2's NVRTC and driver 580.159.04) "as generated", ptxas -O2, the driver's
+JIT of the PTX and -fmad=true gave a wrong b59[1]; -O1, -G, `#pragma unroll 1` and no
+`__launch_bounds__` gave the emulator's values (saved beside it as .npy). Run on a GPU machine
+from the repository root: `python benchmarks/diag/k14_variants.py`."""
+
+import sys
+import tempfile
+
 sys.path[:0] = ["tests", "tests/backend"]
-import numpy as np, cupy
-from tracejit.backend_cuda import nvrtc
+import cupy
+import numpy as np
 from test_complex import _pair
+
+from tracejit.backend_cuda import nvrtc
 
 D = "benchmarks/diag/"
 z = _pair(np.complex128, (5,), seed=9)
 b56, b79 = np.load(D + "k14_b56.npy"), np.load(D + "k14_b79.npy")
 w59, w89 = np.load(D + "k14_b59.npy"), np.load(D + "k14_b89.npy")
-src0 = open(D + "k14.cu").read()
+with open(D + "k14.cu") as f:
+    src0 = f.read()
 base = nvrtc.OPTIONS
 cc = int(cupy.cuda.Device().compute_capability)
+
 
 def run(name, src, extra=(), drop=(), ptx=False):
     try:
@@ -19,7 +32,8 @@ def run(name, src, extra=(), drop=(), ptx=False):
         arch, suffix = (f"-arch=compute_{cc}", ".ptx") if ptx else (f"-arch=sm_{cc}", ".cubin")
         binary = nvrtc.compile_source(src, arch, suffix)
         path = tempfile.mktemp(suffix=suffix)
-        open(path, "wb").write(binary)
+        with open(path, "wb") as f:
+            f.write(binary)
         fn = cupy.RawModule(path=path).get_function("k14_row")
         a0, a56, a79 = cupy.asarray(z), cupy.asarray(b56), cupy.asarray(b79)
         o59, o89 = cupy.full(5, np.nan, np.complex128), cupy.full(5, np.nan, np.complex128)
@@ -27,8 +41,9 @@ def run(name, src, extra=(), drop=(), ptx=False):
         g59, g89 = o59.get(), o89.get()
         ok = np.allclose(g59, w59, 1e-12, 1e-12) and np.allclose(g89, w89, 1e-12, 1e-12)
         print(f"{name:40s}", "ok" if ok else "WRONG", "" if ok else (g59 - w59, g89 - w89))
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - a variant that fails to build is reported
         print(f"{name:40s}", "FAILED", type(e).__name__, str(e)[:200])
+
 
 run("as generated", src0)
 run("pragma unroll 1", src0.replace("#pragma unroll\n", "#pragma unroll 1\n"))

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# one device call: the fix for the ptxas miscompile, the failing tests, a fuzz campaign that
-# records NVRTC rejections, and W1/W2 timings
+# One device call: a fuzz campaign on the card (forward and gradient programs, NVRTC rejections
+# recorded as errors), the tests the eighth session fixed, and W1/W2. Carry benchmarks/wheels.
 command -v python >/dev/null || { mkdir -p /tmp/pybin && ln -sf "$(command -v python3)" /tmp/pybin/python && export PATH="/tmp/pybin:$PATH"; }
 nvidia-smi --query-gpu=name --format=csv,noheader
 python -m pip install --no-index --find-links benchmarks/wheels -q filelock platformdirs scipy-openblas32 2>&1 | tail -2

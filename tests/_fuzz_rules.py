@@ -84,7 +84,10 @@ def jump_rule(points: str):
         unk = any_unk(*args) | any_err(*args[1:])
         a = args[0]
         unk |= (a.err > 0) & straddles(a.f64 - a.err, a.f64 + a.err, points)
-        return finish(out, 0.0, unk)
+        # a zero out of an uncertain zero keeps its undetermined sign (round(clip(-0.0, 0.0,
+        # 2)): the clip's tie may give either zero, and round keeps it; an H200's NumPy did)
+        zero_sign = (a.err > 0) & (a.f64 == 0) & (np.asarray(out) == 0)
+        return finish(out, np.where(zero_sign, TINY, 0.0), unk)
 
     return rule
 

@@ -125,3 +125,18 @@ def test_nancumprod_takes_nan_as_an_exact_one():
     assert not want.err.any() and not want.unk.any()
     assert mismatch(np.array([2.0, np.nan, np.nan, np.nan]), want, "nan kept") is not None
     assert mismatch(np.array([2.0, 2.0, 0.0, np.nan]), want, "zero sign") is not None
+
+
+def test_round_of_a_clipped_signed_zero_allows_either_zero():
+    # found on an H200's NumPy: round(clip(-0.0, 0.0, 2)) is -0.0 from np.clip and +0.0 from
+    # np.maximum then np.minimum (the reference interpreter): max(-0.0, 0.0) may be either zero
+    x = np.array([-0.0, 0.5, 3.0])
+    program = _program(
+        Step("np.clip({0}, 0.0, 2)", (0,), "clip", (0.0, 2)),
+        Step("np.round({0})", (1,), "jump_half"),
+        n_inputs=1,
+    )
+    (want,) = program.shadows([x])
+    assert mismatch(np.array([0.0, 0.0, 2.0]), want, "+0") is None
+    assert mismatch(np.array([-0.0, 0.0, 2.0]), want, "-0") is None
+    assert mismatch(np.array([0.0, 1.0, 2.0]), want, "wrong") is not None

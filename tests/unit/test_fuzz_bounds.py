@@ -140,3 +140,20 @@ def test_round_of_a_clipped_signed_zero_allows_either_zero():
     assert mismatch(np.array([0.0, 0.0, 2.0]), want, "+0") is None
     assert mismatch(np.array([-0.0, 0.0, 2.0]), want, "-0") is None
     assert mismatch(np.array([0.0, 1.0, 2.0]), want, "wrong") is not None
+
+
+def test_softmax_far_below_its_maximum_allows_the_shifts_rounding():
+    # an H200: e**(-433.00001...) computed from differently rounded shifts differed by 2.5e-14
+    # relatively, in the compiled program and the reference interpreter alike
+    x = np.array([1.66880539e-308, -5.11887117e000, 1.0e-5, -4.33e2])
+    program = _program(
+        Step("F.nn.softmax({0}, axis=0)", (0,), "softmax", ((0,),), "F.softmax({0}, (0,))"),
+        n_inputs=1,
+        shape=(4,),
+    )
+    (want,) = program.shadows([x])
+    shifted = want.value.copy()
+    shifted[3] *= 1 + 2.5e-14
+    assert mismatch(shifted, want, "shift") is None
+    shifted[3] *= 1 + 1e-11
+    assert mismatch(shifted, want, "beyond") is not None

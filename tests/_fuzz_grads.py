@@ -95,3 +95,16 @@ def kink_gap(program: Program, args) -> float:
                 gap = min(gap, float(np.min(rows[:, -1] - rows[:, -2])))
         env[i] = program.values_at(env, i)
     return gap
+
+
+def finite_inside(program: Program, args) -> bool:
+    """Whether every floating intermediate of `program` at `args` is finite. Where one is not
+    (a var with ddof equal to its length, sliced away afterwards), reverse mode multiplies a
+    zero cotangent by inf or NaN and gives NaN, as JAX does, while finite differences of the
+    loss stay finite: they are not an oracle there."""
+    env = dict(zip(program.inputs, args))
+    for i in sorted(program.defs):
+        env[i] = value = np.asarray(program.values_at(env, i))
+        if value.dtype.kind in "fc" and not np.all(np.isfinite(value)):
+            return False
+    return True

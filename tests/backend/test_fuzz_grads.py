@@ -20,7 +20,7 @@ import numpy as np
 from _finite_diff import numeric_grad
 from _fuzz_batch import run_batch
 from _fuzz_check import STATS
-from _fuzz_grads import grad_programs, kink_gap
+from _fuzz_grads import finite_inside, grad_programs, kink_gap
 from _fuzz_settings import BATCH, GRADIENT_SETTINGS
 from hypothesis import given
 from hypothesis import strategies as st
@@ -54,7 +54,9 @@ def _checked(program, args, weights):
     """Central differences of the NumPy loss, or None where FD is not a valid oracle."""
     numpy_loss = _numpy_loss(program, weights)
     value = numpy_loss(args)
-    if not np.isfinite(value) or kink_gap(program, args) < KINK_GAP:
+    if not np.isfinite(value) or not finite_inside(program, args):
+        return None
+    if kink_gap(program, args) < KINK_GAP:
         return None
     fd = [
         numeric_grad(lambda x, i=i: numpy_loss(args[:i] + [x] + args[i + 1 :]), a)

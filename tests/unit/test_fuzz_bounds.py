@@ -157,3 +157,15 @@ def test_softmax_far_below_its_maximum_allows_the_shifts_rounding():
     assert mismatch(shifted, want, "shift") is None
     shifted[3] *= 1 + 1e-11
     assert mismatch(shifted, want, "beyond") is not None
+
+
+def test_finite_differences_are_no_oracle_through_a_nonfinite_intermediate():
+    # an H200 campaign: var(ddof=1) over a length-1 axis is NaN, sliced away; reverse mode
+    # gives 0 * NaN = NaN there (as JAX), the loss's finite differences a finite number
+    from _fuzz_grads import finite_inside
+
+    program = _program(
+        Step("np.log({0})", (0,), "libm:log"), Step("({0} * 0.0)", (1,), "mul"), n_inputs=1
+    )
+    assert finite_inside(program, [np.array([1.0, 2.0, 3.0])])
+    assert not finite_inside(program, [np.array([1.0, -2.0, 3.0])])

@@ -34,7 +34,10 @@ linalg = types.SimpleNamespace(
                  "qr")}
 )  # fmt: skip
 fft = types.SimpleNamespace(
-    **{n: _wrap(getattr(np.fft, n)) for n in ("fftn", "ifftn", "rfftn", "irfftn")}
+    **{
+        n: _wrap(getattr(np.fft, n))
+        for n in ("fft", "ifft", "rfft", "irfft", "fftn", "ifftn", "rfftn", "irfftn")
+    }
 )
 
 

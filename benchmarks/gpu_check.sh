@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The prepared GPU check (issue 6): install, GPU tests, GPU benchmarks, then the whole suite.
-# Runs in about 8 minutes on one H100/H200 with 16 cores and no network. Results (test logs,
+# Runs in about 8 minutes on one H100/H200 with 16 cores and no network (FUZZ_S=0 skips the
+# fuzz step, SUITE_BUDGET=0 the whole suite). Results (test logs,
 # gpu_bench.json) go to $OUT when set, else benchmarks/results/.
 #
 #   bash benchmarks/gpu_check.sh            # from the repository root
@@ -67,6 +68,28 @@ step "GPU benchmarks"
 timeout 230 python benchmarks/gpu_bench.py --json "$out/gpu_bench.json" --budget 180 \
   >"$out/gpu_bench.txt" 2>&1
 echo "exit $?"; tail -n 30 "$out/gpu_bench.txt"
+
+if [ "$have_pytest" = 1 ] && [ "${FUZZ_S:-60}" != 0 ]; then
+  # the differential fuzzer on the card: the emulator runs kernels through g++, so what only
+  # NVRTC rejects or only ptxas miscompiles shows here (the eighth session found both)
+  step "fuzz on the card (${FUZZ_S:-60} s, 8 forward + 4 gradient processes)"
+  for k in 1 2 3 4 5 6 7 8; do
+    FUZZ_DUMP_EVERY=5 OMP_NUM_THREADS=1 timeout "${FUZZ_S:-60}" python tests/_fuzz_campaign.py \
+      forward 100000 cuda "/tmp/tj_ff$k" >/dev/null 2>&1 &
+  done
+  for k in 1 2 3 4; do
+    FUZZ_DUMP_EVERY=5 OMP_NUM_THREADS=1 timeout "${FUZZ_S:-60}" python tests/_fuzz_campaign.py \
+      gradient 100000 cuda "/tmp/tj_fg$k" >/dev/null 2>&1 &
+  done
+  wait
+  cat /tmp/tj_ff*.log >"$out/fuzz_forward.log" 2>/dev/null
+  cat /tmp/tj_fg*.log >"$out/fuzz_gradient.log" 2>/dev/null
+  for kind in forward gradient; do
+    echo "$kind: $(grep -c '=== MISMATCH' "$out/fuzz_$kind.log" 2>/dev/null) mismatches," \
+      "$(grep -c '=== ERROR' "$out/fuzz_$kind.log" 2>/dev/null) errors"
+  done
+  cat /tmp/tj_f[fg]*.json 2>/dev/null | grep -o '"[a-z ]*programs on cuda": [0-9]*' | sort | uniq -c
+fi
 
 if [ "$have_pytest" = 1 ] && [ "${SUITE_BUDGET:-470}" != 0 ]; then
   left=$((${SUITE_BUDGET:-470} - (SECONDS - t0)))

@@ -107,6 +107,7 @@ LOSSES = {
     "det": lambda m, x: m.real(m.linalg.det(x) * WV).sum(),
     "slogdet": lambda m, x: sum(m.real(p * WV).sum() for p in m.linalg.slogdet(x)),
     "cholesky": lambda m, x: m.real(m.linalg.cholesky(_herm(m, x)) * W).sum(),
+    "cholesky_upper": lambda m, x: m.imag(m.linalg.cholesky(_herm(m, x), upper=True) * W).sum(),
     "eigh": lambda m, x: _eigh_loss(m, _herm(m, x)),
     "eigvalsh": lambda m, x: (m.linalg.eigvalsh(_herm(m, x)) ** 2 * WV.real[:, None]).sum(),
     "svdvals": lambda m, x: (m.linalg.svdvals(x[..., :2]) ** 2 * WV.imag[:, None]).sum(),
@@ -154,7 +155,8 @@ def test_gradient_matches_finite_differences(name):
 
 def test_gradients_compiled_for_the_test_device(device):
     """One loss per VJP shape (host solves, triangular, QR, SVD, eigh) in one program."""
-    losses = [LOSSES[k] for k in ("solve_a", "cholesky", "qr_tall", "svd_wide", "eigh")]
+    names = ("solve_a", "cholesky", "cholesky_upper", "qr_tall", "svd_wide", "eigh")
+    losses = [LOSSES[k] for k in names]
     want = sum(_complex_grad(lambda z, f=f: f(np, z), X) for f in losses)
     grad = tj.jit(tj.grad(lambda z: sum(f(tnp, z) for f in losses)), device=device)
     np.testing.assert_allclose(tj.device_get(grad(X)), want, rtol=1e-6, atol=1e-6)

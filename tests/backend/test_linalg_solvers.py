@@ -131,6 +131,10 @@ def _losses(rng):
         "det": (lambda m, x: (m.linalg.det(x) * wv).sum(), _well(rng, (2, 3, 3))),
         "slogdet": (lambda m, x: (m.linalg.slogdet(x)[1] * wv).sum(), _well(rng, (2, 3, 3))),
         "cholesky": (lambda m, x: (m.linalg.cholesky(sym(m, x)) * w).sum(), w + np.eye(3)),
+        "cholesky_upper": (
+            lambda m, x: (m.linalg.cholesky(sym(m, x), upper=True) * w).sum(),
+            w + np.eye(3),
+        ),
         "eigh": (lambda m, x: _eigh_loss(m, sym(m, x), w), rng.normal(size=(2, 3, 3))),
         "eigvalsh": (
             lambda m, x: (m.linalg.eigvalsh(sym(m, x)) ** 3 * w[..., 0]).sum(),
@@ -150,7 +154,7 @@ def test_gradient_matches_finite_differences(name):
         np.testing.assert_allclose(g(x), want, rtol=1e-6, atol=1e-7)
 
 
-@pytest.mark.parametrize("name", ["inv", "det", "cholesky", "eigh", "eigvalsh"])
+@pytest.mark.parametrize("name", ["inv", "det", "cholesky", "cholesky_upper", "eigh", "eigvalsh"])
 def test_second_derivative_matches_finite_differences_of_the_gradient(name):
     loss, x = LOSSES[name]
     v = np.random.default_rng(4).normal(size=x.shape)

@@ -190,8 +190,8 @@ def _WELL(rng):
 CASES["solve"] = lambda rng: ([_WELL(rng), rng.random((3, 2))], {})
 for _name in ("inv", "det", "slogdet"):
     CASES[_name] = lambda rng: ([_WELL(rng)], {})
-CASES["cholesky"] = lambda rng: ([_WELL(rng) @ _WELL(rng).T], {})
-CASES["eigh"] = CASES["eigvalsh"] = CASES["cholesky"]
+CASES["eigh"] = CASES["eigvalsh"] = lambda rng: ([_WELL(rng) @ _WELL(rng).T], {})
+CASES["cholesky"] = lambda rng: ([_WELL(rng) @ _WELL(rng).T], {"upper": True})
 CASES["svd"] = lambda rng: ([rng.random((4, 3))], {"full_matrices": False})
 CASES["svdvals"] = lambda rng: ([rng.random((4, 3))], {})
 CASES["qr"] = lambda rng: ([rng.random((4, 3))], {"complete": True})

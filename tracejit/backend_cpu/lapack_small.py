@@ -43,7 +43,7 @@ except ImportError:  # a NumPy without the module: the NumPy path
 _GUFUNCS = {  # primitive -> (its attributes -> the gufunc's name)
     "solve": lambda: "solve",
     "inv": lambda: "inv",
-    "cholesky": lambda: "cholesky_lo",
+    "cholesky": lambda upper=False: "cholesky_up" if upper else "cholesky_lo",
     "det": lambda: "det",
     "slogdet": lambda: "slogdet",
     "eigh": lambda: "eigh_lo",

@@ -23,6 +23,8 @@ from these primitives, `matmul` and `transpose`, so second derivatives work too:
   Y = inv(A):       A_bar = -Y^T Y_bar Y^T
   d = det(A):       A_bar = d_bar d inv(A)^T;   slogdet: A_bar = l_bar inv(A)^T
   L = cholesky(A):  A_bar = sym(L^-T phi(L^T L_bar) L^-1), phi = lower triangle, half diagonal
+  U = cholesky(A, upper=True): as L = U^H with L_bar = U_bar^H (U is NumPy's own upper
+                    factor, ?potrf 'U' of the upper triangle, not L^H: its rounding differs)
   w, V = eigh(A):   A_bar = sym(V (diag(w_bar) + F o (V^T V_bar)) V^T), F_ij = 1/(w_j - w_i)
 `cholesky` and `eigh` read only the lower triangle but, as in JAX, their cotangent is
 symmetric: the derivative along symmetric perturbations, the ones that keep A symmetric.
@@ -125,8 +127,18 @@ def _inv_impl(a, *, xp=np):
     return _nan_on_error(xp, xp.linalg.inv, a)
 
 
-def _cholesky_impl(a, *, xp=np):
-    return _nan_on_error(xp, xp.linalg.cholesky, a)
+def _cholesky_rule(avals, *, upper):
+    return _same_rule("cholesky")(avals)
+
+
+def _cholesky_impl(a, *, upper: bool = False, xp=np):
+    if xp is np:  # NumPy's own factor: `upper` reads the upper triangle (?potrf 'U')
+        return _nan_on_error(xp, lambda m: np.linalg.cholesky(m, upper=upper), a)
+    if not upper:
+        return _nan_on_error(xp, xp.linalg.cholesky, a)
+    # CuPy's cholesky has no `upper`: U = L(A^T)^T, the lower factor of A^T (A's upper
+    # triangle) transposed (cuSOLVER's 'L' on A^T; equal to NumPy's U to rounding)
+    return _nan_on_error(xp, xp.linalg.cholesky, a.swapaxes(-1, -2)).swapaxes(-1, -2)
 
 
 def _det_impl(a, *, xp=np):
@@ -160,7 +172,7 @@ def _eigvalsh_impl(a, *, xp=np):
 for _name, _shape_rule, _impl, _multiple in (
     ("solve", _solve_rule, _solve_impl, False),
     ("inv", _same_rule("inv"), _inv_impl, False),
-    ("cholesky", _same_rule("cholesky"), _cholesky_impl, False),
+    ("cholesky", _cholesky_rule, _cholesky_impl, False),
     ("det", _det_rule, _det_impl, False),
     ("slogdet", _slogdet_rule, _slogdet_impl, True),
     ("eigh", _eigh_rule, _eigh_impl, True),
@@ -235,8 +247,10 @@ def _slogdet_vjp(e, cts, a, *, out):
 
 
 @defvjp("cholesky")
-def _cholesky_vjp(e, ct, a, *, out):
+def _cholesky_vjp(e, ct, a, *, out, upper):
     # dL = L phi(L^-1 dS L^-H), dS = (dA + dA^H) / 2 (JAX's JVP; Murray 2016), transposed
+    if upper:  # U = L^H: L's cotangent is ct^H (conj and transpose are their own VJPs)
+        ct, out = _mH(e, ct), _mH(e, out)
     n = a.shape[-1]
     mask = np.tril(np.ones((n, n), a.dtype)) - 0.5 * np.eye(n, dtype=a.dtype)  # phi
     phi = e.bind("const", value=ConstValue(mask))

@@ -73,15 +73,15 @@ def inv(a):
 
 def cholesky(a, /, *, upper: bool = False):
     """`np.linalg.cholesky`: L with a = L L^H (reads the lower triangle; NaN if not PD);
-    `upper=True` gives L^H, as NumPy.
+    `upper=True` gives U with a = U^H U, computed from the upper triangle as NumPy does
+    (LAPACK's ?potrf 'U', not L^H: the bits, signs of zero included, are NumPy's).
 
     >>> import numpy as np, tracejit.numpy as tnp
     >>> tnp.linalg.cholesky(np.array([[4.0, 2.0], [2.0, 2.0]]))
     array([[2., 0.],
            [1., 1.]])
     """
-    low = bind("cholesky", _stack("cholesky", a))
-    return _mH(low) if upper else low
+    return bind("cholesky", _stack("cholesky", a), upper=bool(upper))
 
 
 def det(a):

@@ -32,7 +32,8 @@ OPS = {  # name: (primitive, attrs, symmetric operand)
     "svd_full": ("svd", {"full_matrices": True}, False),
     "qr": ("qr", {"complete": False}, False),
     "qr_complete": ("qr", {"complete": True}, False),
-    "cholesky": ("cholesky", {}, True),
+    "cholesky": ("cholesky", {"upper": False}, True),
+    "cholesky_upper": ("cholesky", {"upper": True}, True),
 }
 
 

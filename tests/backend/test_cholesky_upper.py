@@ -1,6 +1,7 @@
 """`tnp.linalg.cholesky(a, upper=True)` is NumPy's upper factor bit for bit, signs of zero
 included: LAPACK's ?potrf 'U' on the upper triangle (NumPy's `cholesky_up`), not L^H (whose
-diagonal is -0.j and whose rounding differs). The lower factor is NumPy's bit for bit too.
+diagonal is -0.j and whose rounding differs). The lower factor is NumPy's bit for bit too,
+but compiled from n = 128 on (?potrf 'U' of A^T: equal to rounding, backend_cpu/lapack.py).
 
 From n = 64 on, NumPy's threaded OpenBLAS rounds ?potrf differently from its one-thread run,
 and the compiled CPU program runs LAPACK on one thread: the oracle is NumPy on one thread.
@@ -60,7 +61,9 @@ def test_factors_equal_numpy_bit_for_bit(dtype, shape, device):
         compiled = tj.device_get(tj.jit(lambda *xs: _factors(tnp, *xs), device=device)(h, a))
     _bitwise(eager, want)
     if device == "cpu":  # NumPy's gufuncs below 128, scipy-openblas32's ?potrf from 128 on
-        _bitwise(compiled, want)
+        small = shape[-1] < 128  # L from 128 on: ?potrf 'U' of A^T (backend_cpu/lapack.py)
+        _bitwise(compiled if small else compiled[:2], want if small else want[:2])
+        np.testing.assert_allclose(compiled[2], want[2], rtol=1e-12, atol=1e-12)
     else:  # cuSOLVER's 'L' factor of A^T, transposed: equal to rounding
         for g, w in zip(compiled, want, strict=True):
             assert g.dtype == w.dtype

@@ -4,6 +4,11 @@ gives NaN as on the CPU, sorting is stable with NaN last. On a GPU and the CUDA 
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -109,3 +114,31 @@ def test_bfloat16_sorts_on_the_device_through_float32():
     compiled = _compiled(lambda x: tnp.argsort(x), x)
     assert _library_prims(compiled) == {"argsort"}
     np.testing.assert_array_equal(tj.device_get(compiled(x)), [1, 5, 4, 3, 0, 2])
+
+
+_SVD_OF_INF_ON_CUDA = """
+import json, numpy as np, tracejit as tj, tracejit.numpy as tnp
+bad = 3.0 * np.eye(3)
+bad[0, 1] = bad[1, 0] = np.inf  # NumPy's LAPACK never returns on it
+a = np.stack([np.arange(9.0).reshape(3, 3) ** 0.5, bad])
+got = tj.jit(lambda x: tnp.linalg.svd(x, full_matrices=False), device="cuda")(a)
+print(json.dumps([np.asarray(tj.device_get(g)).tolist() for g in got]))
+"""
+
+
+def test_svd_of_a_matrix_holding_inf_is_nan_on_the_device(tmp_path):
+    # cuSOLVER's answer for that matrix: NaN as on the CPU (JAX's convention), never a hang
+    import cupy
+
+    if getattr(cupy, "EMULATED", False):
+        pytest.skip("needs a CUDA GPU: the emulator's cupy.linalg is NumPy's, which hangs here")
+    env = {**os.environ, "TRACEJIT_CACHE_DIR": str(tmp_path)}
+    try:
+        done = subprocess.run([sys.executable, "-c", _SVD_OF_INF_ON_CUDA], env=env,
+                              timeout=120, capture_output=True, text=True, check=True)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        pytest.fail("svd of a matrix holding inf did not return in 120 s on the device")
+    u, s, vh = (np.array(g) for g in json.loads(done.stdout))
+    want = np.linalg.svd(np.arange(9.0).reshape(3, 3) ** 0.5)
+    assert np.isnan(u[1]).all() and np.isnan(s[1]).all() and np.isnan(vh[1]).all()
+    np.testing.assert_allclose(s[0], want[1], rtol=1e-12, atol=1e-12)

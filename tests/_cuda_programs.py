@@ -187,6 +187,29 @@ def _native_fallbacks(x, xi, i, ia, key):
     ]
 
 
+def _scans(a, z, b, s):
+    """The scan kernels' forms (backend_cuda/scan.py): tiles of long rows with a ragged last
+    chunk and tile, short rows, one long row, strided axes; 1- to 16-byte elements."""
+    return [
+        tnp.cumsum(a, axis=1),
+        tnp.cumprod(a, axis=0),
+        tnp.cumsum(a.astype(np.uint8), axis=-1),
+        tnp.cumprod(z, axis=1),
+        tnp.cumsum(z, axis=0),
+        tnp.cumprod(b, axis=1, dtype=bool),
+        tnp.cumsum(b, axis=0),
+        tnp.nancumsum(s, axis=1),
+    ]
+
+
+SCAN_ARGS = (
+    lazy((4097, 1000)),
+    lazy((33, 7), np.complex128),
+    lazy((70, 130), np.bool_),
+    lazy((1, 5000), np.float64),
+)
+
+
 NATIVE_ARGS = (
     lazy((3, 6)),
     np.zeros((3, 6), np.int64),
@@ -226,6 +249,7 @@ def corpus() -> dict[str, tuple]:
     progs["full_reduce"] = (lambda a: (a.sum(), a.max(), tnp.mean(a * a)), x)
     progs["gather"] = (_gather, lazy((6, 4)), np.zeros(5, np.int64))
     progs["native_fallbacks"] = (_native_fallbacks, *NATIVE_ARGS)
+    progs["scans"] = (_scans, *SCAN_ARGS)
     progs["layout"] = (_layout, lazy((2, 3, 4)), lazy((4,)))
     progs["w1"] = (_w1, lazy((1 << 20,)), lazy((1 << 20,)))
     progs["w1_int64_index"] = (_w1, lazy((1 << 31,)), lazy((1 << 31,)))

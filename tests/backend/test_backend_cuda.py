@@ -134,7 +134,9 @@ def test_gathers_scatters_cumsum_and_threefry_get_kernels():
     assert len(kernels) >= 5  # take, take_along_axis, take_add (float, bool), take_along_add
     src = prog.source
     # NumPy's add (ir/cwriter/library.py): integers wrap via unsigned, bools are `or`
-    assert "*d = tj_wrap_add(*d, upd[" in src and "acc = tj_wrap_add(acc, x[" in src
+    assert "*d = tj_wrap_add(*d, upd[" in src
+    # cumsum: a tiled scan of the contiguous axis 1, a register-chunked one of axis 0
+    assert "acc = tj_wrap_add(acc, line[k]);" in src and "acc = tj_wrap_add(acc, v[j]);" in src
     assert "tj_threefry_pair(key, counts, out, u, " in src
     assert "atomic" not in src  # deterministic: each output column belongs to one thread
 

@@ -10,9 +10,9 @@ every loop is a grid-stride loop over independent work units:
 - take_add / take_along_add: one thread per output column (p, q): it copies x's column, then
   adds the updates in index order, as `np.add.at` does (no atomics: float sums round
   identically and deterministically).
-- cumsum / cumprod: one thread per (row, column) scanning the axis in NumPy's order (the
-  first element copied, then each combined by `tj_wrap_add` / `tj_wrap_mul`, compiled with
-  -fmad=false): the same bits as NumPy's `accumulate`, not a parallel (log-depth) scan.
+- cumsum / cumprod: one thread per row scanning the axis in NumPy's order, the same bits as
+  NumPy's `accumulate` (not a parallel, log-depth scan); complete kernels of their own,
+  tiled through shared memory where the axis is contiguous (scan.py).
 - threefry2x32: one thread per counter pair, on uint32_t words (wrapping, as NumPy's uint32).
 
 Integers add and multiply through their unsigned type (wrapping, like NumPy), bools through
@@ -31,9 +31,9 @@ Integers add and multiply through their unsigned type (wrapping, like NumPy), bo
 from __future__ import annotations
 
 from tracejit.backend_cuda.codegen import BLOCK, CUDA, Launch
+from tracejit.backend_cuda.scan import scan_kernel
 from tracejit.ir import kernel as K
 from tracejit.ir.c_render import c_type
-from tracejit.ir.cwriter.library import SCAN_COMBINE
 from tracejit.ir.gather_plan import gather_sizes
 from tracejit.ir.primitives import RuleTable
 
@@ -81,24 +81,6 @@ def _scatter(step: K.Fallback, buffers: dict[int, K.Buffer]) -> tuple[list[str],
     return params, pre * post, body
 
 
-def _scan(step: K.Fallback, buffers: dict[int, K.Buffer]) -> tuple[list[str], int, list[str]]:
-    pre, n, post, _ = gather_sizes(step, buffers)
-    dt = buffers[step.inputs[0]].dtype
-    t = c_type(dt)
-    params = [f"const {t}* x", f"{t}* out"]
-    body = [
-        f"const int64_t q = u % {_div(post)}LL, p = u / {_div(post)}LL;",
-        f"const int64_t base = p * {n}LL * {post}LL + q;",
-        f"{t} acc = x[base];",
-        "out[base] = acc;",
-        f"for (int64_t k = 1; k < {n}LL; ++k) {{",
-        f"  acc = {SCAN_COMBINE[step.prim]}(acc, x[base + k * {post}LL]);",
-        f"  out[base + k * {post}LL] = acc;",
-        "}",
-    ]
-    return params, pre * post if n > 0 else 0, body
-
-
 def _threefry(step: K.Fallback, buffers: dict[int, K.Buffer]) -> tuple[list[str], int, list[str]]:
     key_t, count_t = (c_type(buffers[b].dtype) for b in step.inputs)
     n = buffers[step.outputs[0]].size
@@ -107,17 +89,21 @@ def _threefry(step: K.Fallback, buffers: dict[int, K.Buffer]) -> tuple[list[str]
 
 
 # The kernel of each primitive of fusion class KERNEL, keyed by the primitive:
-# rule(step, buffers) -> (parameters, units, body of one unit `u`).
+# rule(step, buffers) -> (parameters, units, body of one unit `u`), a grid-stride loop of
+# BLOCK threads, or a complete kernel (text, Launch).
 CUDA_KERNELS = RuleTable("CUDA kernel")
 CUDA_KERNELS.register("take", "take_along_axis")(_gather)
 CUDA_KERNELS.register("take_add", "take_along_add")(_scatter)
-CUDA_KERNELS.register("cumsum", "cumprod")(_scan)
+CUDA_KERNELS.register("cumsum", "cumprod")(scan_kernel)
 CUDA_KERNELS.register("threefry2x32")(_threefry)
 
 
 def gather_kernel(step: K.Fallback, buffers: dict[int, K.Buffer]) -> tuple[str, Launch]:
     """The CUDA kernel running `step` (when `gather_plan.is_native`) and its launch."""
-    params, units, body = CUDA_KERNELS[step.prim](step, buffers)
+    made = CUDA_KERNELS[step.prim](step, buffers)
+    if len(made) == 2:  # a complete kernel
+        return made
+    params, units, body = made
     # the step's name: unique in the schedule
     text = CUDA.function(step.name, params, CUDA.parallel_for(units, body), BLOCK)
     return text, Launch(step.name, list(step.inputs) + list(step.outputs), BLOCK, units, True)

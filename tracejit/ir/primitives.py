@@ -28,7 +28,7 @@ keeps it a step of its own), and a rule in each backend's kernel table, keyed li
         VJP_RULES: vjp,                # autodiff.py
         BATCH_RULES: batch,            # batching/rules.py (elementwise ones have a default)
         CPU_KERNELS: cpu_kernel,       # backend_cpu/gather.py: (statement, helper functions)
-        CUDA_KERNELS: cuda_kernel,     # backend_cuda/gather.py: (params, units, unit body)
+        CUDA_KERNELS: cuda_kernel,     # backend_cuda/gather.py: (params, units, unit body) or (text, Launch)
     })
 
 The module sits above the backends (it imports their tables) and is imported by the package

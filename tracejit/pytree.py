@@ -9,11 +9,21 @@
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
+from tracejit._tree_keys import (
+    DictKey,
+    FlattenedIndexKey,
+    GetAttrKey,
+    KeyEntry,
+    KeyPath,
+    SequenceKey,
+    keystr,
+)
 from tracejit.errors import TracejitTypeError, TracejitValueError
 
 _REGISTRY: dict[type, tuple[Callable, Callable]] = {}
@@ -29,6 +39,28 @@ def register_pytree_node(cls: type, flatten: Callable, unflatten: Callable) -> N
     if cls in _REGISTRY or cls in (tuple, list, dict, type(None)):
         raise TracejitValueError(f"{cls.__name__} is already a pytree node type")
     _REGISTRY[cls] = (flatten, unflatten)
+
+
+def register_pytree_node_class(cls: type) -> type:
+    """Register `cls` by its own methods, `obj.tree_flatten() -> (children, aux)` and the
+    classmethod `cls.tree_unflatten(aux, children)`; returns `cls` (a class decorator).
+
+    >>> @register_pytree_node_class
+    ... class Scaled:
+    ...     def __init__(self, x, k): self.x, self.k = x, k
+    ...     def tree_flatten(self): return (self.x,), self.k
+    ...     @classmethod
+    ...     def tree_unflatten(cls, k, children): return cls(children[0], k)
+    >>> tree_map(lambda v: v + 1, Scaled(1, "static")).x
+    2
+    """
+    missing = [m for m in ("tree_flatten", "tree_unflatten") if not hasattr(cls, m)]
+    if missing:
+        raise TracejitTypeError(
+            f"register_pytree_node_class: {cls.__name__} has no {' or '.join(missing)} method"
+        )
+    register_pytree_node(cls, lambda obj: obj.tree_flatten(), cls.tree_unflatten)
+    return cls
 
 
 def _is_namedtuple(x) -> bool:
@@ -167,41 +199,183 @@ def tree_structure(tree, is_leaf: Callable[[Any], bool] | None = None) -> PyTree
     return tree_flatten(tree, is_leaf)[1]
 
 
-def tree_map(f: Callable, tree, *rest, is_leaf: Callable[[Any], bool] | None = None) -> Any:
-    """Apply `f` leaf-wise over `tree` and trees of the same structure (`is_leaf` as in
-    `tree_flatten`).
+def _child_keys(td: PyTreeDef) -> list[KeyEntry]:
+    """The key entry of each child of the node `td`, as JAX names them."""
+    keys = _dict_keys(td)
+    if keys is not None:
+        return [DictKey(k) for k in keys]
+    if td.kind is tuple or td.kind is list:
+        return [SequenceKey(i) for i in range(len(td.children))]
+    if _is_namedtuple_type(td.kind):
+        return [GetAttrKey(name) for name in td.kind._fields]
+    return [FlattenedIndexKey(i) for i in range(len(td.children))]
 
-    >>> tree_map(lambda a, b: a + b, {"x": 1, "y": 2}, {"x": 10, "y": 20})
-    {'x': 11, 'y': 22}
-    """
-    leaves, treedef = tree_flatten(tree, is_leaf)
-    others = []
-    for r in rest:
-        r_leaves, r_def = tree_flatten(r, is_leaf)
-        if r_def != treedef:
-            raise TracejitValueError(f"tree_map: structures differ: {treedef} and {r_def}")
-        others.append(r_leaves)
-    return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others)])
+
+def _is_namedtuple_type(kind) -> bool:
+    return isinstance(kind, type) and issubclass(kind, tuple) and hasattr(kind, "_fields")
+
+
+def treedef_paths(treedef: PyTreeDef) -> list[KeyPath]:
+    """The key path of every leaf of `treedef`, in leaf order."""
+    out: list[KeyPath] = []
+
+    def go(td: PyTreeDef, path: KeyPath):
+        if td.kind is None:
+            out.append(path)
+            return
+        for key, child in zip(_child_keys(td), td.children):
+            go(child, (*path, key))
+
+    go(treedef, ())
+    return out
 
 
 def keystr_paths(treedef: PyTreeDef, prefix: str) -> list[str]:
     """A readable path for every leaf, e.g. `params['w1']` or `args[1][0]`."""
-    out: list[str] = []
+    return [prefix + keystr(path) for path in treedef_paths(treedef)]
 
-    def go(td: PyTreeDef, path: str):
+
+def tree_flatten_with_path(
+    tree, is_leaf: Callable[[Any], bool] | None = None
+) -> tuple[list[tuple[KeyPath, Any]], PyTreeDef]:
+    """`tree_flatten` with each leaf's key path: `([(path, leaf), ...], treedef)`.
+
+    >>> tree_flatten_with_path({"b": [7], "a": 8})[0]
+    [((DictKey(key='a'),), 8), ((DictKey(key='b'), SequenceKey(idx=0)), 7)]
+    """
+    leaves, treedef = tree_flatten(tree, is_leaf)
+    return list(zip(treedef_paths(treedef), leaves)), treedef
+
+
+def tree_leaves_with_path(
+    tree, is_leaf: Callable[[Any], bool] | None = None
+) -> list[tuple[KeyPath, Any]]:
+    """The `(path, leaf)` pairs of `tree_flatten_with_path`."""
+    return tree_flatten_with_path(tree, is_leaf)[0]
+
+
+def _node_text(kind, aux, n: int) -> str:
+    if kind is None or kind is type(None):
+        return "a leaf" if kind is None else "None"
+    keys = _dict_keys(PyTreeDef(kind, aux))
+    what = f"keys {list(keys)}" if keys is not None else f"{n} children"
+    return f"a {kind.__name__} node with {what}"
+
+
+def _flatten_up_to(treedef: PyTreeDef, tree, what: str, which: str) -> list:
+    """The subtrees of `tree` at the leaves of `treedef`, which must be a prefix of its
+    structure (JAX's `flatten_up_to`); a named error where it is not."""
+    out: list = []
+
+    def go(td: PyTreeDef, x, path: KeyPath):
         if td.kind is None:
-            out.append(path)
+            out.append(x)
             return
-        keys = _dict_keys(td)
-        if keys is not None:
-            for k, c in zip(keys, td.children):
-                go(c, f"{path}[{k!r}]")
-        elif hasattr(td.kind, "_fields"):
-            for name, c in zip(td.kind._fields, td.children):
-                go(c, f"{path}.{name}")
-        else:
-            for i, c in enumerate(td.children):
-                go(c, f"{path}[{i}]")
+        kind, aux, children = _children(x) or (None, None, [])
+        if kind is not td.kind or aux != td.aux or len(children) != len(td.children):
+            raise TracejitValueError(
+                f"{what}: {which} has structure {tree_structure(tree)}, of which the first tree's "
+                f"structure {treedef} must be a prefix; at {keystr(path) or 'the root'} the "
+                f"first tree has {_node_text(td.kind, td.aux, len(td.children))} but "
+                f"{which} has {_node_text(kind, aux, len(children))}"
+            )
+        for key, child_td, child in zip(_child_keys(td), td.children, children):
+            go(child_td, child, (*path, key))
 
-    go(treedef, prefix)
+    go(treedef, tree, ())
     return out
+
+
+def _leaves_of_all(what: str, tree, rest, is_leaf) -> tuple[PyTreeDef, list, list]:
+    leaves, treedef = tree_flatten(tree, is_leaf)
+    others = [_flatten_up_to(treedef, r, what, f"argument {i + 2}") for i, r in enumerate(rest)]
+    return treedef, leaves, others
+
+
+def tree_map(f: Callable, tree, *rest, is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """Apply `f` leaf-wise over `tree` and the trees `rest`, as `jax.tree_util.tree_map`:
+    each of `rest` has the structure of `tree` or `tree`'s as a prefix (then `f` gets the
+    whole subtree where `tree` has a leaf); `is_leaf` as in `tree_flatten`, for `tree`.
+
+    >>> tree_map(lambda a, b: a + b, {"x": 1, "y": 2}, {"x": 10, "y": 20})
+    {'x': 11, 'y': 22}
+    >>> tree_map(lambda a, b: (a, b), [1, 2], [(3, 4), 5])
+    [(1, (3, 4)), (2, 5)]
+    """
+    treedef, leaves, others = _leaves_of_all("tree_map", tree, rest, is_leaf)
+    return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others)])
+
+
+def tree_map_with_path(
+    f: Callable, tree, *rest, is_leaf: Callable[[Any], bool] | None = None
+) -> Any:
+    """`tree_map` calling `f(path, leaf, *others)` with each leaf's key path.
+
+    >>> tree_map_with_path(lambda p, x: keystr(p), {"a": (0, 0)})
+    {'a': ("['a'][0]", "['a'][1]")}
+    """
+    treedef, leaves, others = _leaves_of_all("tree_map_with_path", tree, rest, is_leaf)
+    paths = treedef_paths(treedef)
+    return tree_unflatten(treedef, [f(p, *xs) for p, *xs in zip(paths, leaves, *others)])
+
+
+def tree_reduce(function: Callable, tree, initializer: Any = _SENTINEL, is_leaf=None) -> Any:
+    """`functools.reduce(function, leaves[, initializer])` over the leaves of `tree`.
+
+    >>> tree_reduce(lambda a, b: a + b, {"x": 1, "y": [2, 3]})
+    6
+    """
+    leaves = tree_leaves(tree, is_leaf)
+    if initializer is not _SENTINEL:
+        return functools.reduce(function, leaves, initializer)
+    if not leaves:
+        raise TracejitTypeError("tree_reduce: a tree with no leaves needs an initializer")
+    return functools.reduce(function, leaves)
+
+
+def tree_all(tree, *, is_leaf: Callable[[Any], bool] | None = None) -> bool:
+    """Whether every leaf of `tree` is true (`True` for no leaves), as `all`."""
+    return all(tree_leaves(tree, is_leaf))
+
+
+class _Opaque:
+    """A callable standing for a `functools.partial`, so that `Partial(partial(f, a), b)`
+    keeps `a` in its static function (functools.partial would merge it into the leaves)."""
+
+    def __init__(self, fn: functools.partial):
+        self.fn = fn
+
+    def __call__(self, *args, **kwargs):
+        return self.fn(*args, **kwargs)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Opaque) and self.fn == other.fn
+
+    def __hash__(self) -> int:
+        return hash(self.fn)
+
+    def __repr__(self) -> str:
+        return repr(self.fn)
+
+
+class Partial(functools.partial):
+    """`functools.partial` as a pytree, as `jax.tree_util.Partial`: the bound positional and
+    keyword arguments are its children (leaves: arrays traced when it is an argument of a
+    jitted or differentiated function), the function its static part.
+
+    >>> add_one = Partial(lambda a, b: a + b, 1)
+    >>> tree_leaves(add_one), tree_map(lambda v: 10 * v, add_one)(2)
+    ([1], 12)
+    """
+
+    def __new__(cls, func, *args, **keywords):
+        if isinstance(func, functools.partial):
+            func = _Opaque(func)
+        return super().__new__(cls, func, *args, **keywords)
+
+
+register_pytree_node(
+    Partial,
+    lambda p: ((p.args, p.keywords), p.func),
+    lambda func, children: Partial(func, *children[0], **children[1]),
+)

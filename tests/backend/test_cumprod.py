@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _bits import assert_same_bits
 from _finite_diff import numeric_grad
 
 import tracejit as tj
@@ -18,20 +19,6 @@ import tracejit.numpy as tnp
 from tracejit.errors import ShapeError, TracejitTypeError, UnsupportedError
 
 DTYPES = [np.float32, np.float64, np.int32, np.int64, np.uint8, np.complex64, np.complex128]
-
-
-def assert_same_bits(got, want):
-    got = np.asarray(tj.device_get(got))
-    assert (got.dtype, got.shape) == (want.dtype, want.shape)
-    parts = (
-        [(got.real, want.real), (got.imag, want.imag)] if want.dtype.kind == "c" else [(got, want)]
-    )
-    for g, w in parts:
-        if w.dtype.kind == "f":
-            assert np.array_equal(np.isnan(g), np.isnan(w)), (g, w)
-            g, w = np.where(np.isnan(g), 0, g), np.where(np.isnan(w), 0, w)
-        bits = np.dtype(f"u{w.dtype.itemsize}")
-        assert np.array_equal(g.view(bits), w.view(bits)), (g, w)
 
 
 def _scans(m, x):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_cumprod import assert_same_bits
+from _bits import assert_same_bits
 
 import tracejit as tj
 import tracejit.numpy as tnp

@@ -1,7 +1,8 @@
 """The `fft` primitive over axes where they are (`axes`, ir/fft_prims.py), not moved to the end
 by transposes: values against np.fft compiled on the test device (single precision, reversed
 operands, size-1 axes), under vmap with the batch axis anywhere, gradients against float64
-central differences, and a clear error for bad axes."""
+central differences, and a clear error for bad axes. Repeated axes transform that axis again,
+as NumPy documents (`fftn(x, axes=(0, 0))`), with `s` too."""
 
 from __future__ import annotations
 
@@ -96,3 +97,48 @@ def test_no_axes_to_transform_is_numpys_identity(device):
             assert got.dtype == want.dtype and np.array_equal(got, want)
     with pytest.raises(TracejitValueError, match="needs an axis"):
         tnp.fft.rfftn(R, axes=())
+
+
+REPEATED = [  # (name, fn(module, x), operand): NumPy transforms a repeated axis again
+    ("fftn-00", lambda m, x: m.fft.fftn(x, axes=(0, 0)), C),
+    ("fftn-00-s", lambda m, x: m.fft.fftn(x, s=(3, 7), axes=(0, 0)), C),
+    (
+        "ifftn-202-s-ortho",
+        lambda m, x: m.fft.ifftn(x, s=(4, 2, 3), axes=(2, 0, 2), norm="ortho"),
+        C,
+    ),
+    ("fft2-22", lambda m, x: m.fft.fft2(x, axes=(-1, 2)), C),
+    ("ifft2-00-c64", lambda m, x: m.fft.ifft2(x.astype(np.complex64), axes=(0, 0)), C),
+    ("rfftn-00", lambda m, x: m.fft.rfftn(x, axes=(0, 0)), R),
+    ("rfftn-202-forward", lambda m, x: m.fft.rfftn(x, axes=(2, 0, 2), norm="forward"), R),
+    ("irfftn-00", lambda m, x: m.fft.irfftn(x, axes=(0, 0)), C),
+    ("irfftn-202-s", lambda m, x: m.fft.irfftn(x, s=(4, 3, 6), axes=(2, 0, 2)), C),
+]
+
+
+def test_repeated_axes_as_numpy_on_the_test_device(device):
+    xs = [x for _, _, x in REPEATED]
+    compiled = tj.jit(lambda xs: [f(tnp, x) for (_, f, _), x in zip(REPEATED, xs)], device=device)
+    for (name, fn, x), g in zip(REPEATED, compiled(xs), strict=True):
+        want = fn(np, x)
+        _close(g, want, name)
+        _close(fn(tnp, x), want, f"{name} (eager)")
+
+
+def test_repeated_axes_gradients_match_finite_differences():
+    cases = [c for c in REPEATED if "64" not in c[0]]
+    weights = [RNG.uniform(0.5, 1.5, fn(np, x).shape) * (1 + 0.5j) for _, fn, x in cases]
+
+    def loss(m, c, r):  # every case at once: one compiled gradient
+        total = 0.0
+        for (_, fn, x), w in zip(cases, weights):
+            out = fn(m, c if x is C else r)
+            total = total + m.sum(m.real(out) * w.real + m.imag(out) * w.imag)
+        return total
+
+    got_c, got_r = tj.jit(tj.grad(lambda c, r: loss(tnp, c, r), argnums=(0, 1)))(C, R)
+    dre = numeric_grad(lambda v: float(loss(np, v + 1j * C.imag, R)), C.real.copy())
+    dim = numeric_grad(lambda v: float(loss(np, C.real + 1j * v, R)), C.imag.copy())
+    np.testing.assert_allclose(got_c, dre - 1j * dim, rtol=1e-6, atol=1e-6)  # JAX's convention
+    want_r = numeric_grad(lambda v: float(loss(np, C, v)), R.copy())
+    np.testing.assert_allclose(got_r, want_r, rtol=1e-6, atol=1e-6)

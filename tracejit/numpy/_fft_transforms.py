@@ -41,8 +41,6 @@ def _axes_and_lengths(a, s, axes, kind: str):
     if axes is None:
         axes = tuple(range(nd - len(s), nd)) if s is not None else tuple(range(nd))
     axes = tuple(normalize_axis(ax, nd, "fft") for ax in axes)
-    if len(set(axes)) != len(axes):
-        raise TracejitValueError(f"fft: repeated axes {axes} are not supported")
     if s is None:
         s = [tnp.shape(a)[ax] for ax in axes]
         if kind == "irfft":
@@ -83,6 +81,33 @@ def _transform(a, kind: str, s, axes, norm):
     x = _operand(a, kind)
     axes, s = _axes_and_lengths(x, s, axes, kind)
     _scale(norm, 1, False)  # validate before tracing anything
+    for group_kind, group in _passes(kind, axes):
+        x = _pass(x, group_kind, tuple(s[i] for i in group), tuple(axes[i] for i in group), norm)
+    return x
+
+
+def _passes(kind: str, axes: tuple[int, ...]) -> list[tuple[str, list[int]]]:
+    """NumPy's n-D transform is 1-D transforms in turn (fftn, rfftn: the last axis first;
+    irfftn: the first first, the real one last); with repeated axes (NumPy transforms such an
+    axis again) these split into runs over distinct axes, each one `fft` primitive:
+    (kind, indices into `axes`, ascending, so that a real transform's axis stays last)."""
+    last = len(axes) - 1
+    if kind == "irfft":
+        steps = [("ifft", i) for i in range(last)] + [("irfft", last)]
+    else:
+        steps = [(kind, last)] + [("fft" if kind == "rfft" else kind, i) for i in range(last)[::-1]]
+    groups: list[tuple[str, list[int]]] = []
+    for step_kind, i in steps:
+        if not groups or axes[i] in {axes[j] for j in groups[-1][1]}:
+            groups.append((step_kind, []))
+        if step_kind in ("rfft", "irfft"):
+            groups[-1] = (step_kind, groups[-1][1])
+        groups[-1][1].append(i)
+    return [(k, sorted(group)) for k, group in groups]
+
+
+def _pass(x, kind: str, s: tuple[int, ...], axes: tuple[int, ...], norm):
+    """The `kind` transform over distinct `axes` (the real one of rfft/irfft last)."""
     for i, (ax, n) in enumerate(zip(axes, s)):
         x = _fit(x, ax, n // 2 + 1 if kind == "irfft" and i == len(axes) - 1 else n)
     nd = tnp.ndim(x)

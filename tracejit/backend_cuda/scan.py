@@ -51,7 +51,8 @@ WARP = 32
 # reads a row's chunk in 128-byte lines, and a thread keeps its share in registers.
 CHUNK_BYTES = 256
 MAX_COLUMNS = 64
-# Bytes a thread of the strided kernel loads at once (8 to 16 elements).
+# Bytes a thread of the strided kernel loads at once (8 to 32 elements; with the next chunk
+# prefetched, twice that in flight: its row is the only parallelism it has).
 STRIDED_BYTES = 128
 # Blocks the strided kernel aims for before its blocks grow (an H100 has 132 SMs).
 MIN_BLOCKS = 128
@@ -193,7 +194,7 @@ def _tiled(step: K.Fallback, tile: _Tile) -> tuple[str, Launch]:
 
 
 def _strided(step: K.Fallback, t: str, pre: int, n: int, post: int, itemsize: int):
-    k = max(8, min(16, STRIDED_BYTES // itemsize))
+    k = max(8, min(32, STRIDED_BYTES // itemsize))
     at = lambda i: f"base + ({i} < {_ll(n)} ? {i} : {_ll(n - 1)}) * {_ll(post)}"
     body = [
         f"const int64_t q = u % {_ll(post)}, p = u / {_ll(post)};",

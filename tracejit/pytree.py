@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tracejit._tree_keys import (
@@ -26,7 +26,8 @@ from tracejit._tree_keys import (
 )
 from tracejit.errors import TracejitTypeError, TracejitValueError
 
-_REGISTRY: dict[type, tuple[Callable, Callable]] = {}
+# cls -> (flatten, unflatten, flatten_with_keys or None)
+_REGISTRY: dict[type, tuple[Callable, Callable, Callable | None]] = {}
 
 
 def register_pytree_node(cls: type, flatten: Callable, unflatten: Callable) -> None:
@@ -36,31 +37,31 @@ def register_pytree_node(cls: type, flatten: Callable, unflatten: Callable) -> N
     ...     def __init__(self, a, b): self.a, self.b = a, b
     >>> register_pytree_node(Pair, lambda p: ((p.a, p.b), None), lambda aux, ch: Pair(*ch))
     """
+    _register(cls, flatten, unflatten, None)
+
+
+def register_pytree_with_keys(
+    cls: type,
+    flatten_with_keys: Callable,
+    unflatten: Callable,
+    flatten: Callable | None = None,
+) -> None:
+    """Register `cls` with a key for each child, for its key paths:
+    `flatten_with_keys(obj) -> (((key, child), ...), aux)` (keys such as `GetAttrKey`),
+    `unflatten(aux, children) -> obj`; `flatten` as in `register_pytree_node` (by default
+    the children of `flatten_with_keys`)."""
+
+    def children_and_aux(obj):
+        pairs, aux = flatten_with_keys(obj)
+        return [child for _, child in pairs], aux
+
+    _register(cls, flatten or children_and_aux, unflatten, flatten_with_keys)
+
+
+def _register(cls: type, flatten, unflatten, flatten_with_keys) -> None:
     if cls in _REGISTRY or cls in (tuple, list, dict, type(None)):
         raise TracejitValueError(f"{cls.__name__} is already a pytree node type")
-    _REGISTRY[cls] = (flatten, unflatten)
-
-
-def register_pytree_node_class(cls: type) -> type:
-    """Register `cls` by its own methods, `obj.tree_flatten() -> (children, aux)` and the
-    classmethod `cls.tree_unflatten(aux, children)`; returns `cls` (a class decorator).
-
-    >>> @register_pytree_node_class
-    ... class Scaled:
-    ...     def __init__(self, x, k): self.x, self.k = x, k
-    ...     def tree_flatten(self): return (self.x,), self.k
-    ...     @classmethod
-    ...     def tree_unflatten(cls, k, children): return cls(children[0], k)
-    >>> tree_map(lambda v: v + 1, Scaled(1, "static")).x
-    2
-    """
-    missing = [m for m in ("tree_flatten", "tree_unflatten") if not hasattr(cls, m)]
-    if missing:
-        raise TracejitTypeError(
-            f"register_pytree_node_class: {cls.__name__} has no {' or '.join(missing)} method"
-        )
-    register_pytree_node(cls, lambda obj: obj.tree_flatten(), cls.tree_unflatten)
-    return cls
+    _REGISTRY[cls] = (flatten, unflatten, flatten_with_keys)
 
 
 def _is_namedtuple(x) -> bool:
@@ -74,6 +75,8 @@ class PyTreeDef:
     kind: Any  # None for a leaf, else the node's type
     aux: Hashable = None
     children: tuple[PyTreeDef, ...] = ()
+    # the children's key entries where the node type's registration names them
+    keys: tuple | None = field(default=None, compare=False)
 
     @property
     def num_leaves(self) -> int:
@@ -118,7 +121,8 @@ def _dict_keys(td: PyTreeDef) -> tuple | None:
 
 def _children(x) -> tuple[Any, Hashable, list] | None:
     """(kind, aux, children) for a node, None for a leaf. As JAX: dict and defaultdict
-    children in sorted key order, OrderedDict's in insertion order."""
+    children in sorted key order, OrderedDict's in insertion order. (A type registered with
+    keys: see `_keyed_children`.)"""
     t = type(x)
     if x is None:
         return type(None), None, []
@@ -141,17 +145,28 @@ def _children(x) -> tuple[Any, Hashable, list] | None:
     return None
 
 
+def _keyed_children(x) -> tuple[Any, Hashable, list, tuple | None] | None:
+    """`_children` and the children's keys where the type's registration gives them."""
+    with_keys = _REGISTRY.get(type(x), (None, None, None))[2]
+    if with_keys is None or _is_namedtuple(x):
+        node = _children(x)
+        return None if node is None else (*node, None)
+    pairs, aux = with_keys(x)
+    pairs = list(pairs)
+    return type(x), aux, [child for _, child in pairs], tuple(key for key, _ in pairs)
+
+
 def tree_flatten(tree, is_leaf: Callable[[Any], bool] | None = None) -> tuple[list, PyTreeDef]:
     """Leaves in order (dict keys sorted) and the structure to rebuild the tree."""
     leaves: list = []
 
     def go(x) -> PyTreeDef:
-        node = None if (is_leaf is not None and is_leaf(x)) else _children(x)
+        node = None if (is_leaf is not None and is_leaf(x)) else _keyed_children(x)
         if node is None:
             leaves.append(x)
             return _LEAF
-        kind, aux, children = node
-        return PyTreeDef(kind, aux, tuple(go(c) for c in children))
+        kind, aux, children, keys = node
+        return PyTreeDef(kind, aux, tuple(go(c) for c in children), keys)
 
     treedef = go(tree)
     return leaves, treedef
@@ -201,6 +216,8 @@ def tree_structure(tree, is_leaf: Callable[[Any], bool] | None = None) -> PyTree
 
 def _child_keys(td: PyTreeDef) -> list[KeyEntry]:
     """The key entry of each child of the node `td`, as JAX names them."""
+    if td.keys is not None:
+        return list(td.keys)
     keys = _dict_keys(td)
     if keys is not None:
         return [DictKey(k) for k in keys]
@@ -336,46 +353,3 @@ def tree_reduce(function: Callable, tree, initializer: Any = _SENTINEL, is_leaf=
 def tree_all(tree, *, is_leaf: Callable[[Any], bool] | None = None) -> bool:
     """Whether every leaf of `tree` is true (`True` for no leaves), as `all`."""
     return all(tree_leaves(tree, is_leaf))
-
-
-class _Opaque:
-    """A callable standing for a `functools.partial`, so that `Partial(partial(f, a), b)`
-    keeps `a` in its static function (functools.partial would merge it into the leaves)."""
-
-    def __init__(self, fn: functools.partial):
-        self.fn = fn
-
-    def __call__(self, *args, **kwargs):
-        return self.fn(*args, **kwargs)
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, _Opaque) and self.fn == other.fn
-
-    def __hash__(self) -> int:
-        return hash(self.fn)
-
-    def __repr__(self) -> str:
-        return repr(self.fn)
-
-
-class Partial(functools.partial):
-    """`functools.partial` as a pytree, as `jax.tree_util.Partial`: the bound positional and
-    keyword arguments are its children (leaves: arrays traced when it is an argument of a
-    jitted or differentiated function), the function its static part.
-
-    >>> add_one = Partial(lambda a, b: a + b, 1)
-    >>> tree_leaves(add_one), tree_map(lambda v: 10 * v, add_one)(2)
-    ([1], 12)
-    """
-
-    def __new__(cls, func, *args, **keywords):
-        if isinstance(func, functools.partial):
-            func = _Opaque(func)
-        return super().__new__(cls, func, *args, **keywords)
-
-
-register_pytree_node(
-    Partial,
-    lambda p: ((p.args, p.keywords), p.func),
-    lambda func, children: Partial(func, *children[0], **children[1]),
-)

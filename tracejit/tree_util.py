@@ -7,18 +7,18 @@ users reach for (the same functions are also top-level: `tj.tree_map` is
 {'b': (4, None), 'w': 2}
 """
 
+from tracejit._tree_classes import Partial, register_dataclass, register_pytree_node_class
 from tracejit.pytree import (
     DictKey,
     FlattenedIndexKey,
     GetAttrKey,
     KeyEntry,
     KeyPath,
-    Partial,
     PyTreeDef,
     SequenceKey,
     keystr,
     register_pytree_node,
-    register_pytree_node_class,
+    register_pytree_with_keys,
     tree_all,
     tree_flatten,
     tree_flatten_with_path,
@@ -41,8 +41,10 @@ __all__ = [
     "PyTreeDef",
     "SequenceKey",
     "keystr",
+    "register_dataclass",
     "register_pytree_node",
     "register_pytree_node_class",
+    "register_pytree_with_keys",
     "tree_all",
     "tree_flatten",
     "tree_flatten_with_path",

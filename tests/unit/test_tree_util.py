@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import dataclasses
 import functools
 
 import numpy as np
@@ -22,7 +23,9 @@ from tracejit.tree_util import (
     Partial,
     SequenceKey,
     keystr,
+    register_dataclass,
     register_pytree_node_class,
+    register_pytree_with_keys,
     tree_all,
     tree_flatten_with_path,
     tree_leaves,
@@ -126,6 +129,67 @@ def test_register_pytree_node_class_needs_both_methods():
         register_pytree_node_class(NoMethods)
 
 
+@register_dataclass
+@dataclasses.dataclass
+class Layer:
+    w: object
+    b: object = None
+    name: str = dataclasses.field(default="dense", metadata={"static": True})
+
+
+class Scope:  # children named by DictKey in its key paths
+    def __init__(self, **entries):
+        self.entries = entries
+
+
+register_pytree_with_keys(
+    Scope,
+    lambda s: ([(DictKey(k), s.entries[k]) for k in sorted(s.entries)], tuple(sorted(s.entries))),
+    lambda names, children: Scope(**dict(zip(names, children))),
+)
+
+
+def test_register_dataclass_and_keyed_registration():
+    pairs, treedef = tree_flatten_with_path(Layer(1, (2, 3)))
+    assert pairs == [
+        ((GetAttrKey("w"),), 1),
+        ((GetAttrKey("b"), SequenceKey(0)), 2),
+        ((GetAttrKey("b"), SequenceKey(1)), 3),
+    ]
+    assert tree_map(lambda v: 10 * v, Layer(1, 2, "x")) == Layer(10, 20, "x")
+    assert treedef != tree_structure(Layer(1, (2, 3), "other"))  # name: static metadata
+    assert tree_leaves(Layer(1)) == [1]  # b=None: a node without leaves
+    paths = [keystr(p) for p, _ in tree_flatten_with_path({"s": Scope(y=1, x=[2])})[0]]
+    assert paths == ["['s']['x'][0]", "['s']['y']"]
+    assert tree_map(lambda v: -v, Scope(a=1)).entries == {"a": -1}
+    g = tj.grad(lambda layer: layer.w * layer.b)(Layer(np.float64(2.0), np.float64(3.0), "x"))
+    assert (type(g), float(g.w), float(g.b), g.name) == (Layer, 3.0, 2.0, "x")
+
+
+def test_register_dataclass_by_names_and_its_errors():
+    class Plain:
+        def __init__(self, x, k):
+            self.x, self.k = x, k
+
+    register_dataclass(Plain, data_fields=["x"], meta_fields=["k"])
+    assert tree_leaves(Plain([1, 2], "static")) == [1, 2]
+    assert tree_map(lambda v: v + 1, Plain(1, "s")).k == "s"
+    with pytest.raises(TracejitTypeError, match="both data_fields and meta_fields"):
+        register_dataclass(Plain, data_fields=["x"])
+    with pytest.raises(TracejitTypeError, match="not a dataclass"):
+        register_dataclass(type("Other", (), {}))
+
+    @dataclasses.dataclass
+    class Two:
+        x: int
+        y: int
+
+    with pytest.raises(TracejitValueError, match=r"wrong: \['y'\]"):
+        register_dataclass(Two, data_fields=["x"], meta_fields=[])
+    register_dataclass(Two, drop_fields=["y"])
+    assert tree_leaves(Two(1, 2)) == [1]
+
+
 def _f(*args, **kwargs):
     return args, kwargs
 
@@ -181,3 +245,8 @@ def test_the_same_results_as_jax():
         with pytest.raises(ValueError):
             tree_map(lambda *xs: xs, first, other)
     assert tree_leaves(Partial(_f, 1, k=2)) == jtu.tree_leaves(jtu.Partial(_f, 1, k=2))
+    with contextlib.suppress(ValueError):
+        jtu.register_dataclass(Layer)
+    layer = Layer({"u": 1, "v": [2, None]}, (3,), "x")
+    got, want = tree_flatten_with_path(layer)[0], jtu.tree_flatten_with_path(layer)[0]
+    assert [(keystr(p), x) for p, x in got] == [(jtu.keystr(p), x) for p, x in want]

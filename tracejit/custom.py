@@ -16,6 +16,7 @@ array([1., 1.])
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from tracejit import custom_closure
 from tracejit.errors import (
@@ -31,6 +32,7 @@ from tracejit.ir.autodiff import joint_graph
 from tracejit.ir.builder import Emitter
 from tracejit.ir.custom_call import CustomCall, custom_vjp_call_p, inline_graph
 from tracejit.ir.graph import Graph, Value, fresh
+from tracejit.ir.linearity import first_nonlinear
 from tracejit.ir.passes.dce import remove_dead_nodes
 from tracejit.pytree import PyTreeDef, tree_flatten, tree_unflatten
 from tracejit.tracer.arguments import abstractify
@@ -133,22 +135,23 @@ class _Custom:
             return CustomCall(name, primal.graph, rules), primal.out_tree, primal.captured
         self._building.add(key)
         try:
-            closed, fwd, bwd = self._eager_rules(args, diff, avals, primal)
+            closed, fwd, bwd, why = self._eager_rules(args, diff, avals, primal)
         finally:
             self._building.discard(key)
         if not closed:
-            return CustomCall(name, primal.graph, lambda: (fwd, bwd)), primal.out_tree, []
+            return CustomCall(name, primal.graph, lambda: (fwd, bwd, why)), primal.out_tree, []
         n, n_out = len(avals), len(primal.graph.outputs)
         primal_g = custom_closure.with_inputs(primal, n, closed)
         graphs = custom_closure.closed_call_graphs(primal_g, fwd, bwd, n, n_out)
-        return CustomCall(name, primal_g, lambda: graphs), primal.out_tree, closed
+        return CustomCall(name, primal_g, lambda: (*graphs, why)), primal.out_tree, closed
 
-    def _eager_rules(self, args, diff, avals, primal: Traced) -> tuple[list, Graph, Graph]:
+    def _eager_rules(self, args, diff, avals, primal: Traced) -> tuple[list, Graph, Graph, Any]:
         """(closed-over tracers, fwd: (explicit, closed) -> outs + residuals,
-        bwd: (residuals, output cts, closed) -> explicit cts)."""
+        bwd: (residuals, output cts, closed) -> explicit cts, why bwd is not linear in the
+        cotangents or None)."""
         raise NotImplementedError
 
-    def _lazy_rules(self, args, diff, avals, primal: Traced) -> tuple[Graph, Graph]:
+    def _lazy_rules(self, args, diff, avals, primal: Traced) -> tuple[Graph, Graph, Any]:
         if primal.captured:  # a call from its own fwd, closing over tracers, differentiated
             raise CustomRuleClosureError(
                 f"{self.kind} {self.__name__!r} closes over traced values and is "
@@ -163,7 +166,7 @@ class _Custom:
                 f"has ended. {_CLOSURE_FIX}"
             ) from e
 
-    def _derivative_graphs(self, args, diff, avals, primal: Traced) -> tuple[Graph, Graph]:
+    def _derivative_graphs(self, args, diff, avals, primal: Traced) -> tuple[Graph, Graph, Any]:
         raise NotImplementedError
 
 
@@ -196,17 +199,37 @@ class custom_vjp(_Custom):
     def _ready(self) -> bool:
         return self.fwd is not None
 
-    def _derivative_graphs(self, args, diff, avals, primal: Traced) -> tuple[Graph, Graph]:
+    def _derivative_graphs(self, args, diff, avals, primal: Traced) -> tuple[Graph, Graph, Any]:
         fwd, bwd = self._closure_traces(args, diff, avals, primal, closure=False)
-        return fwd.graph, _input_cotangents(bwd, diff, avals, self.__name__)
+        bwd_g = _input_cotangents(bwd, diff, avals, self.__name__)
+        return fwd.graph, bwd_g, self._nonlinear(bwd, primal)
 
-    def _eager_rules(self, args, diff, avals, primal: Traced) -> tuple[list, Graph, Graph]:
+    def _eager_rules(self, args, diff, avals, primal: Traced) -> tuple[list, Graph, Graph, Any]:
         fwd, bwd = self._closure_traces(args, diff, avals, primal)
         closed = custom_closure.union(primal, fwd, bwd)
         n_bwd = len(bwd.graph.inputs) - len(bwd.captured)
         bwd_t = Traced(custom_closure.with_inputs(bwd, n_bwd, closed), bwd.out_tree, [])
         bwd_g = _input_cotangents(bwd_t, diff, avals, self.__name__)
-        return closed, custom_closure.with_inputs(fwd, len(avals), closed), bwd_g
+        fwd_g = custom_closure.with_inputs(fwd, len(avals), closed)
+        return closed, fwd_g, bwd_g, self._nonlinear(bwd, primal)
+
+    def _nonlinear(self, bwd: Traced, primal: Traced) -> str | None:
+        """Why the traced `bwd` (residuals, output cts, closed) is not linear in the
+        cotangents (ir/linearity.py), naming the function and the line; None when it is."""
+        n_out = len(primal.graph.outputs)
+        n_res = len(bwd.graph.inputs) - len(bwd.captured) - n_out
+        ins = bwd.graph.inputs
+        cts = [n_res + j for j in range(n_out) if dtypes.is_inexact(ins[n_res + j].dtype)]
+        node = first_nonlinear(bwd.graph, cts)
+        if node is None:
+            return None
+        code = getattr(self.fun, "__code__", None)
+        where = f" (defined at {code.co_filename}:{code.co_firstlineno})" if code else ""
+        line = f" at {node.source}" if node.source else ""
+        return (
+            f"custom_vjp function {self.__name__!r}{where}: its bwd applies "
+            f"`{node.prim.name}`{line} to the cotangent, which is not linear in it"
+        )
 
     def _closure_traces(self, args, diff, avals, primal: Traced, closure=True) -> tuple:
         """The traced fwd and bwd (closing over tracers only with `closure`)."""
@@ -305,21 +328,22 @@ class custom_jvp(_Custom):
     def _ready(self) -> bool:
         return self.jvp is not None
 
-    def _derivative_graphs(self, args, diff, avals, primal: Traced) -> tuple[Graph, Graph]:
-        """fwd saves the inputs; bwd is the transpose of the user's JVP at those inputs."""
+    def _derivative_graphs(self, args, diff, avals, primal: Traced) -> tuple[Graph, Graph, Any]:
+        """fwd saves the inputs; bwd is the transpose of the user's JVP at those inputs
+        (linear in the cotangent, as the JVP is in the tangent)."""
         g = primal.graph
         fwd = Graph(list(g.inputs), list(g.nodes), list(g.outputs) + list(g.inputs))
         jvp = self._trace_jvp(args, diff, avals, primal, closure=False)
-        return fwd, _transpose_tangents(jvp.graph, len(avals), len(g.outputs))
+        return fwd, _transpose_tangents(jvp.graph, len(avals), len(g.outputs)), None
 
-    def _eager_rules(self, args, diff, avals, primal: Traced) -> tuple[list, Graph, Graph]:
+    def _eager_rules(self, args, diff, avals, primal: Traced) -> tuple[list, Graph, Graph, Any]:
         jvp = self._trace_jvp(args, diff, avals, primal, closure=True)
         closed = custom_closure.union(primal, jvp)
         n = len(avals)
         g = custom_closure.with_inputs(primal, n, closed)
         fwd = Graph(list(g.inputs), list(g.nodes), list(g.outputs) + list(g.inputs[:n]))
         jvp_g = custom_closure.with_inputs(jvp, 2 * n, closed)
-        return closed, fwd, _transpose_tangents(jvp_g, n, len(g.outputs), len(closed))
+        return closed, fwd, _transpose_tangents(jvp_g, n, len(g.outputs), len(closed)), None
 
     def _trace_jvp(self, args, diff, avals, primal: Traced, closure: bool) -> Traced:
         """The user's jvp traced on (primals, tangents) of the differentiable leaves."""

@@ -113,6 +113,12 @@ class CustomRuleClosureError(UnsupportedError):
     as an argument, or read it in the function itself)."""
 
 
+class CustomVJPForwardModeError(UnsupportedError):
+    """Forward mode (jvp, jacfwd, linearize, hessian) through a custom_vjp whose bwd is not
+    linear in the cotangent (it clips, rounds or quantizes it): transposing such a bwd is not
+    the derivative. Define the function with custom_jvp, or use reverse mode."""
+
+
 class CompileError(TracejitError, RuntimeError):
     """The backend compiler failed; the message holds its output and the kept source path."""
 
@@ -178,6 +184,7 @@ __all__ = [
     "CompileError",
     "ConcretizationError",
     "CustomRuleClosureError",
+    "CustomVJPForwardModeError",
     "DeviceError",
     "DistributedError",
     "DonatedArgumentError",

@@ -19,6 +19,7 @@ from tracejit.errors import TracejitTypeError
 from tracejit.forward_mode import ForwardJVP, _dtype, _shape, check_float_outputs, check_tangents
 from tracejit.ir import dtypes
 from tracejit.ir.autodiff_control import WhileLoopNotReversible
+from tracejit.ir.custom_call import check_forward_mode
 from tracejit.pytree import tree_flatten, tree_unflatten
 from tracejit.tracer.tracing import owned
 from tracejit.transforms import _normalize_argnums, vjp
@@ -29,9 +30,12 @@ def _zeros_like(x):
 
 
 def _transposed(fun: Callable, primals: tuple, has_aux: bool) -> tuple:
-    """linearize by transposing the pullback (raises WhileLoopNotReversible)."""
+    """linearize by transposing the pullback (raises WhileLoopNotReversible); refused
+    through a custom_vjp whose bwd, which this transposes, is not linear in its cotangent."""
     res = vjp(fun, *primals, has_aux=has_aux)
     out, f_vjp = res[0], res[1]
+    graph = f_vjp.traced.graph
+    check_forward_mode(graph, range(len(graph.inputs) - len(f_vjp.traced.captured)))
     out_leaves, out_tree = tree_flatten(out)
     check_float_outputs(out_leaves)
     p_leaves, p_tree = tree_flatten(tuple(primals))

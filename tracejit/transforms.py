@@ -252,6 +252,11 @@ class VJPFunction:
         self._trees = trees
         self._out_tree = out_tree
 
+    @property
+    def traced(self) -> Traced:
+        """The function's trace: its graph reads the primal leaves, then `traced.captured`."""
+        return self._traced
+
     def __call__(self, cotangent) -> tuple:
         leaves, tree = tree_flatten(cotangent)
         if tree != self._out_tree:

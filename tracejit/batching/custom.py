@@ -27,7 +27,7 @@ def batch_call(call: CustomCall, size: int) -> CustomCall:
         batched = CustomCall(
             f"vmap({call.name})",
             _all_first(call.primal, size),
-            lambda: (_all_first(call.fwd, size), _all_first(call.bwd, size)),
+            lambda: (_all_first(call.fwd, size), _all_first(call.bwd, size), call.nonlinear),
         )
         hit = _batched[key] = (call, batched)  # the original is kept so its id stays unique
     return hit[1]

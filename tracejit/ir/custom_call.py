@@ -11,34 +11,46 @@ graph passes with `expand_custom_calls`, so no backend ever sees the node). Its 
 inlines `fwd` and `bwd` into the joint graph, so the backward is the user's, and since `bwd`
 is made of ordinary primitives, a second derivative differentiates it like any code.
 `custom_jvp` produces the same node: its `bwd` is the transpose of the user's JVP.
+
+Forward mode transposes the VJP, so through this node it transposes `bwd`: the JVP only when
+`bwd` is linear in its cotangent. A `custom_vjp` call records why it is not (its `bwd` read
+by ir/linearity.py), and forward mode refuses such a call (`check_forward_mode`, and this
+node's JVP rule) with `CustomVJPForwardModeError`, as JAX refuses every `custom_vjp`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from tracejit.errors import UnsupportedError
+from tracejit.errors import CustomVJPForwardModeError, UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.ir.autodiff import VJP_RULES, Emitter
+from tracejit.ir.forward import JVP_RULES, jvp_by_transpose
 from tracejit.ir.graph import Graph, Node, Value, inline_graph
 from tracejit.ir.interpret import evaluate
+from tracejit.ir.linearity import LINEAR_RULES, first_nonlinear
+from tracejit.ir.passes.dce import remove_dead_nodes
 from tracejit.ir.primitives import OPAQUE, register
+from tracejit.ir.regions import regions_of
+
+Rules = tuple[Graph, Graph, "str | None"]  # fwd, bwd, why bwd is not linear in its cotangent
 
 
 class CustomCall:
     """The graphs of one custom-derivative function at one signature (hashed by identity).
 
-    `fwd` and `bwd` are traced on first use (`rules()` returns both): the user's forward
-    usually calls the function itself, which records this same call without needing them.
+    `fwd` and `bwd` are traced on first use (`rules()` returns both, and why `bwd` is not
+    linear in its cotangent, or None): the user's forward usually calls the function itself,
+    which records this same call without needing them.
     """
 
-    def __init__(self, name: str, primal: Graph, rules: Callable[[], tuple[Graph, Graph]]):
+    def __init__(self, name: str, primal: Graph, rules: Callable[[], Rules]):
         self.name = name
         self.primal = primal
-        self._rules: Callable[[], tuple[Graph, Graph]] | None = rules
-        self._graphs: tuple[Graph, Graph] | None = None
+        self._rules: Callable[[], Rules] | None = rules
+        self._graphs: Rules | None = None
 
-    def _derivative_graphs(self) -> tuple[Graph, Graph]:
+    def _derivative_graphs(self) -> Rules:
         if self._graphs is None:
             rules = self._rules
             if rules is None:
@@ -57,6 +69,23 @@ class CustomCall:
     @property
     def bwd(self) -> Graph:
         return self._derivative_graphs()[1]
+
+    @property
+    def nonlinear(self) -> str | None:
+        """Why `bwd` is not linear in its cotangent (None when it is)."""
+        return self._derivative_graphs()[2]
+
+    def check_forward_mode(self) -> None:
+        """Raise `CustomVJPForwardModeError` unless forward mode may transpose `bwd`."""
+        why = self.nonlinear
+        if why is not None:
+            raise CustomVJPForwardModeError(
+                f"forward-mode autodiff (jvp, jacfwd, linearize, hessian) cannot go through "
+                f"{why}. Forward mode transposes a custom_vjp's bwd, which is "
+                "its derivative only when bwd is linear in the cotangent (JAX refuses forward "
+                "mode through every custom_vjp). Define the function with tj.custom_jvp "
+                "(reverse mode transposes its jvp), or use reverse mode (grad, vjp, jacrev)."
+            )
 
     def __repr__(self) -> str:
         return f"<{self.name}>"
@@ -84,6 +113,42 @@ def _vjp_rule(e: Emitter, cts, *inputs, out, call: CustomCall):
 VJP_RULES.register(custom_vjp_call_p)(_vjp_rule)
 
 
+@JVP_RULES.register(custom_vjp_call_p)
+def _jvp_rule(e: Emitter, node: Node, ins: list[Value], tins: list) -> tuple:
+    node.attrs["call"].check_forward_mode()
+    return jvp_by_transpose(e, node, ins, tins)
+
+
+@LINEAR_RULES.register(custom_vjp_call_p)
+def _linear_rule(node: Node, dep: list[bool]) -> Node | None:
+    """Linear when the primal is, and forward mode may transpose its own `bwd`."""
+    call = node.attrs["call"]
+    try:
+        why = call.nonlinear
+    except UnsupportedError:  # its rules are tracing now (it is called in its own bwd)
+        return node
+    if why is not None:
+        return node
+    return first_nonlinear(call.primal, [i for i, d in enumerate(dep) if d])
+
+
+def check_forward_mode(graph: Graph, wrt) -> None:
+    """Raise `CustomVJPForwardModeError` if forward mode through `graph` w.r.t. its inputs
+    `wrt` (by transposing its VJP) would transpose a `bwd` that is not linear in its
+    cotangent: a live custom call reached from them, directly or in a region (any region of
+    a node reached from them, conservatively)."""
+    graph = remove_dead_nodes(graph)
+    reached = {graph.inputs[i] for i in wrt}
+    for node in graph.nodes:
+        if not any(v in reached for v in node.inputs):
+            continue
+        reached.update(node.outputs)
+        if node.prim is custom_vjp_call_p:
+            node.attrs["call"].check_forward_mode()
+        for _, _, region in regions_of(node):
+            check_forward_mode(region.graph, range(len(region.graph.inputs)))
+
+
 def expand_custom_calls(graph: Graph) -> Graph:
     """`graph` with every custom call replaced by its primal graph (nested ones too)."""
     if not any(n.prim is custom_vjp_call_p for n in graph.nodes):
@@ -101,4 +166,10 @@ def expand_custom_calls(graph: Graph) -> Graph:
     return Graph(list(graph.inputs), nodes, [rename.get(v, v) for v in graph.outputs])
 
 
-__all__ = ["CustomCall", "custom_vjp_call_p", "expand_custom_calls", "inline_graph"]
+__all__ = [
+    "CustomCall",
+    "check_forward_mode",
+    "custom_vjp_call_p",
+    "expand_custom_calls",
+    "inline_graph",
+]

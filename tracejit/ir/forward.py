@@ -27,8 +27,7 @@ from collections.abc import Sequence
 from tracejit.ir import dtypes
 from tracejit.ir.autodiff import float_indices, joint_graph
 from tracejit.ir.builder import Emitter
-from tracejit.ir.custom_call import inline_graph
-from tracejit.ir.graph import Graph, Node, Value, fresh
+from tracejit.ir.graph import Graph, Node, Value, fresh, inline_graph
 from tracejit.ir.passes.dce import remove_dead_nodes
 from tracejit.ir.primitives import RuleTable
 from tracejit.ir.regions import Region
@@ -66,7 +65,7 @@ def jvp_graph(graph: Graph, wrt: Sequence[int]) -> Graph:
             env.update(zip(node.outputs, outs))
             continue
         e.source = node.source
-        rule = JVP_RULES.get(node.prim, _jvp_by_transpose)
+        rule = JVP_RULES.get(node.prim, jvp_by_transpose)
         outs, touts = rule(e, node, ins, tins)
         env.update(zip(node.outputs, outs))
         tan.update((v, t) for v, t in zip(node.outputs, touts) if t is not None)
@@ -80,7 +79,7 @@ def tangent_or_zero(e: Emitter, t: Value | None, like: Value) -> Value:
     return t if t is not None else e.full(0.0, like)
 
 
-def _jvp_by_transpose(e: Emitter, node: Node, ins: list[Value], tins: list) -> tuple:
+def jvp_by_transpose(e: Emitter, node: Node, ins: list[Value], tins: list) -> tuple:
     """One node's JVP: the VJP (w.r.t. the cotangent) of the node's own VJP."""
     single = Graph(fresh(node.inputs), [], [])
     outs = fresh(node.outputs)
@@ -111,4 +110,4 @@ def emit_forward(e: Emitter, prim, *inputs: Value, **attrs) -> list[Value]:
         e.phase = "backward"
 
 
-__all__ = ["JVP_RULES", "defjvp", "has_while", "jvp_graph"]
+__all__ = ["JVP_RULES", "defjvp", "has_while", "jvp_by_transpose", "jvp_graph"]

@@ -2,7 +2,11 @@
 
 Called on concrete arrays they just run. Called on traced values (inside `grad`, `jit`,
 `vmap`, ...) they record one `custom_vjp_call` node (`ir/custom_call.py`) holding the traced
-primal, forward and backward graphs, so every transformation sees the user's rule:
+primal graph, and the forward and backward graphs traced from the user's rules when a
+transformation first needs them (as JAX does): a call nothing differentiates never traces
+its rules, so they need to be valid only where a derivative is asked. Rules that close over
+traced values are traced at once instead, while those traces are live (custom_closure.py),
+and what they raise is raised when a derivative is asked too:
 
 >>> import numpy as np, tracejit as tj
 >>> @tj.custom_vjp
@@ -16,6 +20,7 @@ array([1., 1.])
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from tracejit import custom_closure
@@ -47,10 +52,9 @@ _CLOSURE_FIX = (
 )
 
 
-def _trace(fun: Callable, args: tuple, avals, what: str, closure: bool = False) -> Traced:
-    """Trace `fun(*args)` with the array leaves of `args` replaced by tracers of `avals`;
-    with `closure`, the tracers it closes over are allowed (custom_closure.py)."""
-    _, treedef = tree_flatten(args)
+def _trace(fun: Callable, treedef: PyTreeDef, avals, what: str, closure: bool = False) -> Traced:
+    """Trace `fun(*args)`, `args` a tuple of structure `treedef` whose leaves are tracers of
+    `avals`; with `closure`, the tracers it closes over are allowed (custom_closure.py)."""
     names = [f"{what} input {i}" for i in range(len(avals))]
     traced = trace_flat(fun, lambda t: (t, {}), treedef, list(avals), names, what)
     if traced.captured and not closure:
@@ -63,6 +67,40 @@ def _trace(fun: Callable, args: tuple, avals, what: str, closure: bool = False) 
 
 def _avals_of(values: Sequence[Value]) -> list[tuple]:
     return [(v.shape, v.dtype, False) for v in values]
+
+
+def _flat_tree(n: int) -> PyTreeDef:
+    return tree_flatten(tuple(range(n)))[1]
+
+
+@dataclass(frozen=True, eq=False)
+class _Signature:
+    """What one call's graphs are traced from, holding none of its tracers: the nondiff
+    (static) arguments by position, the number of arguments, and the structure (a tuple) and
+    abstract values of the differentiable ones' leaves."""
+
+    static: dict
+    n_args: int
+    in_tree: PyTreeDef
+    avals: tuple
+
+    def full_args(self, diff: tuple) -> list:
+        """The arguments, with the differentiable ones `diff` (tracers, when tracing)."""
+        it = iter(diff)
+        return [self.static[i] if i in self.static else next(it) for i in range(self.n_args)]
+
+    def nondiff(self) -> list:
+        return [self.static[i] for i in sorted(self.static)]
+
+
+def _deferred(err: Exception) -> Callable:
+    """Rules that raise `err` (raised while tracing them early) when a derivative is asked."""
+    tb = err.__traceback__
+
+    def rules():
+        raise err.with_traceback(tb)
+
+    return rules
 
 
 class _Custom:
@@ -82,6 +120,13 @@ class _Custom:
 
     def _ready(self) -> bool:
         raise NotImplementedError
+
+    def _rules(self) -> list[Callable]:
+        raise NotImplementedError
+
+    def rule_functions(self) -> list[Callable]:
+        """The function and its rules (what custom_closure.closes_over_tracers looks into)."""
+        return [self.fun, *self._rules()]
 
     def __call__(self, *args):
         if not self._ready():
@@ -106,52 +151,58 @@ class _Custom:
         key = (in_tree, avals, static)
         entry = self._calls.get(key)
         if entry is None:
-            entry = self._build(args, diff, avals, key)
+            static = {i: args[i] for i in self.nondiff_argnums}
+            entry = self._build(_Signature(static, len(args), in_tree, avals), key)
             if not entry[2]:  # graphs reading outer tracers are valid for this call only
                 self._calls[key] = entry
         call, out_tree, closed = entry
         return tree_unflatten(out_tree, bind(custom_vjp_call_p, *leaves, *closed, call=call))
 
-    def _full_args(self, args: tuple, diff: tuple) -> list:
-        """`args` with the differentiable ones replaced by `diff` (tracers, when tracing)."""
-        it = iter(diff)
-        return [args[i] if i in self.nondiff_argnums else next(it) for i in range(len(args))]
-
-    def _nondiff(self, args: tuple) -> list:
-        return [args[i] for i in self.nondiff_argnums]
-
-    def _build(self, args, diff, avals, key) -> tuple[CustomCall, PyTreeDef, list]:
+    def _build(self, sig: _Signature, key) -> tuple[CustomCall, PyTreeDef, list]:
         """The call and the tracers it closes over (its operands after the explicit ones).
 
-        The rules are traced now, while the traces of any tracers they close over are
-        active, and closure-converted (custom_closure.py); a call made while they trace (a
-        fwd or jvp usually calls the function itself) traces them on first use instead.
+        The rules are traced when a transformation first needs them, unless the function or
+        they close over live tracers: then now, while those traces are live, and
+        closure-converted (custom_closure.py). A call made while they trace (a fwd or jvp
+        usually calls the function itself) traces them on first use instead.
         """
-        primal_fn = lambda *d: self.fun(*self._full_args(args, d))
-        primal = _trace(primal_fn, diff, avals, self.__name__, closure=True)
+        primal_fn = lambda *d: self.fun(*sig.full_args(d))
+        primal = _trace(primal_fn, sig.in_tree, sig.avals, self.__name__, closure=True)
         name = f"{self.kind} {self.__name__}"
-        if key in self._building:
-            rules = lambda: self._lazy_rules(args, diff, avals, primal)
+        eager = primal.captured or custom_closure.closes_over_tracers(*self._rules())
+        if key in self._building or not eager:
+            rules = lambda: self._lazy_rules(sig, primal)
             return CustomCall(name, primal.graph, rules), primal.out_tree, primal.captured
         self._building.add(key)
         try:
-            closed, fwd, bwd, why = self._eager_rules(args, diff, avals, primal)
+            closed, fwd, bwd, why = self._eager_rules(sig, primal)
+        except Exception as err:  # noqa: BLE001 (raised when a derivative is asked, as lazily)
+            rules = _deferred(self._closure_error(err))
+            return CustomCall(name, primal.graph, rules), primal.out_tree, primal.captured
         finally:
             self._building.discard(key)
         if not closed:
             return CustomCall(name, primal.graph, lambda: (fwd, bwd, why)), primal.out_tree, []
-        n, n_out = len(avals), len(primal.graph.outputs)
+        n, n_out = len(sig.avals), len(primal.graph.outputs)
         primal_g = custom_closure.with_inputs(primal, n, closed)
         graphs = custom_closure.closed_call_graphs(primal_g, fwd, bwd, n, n_out)
         return CustomCall(name, primal_g, lambda: (*graphs, why)), primal.out_tree, closed
 
-    def _eager_rules(self, args, diff, avals, primal: Traced) -> tuple[list, Graph, Graph, Any]:
+    def _eager_rules(self, sig: _Signature, primal: Traced) -> tuple[list, Graph, Graph, Any]:
         """(closed-over tracers, fwd: (explicit, closed) -> outs + residuals,
-        bwd: (residuals, output cts, closed) -> explicit cts, why bwd is not linear in the
-        cotangents or None)."""
+        bwd: (residuals, output cts, closed) -> explicit cts, a function returning why bwd
+        is not linear in the cotangents or None)."""
         raise NotImplementedError
 
-    def _lazy_rules(self, args, diff, avals, primal: Traced) -> tuple[Graph, Graph, Any]:
+    def _closure_error(self, err: Exception) -> Exception:
+        if not isinstance(err, TracerLeakError):
+            return err
+        return CustomRuleClosureError(
+            f"{self.kind} {self.__name__!r}: its rule reads a traced value whose trace "
+            f"has ended. {_CLOSURE_FIX}"
+        ).with_traceback(err.__traceback__)
+
+    def _lazy_rules(self, sig: _Signature, primal: Traced) -> tuple[Graph, Graph, Any]:
         if primal.captured:  # a call from its own fwd, closing over tracers, differentiated
             raise CustomRuleClosureError(
                 f"{self.kind} {self.__name__!r} closes over traced values and is "
@@ -159,14 +210,11 @@ class _Custom:
                 f"supported. {_CLOSURE_FIX}"
             )
         try:
-            return self._derivative_graphs(args, diff, avals, primal)
+            return self._derivative_graphs(sig, primal)
         except TracerLeakError as e:
-            raise CustomRuleClosureError(
-                f"{self.kind} {self.__name__!r}: its rule reads a traced value whose trace "
-                f"has ended. {_CLOSURE_FIX}"
-            ) from e
+            raise self._closure_error(e) from e
 
-    def _derivative_graphs(self, args, diff, avals, primal: Traced) -> tuple[Graph, Graph, Any]:
+    def _derivative_graphs(self, sig: _Signature, primal: Traced) -> tuple[Graph, Graph, Any]:
         raise NotImplementedError
 
 
@@ -199,19 +247,22 @@ class custom_vjp(_Custom):
     def _ready(self) -> bool:
         return self.fwd is not None
 
-    def _derivative_graphs(self, args, diff, avals, primal: Traced) -> tuple[Graph, Graph, Any]:
-        fwd, bwd = self._closure_traces(args, diff, avals, primal, closure=False)
-        bwd_g = _input_cotangents(bwd, diff, avals, self.__name__)
-        return fwd.graph, bwd_g, self._nonlinear(bwd, primal)
+    def _rules(self) -> list[Callable]:
+        return [self.fwd, self.bwd]
 
-    def _eager_rules(self, args, diff, avals, primal: Traced) -> tuple[list, Graph, Graph, Any]:
-        fwd, bwd = self._closure_traces(args, diff, avals, primal)
+    def _derivative_graphs(self, sig: _Signature, primal: Traced) -> tuple[Graph, Graph, Any]:
+        fwd, bwd = self._closure_traces(sig, primal, closure=False)
+        bwd_g = _input_cotangents(bwd, sig, self.__name__)
+        return fwd.graph, bwd_g, lambda: self._nonlinear(bwd, primal)
+
+    def _eager_rules(self, sig: _Signature, primal: Traced) -> tuple[list, Graph, Graph, Any]:
+        fwd, bwd = self._closure_traces(sig, primal)
         closed = custom_closure.union(primal, fwd, bwd)
         n_bwd = len(bwd.graph.inputs) - len(bwd.captured)
         bwd_t = Traced(custom_closure.with_inputs(bwd, n_bwd, closed), bwd.out_tree, [])
-        bwd_g = _input_cotangents(bwd_t, diff, avals, self.__name__)
-        fwd_g = custom_closure.with_inputs(fwd, len(avals), closed)
-        return closed, fwd_g, bwd_g, self._nonlinear(bwd, primal)
+        bwd_g = _input_cotangents(bwd_t, sig, self.__name__)
+        fwd_g = custom_closure.with_inputs(fwd, len(sig.avals), closed)
+        return closed, fwd_g, bwd_g, lambda: self._nonlinear(bwd, primal)
 
     def _nonlinear(self, bwd: Traced, primal: Traced) -> str | None:
         """Why the traced `bwd` (residuals, output cts, closed) is not linear in the
@@ -231,11 +282,11 @@ class custom_vjp(_Custom):
             f"`{node.prim.name}`{line} to the cotangent, which is not linear in it"
         )
 
-    def _closure_traces(self, args, diff, avals, primal: Traced, closure=True) -> tuple:
+    def _closure_traces(self, sig: _Signature, primal: Traced, closure=True) -> tuple:
         """The traced fwd and bwd (closing over tracers only with `closure`)."""
         name = self.__name__
-        fwd_fn = lambda *d: self.fwd(*self._full_args(args, d))
-        fwd = _trace(fwd_fn, diff, avals, f"{name} fwd", closure)
+        fwd_fn = lambda *d: self.fwd(*sig.full_args(d))
+        fwd = _trace(fwd_fn, sig.in_tree, sig.avals, f"{name} fwd", closure)
         tree = fwd.out_tree
         if tree.kind is not tuple or len(tree.children) != 2 or tree.children[0] != primal.out_tree:
             raise TracejitTypeError(
@@ -245,32 +296,31 @@ class custom_vjp(_Custom):
         n_out = len(primal.graph.outputs)
         res_avals = _avals_of(fwd.graph.outputs[n_out:])
         res_tree = tree.children[1]
-        nondiff = self._nondiff(args)
+        nondiff = sig.nondiff()
 
         def bwd_flat(*leaves):
             res = tree_unflatten(res_tree, leaves[: len(res_avals)])
             cts = tree_unflatten(primal.out_tree, leaves[len(res_avals) :])
             return self.bwd(*nondiff, res, cts)
 
-        flat_args = tuple(range(len(res_avals) + n_out))  # placeholders: one leaf each
+        flat = _flat_tree(len(res_avals) + n_out)
         bwd_avals = res_avals + _avals_of(primal.graph.outputs)
-        return fwd, _trace(bwd_flat, flat_args, bwd_avals, f"{name} bwd", closure)
+        return fwd, _trace(bwd_flat, flat, bwd_avals, f"{name} bwd", closure)
 
 
-def _input_cotangents(bwd: Traced, diff: tuple, avals, name: str) -> Graph:
+def _input_cotangents(bwd: Traced, sig: _Signature, name: str) -> Graph:
     """The bwd graph with exactly one output per differentiable input leaf, typed like it."""
-    tree = bwd.out_tree
-    if tree.kind is not tuple or len(tree.children) != len(diff):
+    tree, n_diff = bwd.out_tree, len(sig.in_tree.children)
+    if tree.kind is not tuple or len(tree.children) != n_diff:
         raise TracejitTypeError(
             f"custom_vjp {name!r}: bwd must return a tuple with one cotangent per "
-            f"differentiable argument ({len(diff)}), got {tree}"
+            f"differentiable argument ({n_diff}), got {tree}"
         )
     graph = Graph(list(bwd.graph.inputs), list(bwd.graph.nodes), [])
     b = Emitter(graph)
     outs = iter(bwd.graph.outputs)
-    flat_avals = iter(avals)
-    for i, (arg, sub) in enumerate(zip(diff, tree.children)):
-        arg_tree = tree_flatten(arg)[1]
+    flat_avals = iter(sig.avals)
+    for i, (arg_tree, sub) in enumerate(zip(sig.in_tree.children, tree.children)):
         zero = _zero_leaves(sub, arg_tree)
         if zero is None:
             raise TracejitTypeError(
@@ -328,29 +378,33 @@ class custom_jvp(_Custom):
     def _ready(self) -> bool:
         return self.jvp is not None
 
-    def _derivative_graphs(self, args, diff, avals, primal: Traced) -> tuple[Graph, Graph, Any]:
+    def _rules(self) -> list[Callable]:
+        return [self.jvp]
+
+    def _derivative_graphs(self, sig: _Signature, primal: Traced) -> tuple[Graph, Graph, Any]:
         """fwd saves the inputs; bwd is the transpose of the user's JVP at those inputs
         (linear in the cotangent, as the JVP is in the tangent)."""
         g = primal.graph
         fwd = Graph(list(g.inputs), list(g.nodes), list(g.outputs) + list(g.inputs))
-        jvp = self._trace_jvp(args, diff, avals, primal, closure=False)
-        return fwd, _transpose_tangents(jvp.graph, len(avals), len(g.outputs)), None
+        jvp = self._trace_jvp(sig, primal, closure=False)
+        return fwd, _transpose_tangents(jvp.graph, len(sig.avals), len(g.outputs)), _linear
 
-    def _eager_rules(self, args, diff, avals, primal: Traced) -> tuple[list, Graph, Graph, Any]:
-        jvp = self._trace_jvp(args, diff, avals, primal, closure=True)
+    def _eager_rules(self, sig: _Signature, primal: Traced) -> tuple[list, Graph, Graph, Any]:
+        jvp = self._trace_jvp(sig, primal, closure=True)
         closed = custom_closure.union(primal, jvp)
-        n = len(avals)
+        n = len(sig.avals)
         g = custom_closure.with_inputs(primal, n, closed)
         fwd = Graph(list(g.inputs), list(g.nodes), list(g.outputs) + list(g.inputs[:n]))
         jvp_g = custom_closure.with_inputs(jvp, 2 * n, closed)
-        return closed, fwd, _transpose_tangents(jvp_g, n, len(g.outputs), len(closed)), None
+        return closed, fwd, _transpose_tangents(jvp_g, n, len(g.outputs), len(closed)), _linear
 
-    def _trace_jvp(self, args, diff, avals, primal: Traced, closure: bool) -> Traced:
+    def _trace_jvp(self, sig: _Signature, primal: Traced, closure: bool) -> Traced:
         """The user's jvp traced on (primals, tangents) of the differentiable leaves."""
+        avals = sig.avals
         n = len(avals)
-        nondiff = self._nondiff(args)
+        nondiff = sig.nondiff()
         tangent_avals = [(s, d, False) for s, d, _ in avals]
-        diff_tree = tree_flatten(diff)[1]
+        diff_tree = sig.in_tree
 
         def jvp_flat(*leaves):
             primals = tree_unflatten(diff_tree, leaves[:n])
@@ -358,7 +412,7 @@ class custom_jvp(_Custom):
             return self.jvp(*nondiff, primals, tangents)
 
         name = self.__name__
-        flat = tuple(range(2 * n))
+        flat = _flat_tree(2 * n)
         jvp = _trace(jvp_flat, flat, list(avals) + tangent_avals, f"{name} jvp", closure)
         want = PyTreeDef(tuple, None, (primal.out_tree, primal.out_tree))
         if jvp.out_tree != want:
@@ -367,6 +421,12 @@ class custom_jvp(_Custom):
                 f"{want}, got {jvp.out_tree}"
             )
         return jvp
+
+
+def _linear() -> str | None:
+    """Why a custom_jvp's bwd is not linear in its cotangent: never (it is the transpose of
+    the jvp, linear in the tangent)."""
+    return None
 
 
 def _transpose_tangents(jvp: Graph, n_in: int, n_out: int, n_closed: int = 0) -> Graph:

@@ -11,9 +11,18 @@ the true one, never silently zero. (JAX raises in that case and asks for `closur
 `fwd` passes the explicit and closed-over inputs on as extra residuals, so `bwd` (which
 reads them) and the primal's derivative run in the backward pass without a recomputation
 of anything but the primal's own backward.
+
+The rules are traced lazily (when a transformation first needs them), which works only for
+rules that read no tracer: a trace they close over has usually ended by then.
+`closes_over_tracers` tells, without tracing, when they may read one (a live tracer
+reachable from their closure cells, defaults, partial arguments or bound object), and the
+caller then traces them at once, while those traces are live.
 """
 
 from __future__ import annotations
+
+import functools
+import types
 
 from tracejit.ir import dtypes
 from tracejit.ir.autodiff import joint_graph
@@ -21,6 +30,54 @@ from tracejit.ir.custom_call import inline_graph
 from tracejit.ir.graph import Graph, Value
 from tracejit.tracer.core import Tracer
 from tracejit.tracer.jit import Traced
+
+_WALK_LIMIT = 4096  # objects looked at before assuming the rules may read a tracer
+_OPAQUE = (type, types.ModuleType, str, bytes, int, float, complex, bool, type(None), Graph)
+
+
+def _referents(obj) -> list:
+    """The objects a rule may read through `obj` (not its module's globals)."""
+    if isinstance(obj, types.FunctionType):
+        cells = []
+        for cell in obj.__closure__ or ():
+            try:
+                cells.append(cell.cell_contents)
+            except ValueError:  # a cell not yet bound
+                pass
+        return cells + list(obj.__defaults__ or ()) + list((obj.__kwdefaults__ or {}).values())
+    if isinstance(obj, types.MethodType):
+        return [obj.__func__, obj.__self__]
+    if isinstance(obj, functools.partial):
+        return [obj.func, *obj.args, *obj.keywords.values()]
+    if hasattr(type(obj), "rule_functions"):  # a custom function: its own and its rules
+        return obj.rule_functions()
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return list(obj)
+    if isinstance(obj, dict):
+        return list(obj.values())
+    if isinstance(obj, _OPAQUE) or not hasattr(obj, "__dict__"):
+        return []
+    return list(vars(obj).values())
+
+
+def closes_over_tracers(*funs) -> bool:
+    """Whether the functions may read a tracer of a live trace through what they close over
+    (True also when there is too much to look through)."""
+    seen: set[int] = set()
+    stack = list(funs)
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen:
+            continue
+        if len(seen) >= _WALK_LIMIT:
+            return True
+        seen.add(id(obj))
+        if isinstance(obj, Tracer):
+            if obj._trace.active:
+                return True
+            continue
+        stack.extend(_referents(obj))
+    return False
 
 
 def union(*traced: Traced) -> list[Tracer]:
@@ -68,4 +125,4 @@ def closed_call_graphs(primal: Graph, fwd: Graph, bwd: Graph, n_explicit: int, n
     return fwd2, graph
 
 
-__all__ = ["closed_call_graphs", "union", "with_inputs"]
+__all__ = ["closed_call_graphs", "closes_over_tracers", "union", "with_inputs"]

@@ -2,7 +2,8 @@
 
 Every operand is batched first (an unbatched one is broadcast, so its cotangent is summed
 over the batch by the broadcast's own VJP), then the primal, forward and backward graphs
-are batched with every input and output at axis 0.
+are batched with every input and output at axis 0; the forward and backward ones only when
+a transformation differentiates the batched call (the rules are traced then, if not yet).
 """
 
 from __future__ import annotations
@@ -27,7 +28,11 @@ def batch_call(call: CustomCall, size: int) -> CustomCall:
         batched = CustomCall(
             f"vmap({call.name})",
             _all_first(call.primal, size),
-            lambda: (_all_first(call.fwd, size), _all_first(call.bwd, size), call.nonlinear),
+            lambda: (
+                _all_first(call.fwd, size),
+                _all_first(call.bwd, size),
+                lambda: call.nonlinear,
+            ),
         )
         hit = _batched[key] = (call, batched)  # the original is kept so its id stays unique
     return hit[1]

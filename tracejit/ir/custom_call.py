@@ -33,15 +33,18 @@ from tracejit.ir.passes.dce import remove_dead_nodes
 from tracejit.ir.primitives import OPAQUE, register
 from tracejit.ir.regions import regions_of
 
-Rules = tuple[Graph, Graph, "str | None"]  # fwd, bwd, why bwd is not linear in its cotangent
+# fwd, bwd, and a function giving why bwd is not linear in its cotangent (None when it is)
+Rules = tuple[Graph, Graph, Callable[[], "str | None"]]
+_UNKNOWN = object()
 
 
 class CustomCall:
     """The graphs of one custom-derivative function at one signature (hashed by identity).
 
-    `fwd` and `bwd` are traced on first use (`rules()` returns both, and why `bwd` is not
-    linear in its cotangent, or None): the user's forward usually calls the function itself,
-    which records this same call without needing them.
+    `fwd` and `bwd` are traced when a transformation first needs them (`rules()` returns
+    both, and a function telling why `bwd` is not linear in its cotangent, asked only by
+    forward mode): evaluating, compiling and batching a call need the primal only, and the
+    user's forward usually calls the function itself, recording this same call.
     """
 
     def __init__(self, name: str, primal: Graph, rules: Callable[[], Rules]):
@@ -49,6 +52,7 @@ class CustomCall:
         self.primal = primal
         self._rules: Callable[[], Rules] | None = rules
         self._graphs: Rules | None = None
+        self._nonlinear = _UNKNOWN
 
     def _derivative_graphs(self) -> Rules:
         if self._graphs is None:
@@ -71,9 +75,16 @@ class CustomCall:
         return self._derivative_graphs()[1]
 
     @property
+    def traced(self) -> bool:
+        """Whether `fwd` and `bwd` have been traced."""
+        return self._graphs is not None
+
+    @property
     def nonlinear(self) -> str | None:
         """Why `bwd` is not linear in its cotangent (None when it is)."""
-        return self._derivative_graphs()[2]
+        if self._nonlinear is _UNKNOWN:
+            self._nonlinear = self._derivative_graphs()[2]()
+        return self._nonlinear
 
     def check_forward_mode(self) -> None:
         """Raise `CustomVJPForwardModeError` unless forward mode may transpose `bwd`."""

@@ -55,9 +55,12 @@ def _referents(obj) -> list:
         return list(obj)
     if isinstance(obj, dict):
         return list(obj.values())
-    if isinstance(obj, _OPAQUE) or not hasattr(obj, "__dict__"):
+    if isinstance(obj, _OPAQUE):
         return []
-    return list(vars(obj).values())
+    try:
+        return list(vars(obj).values())
+    except Exception:  # noqa: BLE001 (no __dict__, or an attribute hook that fails: opaque)
+        return []
 
 
 def closes_over_tracers(*funs) -> bool:

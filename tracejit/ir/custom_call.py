@@ -80,6 +80,11 @@ class CustomCall:
         return self._graphs is not None
 
     @property
+    def tracing(self) -> bool:
+        """Whether `fwd` and `bwd` are being traced now (a call made by its own rules)."""
+        return self._graphs is None and self._rules is None
+
+    @property
     def nonlinear(self) -> str | None:
         """Why `bwd` is not linear in its cotangent (None when it is)."""
         if self._nonlinear is _UNKNOWN:
@@ -134,11 +139,7 @@ def _jvp_rule(e: Emitter, node: Node, ins: list[Value], tins: list) -> tuple:
 def _linear_rule(node: Node, dep: list[bool]) -> Node | None:
     """Linear when the primal is, and forward mode may transpose its own `bwd`."""
     call = node.attrs["call"]
-    try:
-        why = call.nonlinear
-    except UnsupportedError:  # its rules are tracing now (it is called in its own bwd)
-        return node
-    if why is not None:
+    if call.tracing or call.nonlinear is not None:  # tracing: it is called in its own bwd
         return node
     return first_nonlinear(call.primal, [i for i, d in enumerate(dep) if d])
 

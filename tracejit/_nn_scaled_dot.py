@@ -2,7 +2,9 @@
 nvfp4, `_nn_block_quant.py`) and multiplied by `scaled_matmul`, as `jax.nn`'s, with JAX's
 custom VJP: each gradient is itself a quantized product of the output cotangent and the
 other operand (quantized along the operand's free axes), or for nvfp4 an exact product
-masked where the operand was clipped (a straight-through estimator).
+masked where the operand was clipped (a straight-through estimator). The VJP is traced only
+when a gradient is asked, so the cotangent's config (`configs[2]`) is read only then, as in
+JAX.
 """
 
 from __future__ import annotations
@@ -120,15 +122,15 @@ def _pad_last(x, multiple: int):
 
 def _contract_free(x, y, cx: BlockScaleConfig, cy: BlockScaleConfig, out_type):
     """(B, M, N) x (B, K, N) -> (B, M, K) quantized along N, the operands' free axes, which
-    are padded to whole blocks (JAX asserts they are whole blocks; tracejit traces this
-    rule with the forward pass, where it cannot raise only if a gradient is asked)."""
+    are padded to whole blocks (JAX asserts they are whole blocks; zeros change no block's
+    scale and no sum)."""
     block = math.lcm(cx.block_size, cy.block_size)
     return _quantized_matmul(_pad_last(x, block), _pad_last(y, block), cx, cy, out_type)
 
 
 def _gradients(a, b, g, configs, out_type):
     """JAX's scaled_dot_bwd in (B, M, K), (B, N, K), (B, M, N) form."""
-    ca, cb, cg = configs
+    ca, cb, cg = configs[0], configs[1], _cotangent_config(configs)
     at, bt, gt = (tnp.transpose(v, (0, 2, 1)) for v in (a, b, g))
     if cg.mode != "nvfp4":
         ga = _contract_free(g, bt, cg, cb, out_type)
@@ -153,24 +155,43 @@ def _scaled_dot_3d(a, b, configs, out_type):
     return product(a, b)
 
 
-def _checked_configs(configs):
-    if not isinstance(configs, (list, tuple)) or len(configs) != 3:
+def _config(c, i: int) -> BlockScaleConfig:
+    if not isinstance(c, BlockScaleConfig):
+        raise TracejitTypeError(
+            f"scaled_dot_general: configs[{i}] is a {type(c).__name__}; use "
+            "tracejit.nn.get_scaled_dot_general_config"
+        )
+    return c
+
+
+def _cotangent_config(configs) -> BlockScaleConfig:
+    """configs[2], the output cotangent's, which only the gradient reads (as in JAX)."""
+    if len(configs) < 3:
         raise ArgumentError(
-            "scaled_dot_general: configs must be a list of three BlockScaleConfig (lhs's, "
-            "rhs's and the cotangent's, which the gradient rule is traced with even when no "
-            f"gradient is taken; [config] * 3 for one mode); got {configs!r}"
+            "scaled_dot_general: the gradient quantizes the output's cotangent with "
+            f"configs[2], and configs holds {len(configs)} (lhs's and rhs's); pass "
+            "[config] * 3 to differentiate (JAX fails with an IndexError)"
+        )
+    return _config(configs[2], 2)
+
+
+def _checked_configs(configs) -> list:
+    """lhs's and rhs's configs checked (nvfp4 global scales as constants of the product),
+    then the cotangent's as given (checked by the gradient); later entries are ignored, as
+    JAX ignores them."""
+    if not isinstance(configs, (list, tuple)) or len(configs) < 2:
+        raise ArgumentError(
+            "scaled_dot_general: configs must be a list of BlockScaleConfig: lhs's, rhs's "
+            "and the cotangent's (read only when a gradient is taken, so two are enough "
+            f"without one, as in JAX; [config] * 3 for one mode); got {configs!r}"
         )
     out = []
-    for c in configs:
-        if not isinstance(c, BlockScaleConfig):
-            raise TracejitTypeError(
-                f"scaled_dot_general: configs holds {type(c).__name__}; use "
-                "tracejit.nn.get_scaled_dot_general_config"
-            )
+    for i, c in enumerate(configs[:2]):
+        c = _config(c, i)
         if c.mode == "nvfp4" and c.global_scale is not None:  # a constant of the product
             c = BlockScaleConfig(**{**vars(c), "global_scale": stop_gradient(c.global_scale)})
         out.append(c)
-    return out
+    return out + list(configs[2:3])
 
 
 def scaled_dot_general(
@@ -178,8 +199,9 @@ def scaled_dot_general(
     implementation=None,
 ):  # fmt: skip
     """`lax.dot_general` of block-quantized operands, as `jax.nn.scaled_dot_general`:
-    with `configs` (from `get_scaled_dot_general_config`, for lhs, rhs and the cotangent)
-    each operand is flattened to (batch, free, contracting), quantized in blocks along its
+    with `configs` (from `get_scaled_dot_general_config`, for lhs, rhs and the output's
+    cotangent, which only a gradient reads: two suffice without one, as in JAX) each
+    operand is flattened to (batch, free, contracting), quantized in blocks along its
     contracting axes and multiplied by `scaled_matmul`; without, a plain dot_general.
     `preferred_element_type` (float32, float16 or bfloat16 with configs) is the result's
     dtype. The result holds the batch axes, then lhs's free axes, then rhs's.

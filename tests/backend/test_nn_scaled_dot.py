@@ -155,8 +155,9 @@ def test_bad_input_gets_named_errors():
     nv64 = tj.nn.get_scaled_dot_general_config("nvfp4", np.array([0.5]))
     with pytest.raises(TracejitTypeError, match="float32"):
         sdg(A, B, DIMS3, configs=[nv64] * 3)
-    with pytest.raises(ArgumentError, match="three"):
-        sdg(A, B, DIMS3, configs=cfg[:2])
+    for short in (cfg[:1], {0: cfg[0], 1: cfg[1]}):  # JAX: IndexError; a dict of configs
+        with pytest.raises(ArgumentError, match="list of BlockScaleConfig"):
+            sdg(A, B, DIMS3, configs=short)
     with pytest.raises(TracejitTypeError, match="preferred_element_type"):
         sdg(A, B, DIMS3, preferred_element_type=None, configs=cfg)
     # quantizing a complex operand dropped its imaginary part silently (JAX raises)
@@ -166,6 +167,28 @@ def test_bad_input_gets_named_errors():
     for size in (32.0, "32"):
         with pytest.raises(TracejitTypeError, match="block_size"):
             sdg(A, B, DIMS3, configs=[dataclasses.replace(cfg[0], block_size=size)] * 3)
+
+
+@pytest.mark.parametrize("mode", ["mxfp8", "nvfp4"])
+def test_forward_only_calls_take_the_configs_jax_takes(mode):
+    """The cotangent's config is read only by the gradient (traced only when one is asked):
+    without one, two configs (or a third that is not one) do, as in JAX."""
+    cfg, dims = _configs(mode), (((1,), (1,)), ((), ()))
+    g = GS if mode == "nvfp4" else None
+    want = tj.jit(lambda a, b: tj.nn.scaled_dot_general(a, b, DIMS3, configs=cfg))(A, B)
+    _assert_close(want, quantized_matmul(A, B, mode, g, g), rtol=1e-6, atol=1e-5)
+    for cs in (cfg[:2], tuple(cfg[:2]), [*cfg[:2], None], [*cfg, None]):
+        fwd = lambda a, b, cs=cs: tj.nn.scaled_dot_general(a, b, DIMS3, configs=cs)
+        np.testing.assert_array_equal(tj.jit(fwd)(A, B), want)
+        per_example = lambda a, b, cs=cs: tj.nn.scaled_dot_general(a, b, dims, configs=cs)
+        np.testing.assert_array_equal(tj.vmap(per_example)(A, B), want)
+    grad = lambda cs: tj.grad(_loss(cs, DIMS3, W), argnums=(0, 1))(A, B)
+    with pytest.raises(ArgumentError, match=r"configs\[2\].*holds 2"):
+        grad(cfg[:2])
+    with pytest.raises(TracejitTypeError, match=r"configs\[2\] is a NoneType"):
+        grad([*cfg[:2], None])
+    for got, ref in zip(grad([*cfg, None]), grad(cfg)):  # a fourth entry is ignored, as in JAX
+        np.testing.assert_array_equal(got, ref)
 
 
 @pytest.mark.parametrize("mode", ["mxfp8", "nvfp4"])

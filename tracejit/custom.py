@@ -253,7 +253,7 @@ class custom_vjp(_Custom):
     def _derivative_graphs(self, sig: _Signature, primal: Traced) -> tuple[Graph, Graph, Any]:
         fwd, bwd = self._closure_traces(sig, primal, closure=False)
         bwd_g = _input_cotangents(bwd, sig, self.__name__)
-        return fwd.graph, bwd_g, lambda: self._nonlinear(bwd, primal)
+        return fwd.graph, bwd_g, lambda: self._nonlinear(bwd_g, bwd, primal)
 
     def _eager_rules(self, sig: _Signature, primal: Traced) -> tuple[list, Graph, Graph, Any]:
         fwd, bwd = self._closure_traces(sig, primal)
@@ -262,25 +262,24 @@ class custom_vjp(_Custom):
         bwd_t = Traced(custom_closure.with_inputs(bwd, n_bwd, closed), bwd.out_tree, [])
         bwd_g = _input_cotangents(bwd_t, sig, self.__name__)
         fwd_g = custom_closure.with_inputs(fwd, len(sig.avals), closed)
-        return closed, fwd_g, bwd_g, lambda: self._nonlinear(bwd, primal)
+        return closed, fwd_g, bwd_g, lambda: self._nonlinear(bwd_g, bwd, primal)
 
-    def _nonlinear(self, bwd: Traced, primal: Traced) -> str | None:
-        """Why the traced `bwd` (residuals, output cts, closed) is not linear in the
-        cotangents (ir/linearity.py), naming the function and the line; None when it is."""
+    def _nonlinear(self, bwd_g: Graph, bwd: Traced, primal: Traced) -> str | None:
+        """Why `bwd_g` (`bwd` traced, giving one cotangent per differentiable input leaf) is
+        not linear in the output cotangents (ir/linearity.py), naming the function and the
+        line; None when it is. A float input's cotangent must not hold a term that does not
+        depend on them (an affine bwd, whose transpose drops that term)."""
         n_out = len(primal.graph.outputs)
         n_res = len(bwd.graph.inputs) - len(bwd.captured) - n_out
-        ins = bwd.graph.inputs
+        ins = bwd_g.inputs
         cts = [n_res + j for j in range(n_out) if dtypes.is_inexact(ins[n_res + j].dtype)]
-        node = first_nonlinear(bwd.graph, cts)
-        if node is None:
+        outs = [v for v in bwd_g.outputs if dtypes.is_inexact(v.dtype)]
+        found = first_nonlinear(Graph(ins, bwd_g.nodes, outs), cts, linear_outputs=True)
+        if found is None:
             return None
         code = getattr(self.fun, "__code__", None)
         where = f" (defined at {code.co_filename}:{code.co_firstlineno})" if code else ""
-        line = f" at {node.source}" if node.source else ""
-        return (
-            f"custom_vjp function {self.__name__!r}{where}: its bwd applies "
-            f"`{node.prim.name}`{line} to the cotangent, which is not linear in it"
-        )
+        return f"custom_vjp function {self.__name__!r}{where}: its bwd {found.describe('the cotangent')}"
 
     def _closure_traces(self, sig: _Signature, primal: Traced, closure=True) -> tuple:
         """The traced fwd and bwd (closing over tracers only with `closure`)."""

@@ -28,7 +28,7 @@ from tracejit.ir.autodiff import VJP_RULES, Emitter
 from tracejit.ir.forward import JVP_RULES, jvp_by_transpose
 from tracejit.ir.graph import Graph, Node, Value, inline_graph
 from tracejit.ir.interpret import evaluate
-from tracejit.ir.linearity import LINEAR_RULES, first_nonlinear
+from tracejit.ir.linearity import LINEAR_RULES, NotLinear, State, states_of
 from tracejit.ir.passes.dce import remove_dead_nodes
 from tracejit.ir.primitives import OPAQUE, register
 from tracejit.ir.regions import regions_of
@@ -136,12 +136,12 @@ def _jvp_rule(e: Emitter, node: Node, ins: list[Value], tins: list) -> tuple:
 
 
 @LINEAR_RULES.register(custom_vjp_call_p)
-def _linear_rule(node: Node, dep: list[bool]) -> Node | None:
-    """Linear when the primal is, and forward mode may transpose its own `bwd`."""
+def _linear_rule(node: Node, states: list[State]) -> list[State]:
+    """As its primal, when forward mode may transpose its own `bwd` (if it reads the inputs)."""
     call = node.attrs["call"]
-    if call.tracing or call.nonlinear is not None:  # tracing: it is called in its own bwd
-        return node
-    return first_nonlinear(call.primal, [i for i, d in enumerate(dep) if d])
+    if any(s.linear for s in states) and (call.tracing or call.nonlinear is not None):
+        raise NotLinear(node)  # tracing: it is called in its own bwd
+    return states_of(call.primal, states)
 
 
 def check_forward_mode(graph: Graph, wrt) -> None:

@@ -27,7 +27,7 @@ from tracejit.errors import TracejitAttributeError as _NoAttribute
 # The static view of the lazy names below (type checkers, IDEs, mkdocstrings): the same names as
 # _ATTRIBUTES (tests/unit/test_lazy_import.py checks), imported at run time on first use.
 if TYPE_CHECKING:
-    from tracejit import distributed, errors, lax, nn, numpy, random, tree_util
+    from tracejit import distributed, errors, lax, nn, numpy, random, tree, tree_util
     from tracejit import numpy as tnp  # noqa: F401
     from tracejit.batching import vmap
     from tracejit.cache import cache_info
@@ -81,6 +81,7 @@ _ATTRIBUTES = {
     "random": "tracejit.random",
     "register_pytree_node": "tracejit.pytree",
     "remat": "tracejit.remat",
+    "tree": "tracejit.tree",
     "tree_flatten": "tracejit.pytree",
     "tree_leaves": "tracejit.pytree",
     "tree_map": "tracejit.pytree",
@@ -126,6 +127,7 @@ __all__ = [
     "random",
     "register_pytree_node",
     "remat",
+    "tree",
     "tree_flatten",
     "tree_leaves",
     "tree_map",

@@ -49,7 +49,18 @@ def register_pytree_with_keys(
     """Register `cls` with a key for each child, for its key paths:
     `flatten_with_keys(obj) -> (((key, child), ...), aux)` (keys such as `GetAttrKey`),
     `unflatten(aux, children) -> obj`; `flatten` as in `register_pytree_node` (by default
-    the children of `flatten_with_keys`)."""
+    the children of `flatten_with_keys`).
+
+    >>> class Named:
+    ...     def __init__(self, **kw): self.kw = kw
+    >>> register_pytree_with_keys(
+    ...     Named,
+    ...     lambda n: ([(DictKey(k), n.kw[k]) for k in sorted(n.kw)], tuple(sorted(n.kw))),
+    ...     lambda keys, children: Named(**dict(zip(keys, children))),
+    ... )
+    >>> [keystr(p) for p, _ in tree_leaves_with_path(Named(b=1, a=2))]
+    ["['a']", "['b']"]
+    """
 
     def children_and_aux(obj):
         pairs, aux = flatten_with_keys(obj)
@@ -267,7 +278,11 @@ def tree_flatten_with_path(
 def tree_leaves_with_path(
     tree, is_leaf: Callable[[Any], bool] | None = None
 ) -> list[tuple[KeyPath, Any]]:
-    """The `(path, leaf)` pairs of `tree_flatten_with_path`."""
+    """The `(path, leaf)` pairs of `tree_flatten_with_path`.
+
+    >>> [(keystr(p), x) for p, x in tree_leaves_with_path([5, {"k": 6}])]
+    [('[0]', 5), ("[1]['k']", 6)]
+    """
     return tree_flatten_with_path(tree, is_leaf)[0]
 
 
@@ -351,5 +366,9 @@ def tree_reduce(function: Callable, tree, initializer: Any = _SENTINEL, is_leaf=
 
 
 def tree_all(tree, *, is_leaf: Callable[[Any], bool] | None = None) -> bool:
-    """Whether every leaf of `tree` is true (`True` for no leaves), as `all`."""
+    """Whether every leaf of `tree` is true (`True` for no leaves), as `all`.
+
+    >>> tree_all({"a": True, "b": (1, None)}), tree_all([1, 0]), tree_all([])
+    (True, False, True)
+    """
     return all(tree_leaves(tree, is_leaf))

@@ -216,8 +216,17 @@ def test_partial_as_an_argument_of_jit_and_grad():
     assert float(g.keywords["b"]) == 1.0
 
 
+def test_tree_is_jax_tree_s_short_names():
+    for name in tj.tree.__all__:
+        assert getattr(tj.tree, name) is getattr(tj.tree_util, f"tree_{name}")
+    assert tj.tree.map(lambda a, b: a - b, {"x": 5}, {"x": 2}) == {"x": 3}
+
+
 def test_the_same_results_as_jax():
     jtu = pytest.importorskip("jax.tree_util", reason="JAX (the comparison oracle) is absent")
+    import jax
+
+    assert set(tj.tree.__all__) <= set(dir(jax.tree))
     with contextlib.suppress(ValueError):  # (registered already, when run twice in a process)
         jtu.register_pytree_node(Box, Box.tree_flatten, Box.tree_unflatten)
     tree = _tree()

@@ -20,8 +20,10 @@ import tracejit.numpy as tnp
 
 DTYPES = [np.float32, np.float64, np.int32, np.complex64, np.complex128]  # 1-byte: bool below
 # (shape, axis): one row of 4097 (three chunks), ragged chunks (1000 = 15 * 64 + 40), short
-# rows (several per thread), strided axes (post 5, post 1000), size 1 and size 0 axes
-SHAPES = [((1, 4097), -1), ((3, 1000), 1), ((1000, 3), 1), ((1000, 3), 0), ((4, 33, 5), 1),
+# rows (several per thread), 40 rows of 37 (whole rows for 4-byte types, chunks of 32 with a
+# ragged tile of 8 rows for 8-byte ones, chunks of 16: half a warp a row, for complex128),
+# strided axes (post 5, post 1000), size 1 and size 0 axes
+SHAPES = [((1, 4097), -1), ((3, 1000), 1), ((1000, 3), 1), ((1000, 3), 0), ((40, 37), 1), ((4, 33, 5), 1),
           ((4, 33, 5), -1), ((2, 1), 1), ((1, 1), 0), ((0, 5), 1), ((5, 0), 1), ((5, 0), 0)]  # fmt: skip
 
 

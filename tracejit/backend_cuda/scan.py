@@ -80,15 +80,18 @@ class _Tile:
     itemsize: int
 
     @property
+    def budget(self) -> int:
+        """Elements per tile."""
+        return WARP * min(MAX_COLUMNS, CHUNK_BYTES // self.itemsize)
+
+    @property
     def c(self) -> int:
-        budget = WARP * min(MAX_COLUMNS, CHUNK_BYTES // self.itemsize)  # elements per tile
         m = 1 << (min(self.rows, WARP).bit_length() - 1)  # a power of two <= rows
-        return min(self.n, budget // m)
+        return min(self.n, self.budget // m)
 
     @property
     def rb(self) -> int:
-        budget = WARP * min(MAX_COLUMNS, CHUNK_BYTES // self.itemsize)
-        return min(self.rows, budget // self.c)
+        return min(self.rows, self.budget // self.c)
 
     @property
     def s(self) -> int:
@@ -121,11 +124,10 @@ class _Tile:
         return self._each(*lines)
 
     def slot(self) -> str:
-        return (
-            f"e / {self.c} * {self.s} + e % {self.c}"
-            if self.c == self.n
-            else "slot + ri * " + str(self.s) + " + ci"
-        )
+        """This load's place in the tile (shared memory)."""
+        if self.c == self.n:
+            return f"e / {self.c} * {self.s} + e % {self.c}"
+        return f"slot + ri * {self.s} + ci"
 
     def stash(self) -> list[str]:
         inside = self.loads * WARP > self.rb * self.c  # the last loads run past the tile

@@ -86,8 +86,6 @@ class PyTreeDef:
     kind: Any  # None for a leaf, else the node's type
     aux: Hashable = None
     children: tuple[PyTreeDef, ...] = ()
-    # the children's key entries where the node type's registration names them
-    keys: tuple | None = field(default=None, compare=False)
 
     @property
     def num_leaves(self) -> int:
@@ -114,6 +112,21 @@ class PyTreeDef:
 _LEAF = PyTreeDef(None)
 
 
+@dataclass(frozen=True)
+class _KeyedTreeDef(PyTreeDef):
+    """A node of a type registered with keys: the children's key entries ride along for key
+    paths (not compared; a separate class keeps PyTreeDef's construction, on every jitted
+    call's path, at three fields)."""
+
+    keys: tuple = field(default=(), compare=False)
+
+
+def _node(kind, aux, children: tuple, keys: tuple | None) -> PyTreeDef:
+    return (
+        PyTreeDef(kind, aux, children) if keys is None else _KeyedTreeDef(kind, aux, children, keys)
+    )
+
+
 def _sorted_keys(x: dict) -> tuple:
     try:
         return tuple(sorted(x))
@@ -130,56 +143,60 @@ def _dict_keys(td: PyTreeDef) -> tuple | None:
     return td.aux[1] if td.kind is defaultdict else None
 
 
-def _children(x) -> tuple[Any, Hashable, list] | None:
-    """(kind, aux, children) for a node, None for a leaf. As JAX: dict and defaultdict
-    children in sorted key order, OrderedDict's in insertion order. (A type registered with
-    keys: see `_keyed_children`.)"""
+def _children(x) -> tuple[Any, Hashable, list, tuple | None] | None:
+    """(kind, aux, children, keys) for a node, None for a leaf; keys: the children's key
+    entries where the type was registered with them, else None. As JAX: dict and defaultdict
+    children in sorted key order, OrderedDict's in insertion order."""
     t = type(x)
     if x is None:
-        return type(None), None, []
+        return type(None), None, [], None
     if t is tuple or t is list:
-        return t, None, list(x)
+        return t, None, list(x), None
     if t is dict:
         keys = _sorted_keys(x)
-        return dict, keys, [x[k] for k in keys]
+        return dict, keys, [x[k] for k in keys], None
     if t is OrderedDict:
         keys = tuple(x)
-        return t, keys, [x[k] for k in keys]
+        return t, keys, [x[k] for k in keys], None
     if t is defaultdict:
         keys = _sorted_keys(x)
-        return t, (x.default_factory, keys), [x[k] for k in keys]
+        return t, (x.default_factory, keys), [x[k] for k in keys], None
     if _is_namedtuple(x):
-        return t, None, list(x)
+        return t, None, list(x), None
     if t in _REGISTRY:
-        children, aux = _REGISTRY[t][0](x)
-        return t, aux, list(children)
+        flatten, _, with_keys = _REGISTRY[t]
+        if with_keys is None:
+            children, aux = flatten(x)
+            return t, aux, list(children), None
+        pairs, aux = with_keys(x)
+        pairs = list(pairs)
+        return t, aux, [child for _, child in pairs], tuple(key for key, _ in pairs)
     return None
-
-
-def _keyed_children(x) -> tuple[Any, Hashable, list, tuple | None] | None:
-    """`_children` and the children's keys where the type's registration gives them."""
-    with_keys = _REGISTRY.get(type(x), (None, None, None))[2]
-    if with_keys is None or _is_namedtuple(x):
-        node = _children(x)
-        return None if node is None else (*node, None)
-    pairs, aux = with_keys(x)
-    pairs = list(pairs)
-    return type(x), aux, [child for _, child in pairs], tuple(key for key, _ in pairs)
 
 
 def tree_flatten(tree, is_leaf: Callable[[Any], bool] | None = None) -> tuple[list, PyTreeDef]:
     """Leaves in order (dict keys sorted) and the structure to rebuild the tree."""
+    return _flatten(tree, None if is_leaf is None else lambda _, x: is_leaf(x), False)
+
+
+def _flatten(tree, is_leaf, with_paths: bool) -> tuple[list, PyTreeDef]:
+    """`tree_flatten` with `is_leaf(path, x)`; the paths (of key entries) are computed only
+    `with_paths` (else None)."""
     leaves: list = []
 
-    def go(x) -> PyTreeDef:
-        node = None if (is_leaf is not None and is_leaf(x)) else _keyed_children(x)
+    def go(x, path) -> PyTreeDef:
+        node = None if (is_leaf is not None and is_leaf(path, x)) else _children(x)
         if node is None:
             leaves.append(x)
             return _LEAF
         kind, aux, children, keys = node
-        return PyTreeDef(kind, aux, tuple(go(c) for c in children), keys)
+        if not with_paths:
+            return _node(kind, aux, tuple([go(c, None) for c in children]), keys)
+        entries = _child_keys(_node(kind, aux, (_LEAF,) * len(children), keys))
+        subtrees = [go(c, (*path, key)) for c, key in zip(children, entries)]
+        return _node(kind, aux, tuple(subtrees), keys)
 
-    treedef = go(tree)
+    treedef = go(tree, () if with_paths else None)
     return leaves, treedef
 
 
@@ -227,7 +244,7 @@ def tree_structure(tree, is_leaf: Callable[[Any], bool] | None = None) -> PyTree
 
 def _child_keys(td: PyTreeDef) -> list[KeyEntry]:
     """The key entry of each child of the node `td`, as JAX names them."""
-    if td.keys is not None:
+    if isinstance(td, _KeyedTreeDef):
         return list(td.keys)
     keys = _dict_keys(td)
     if keys is not None:
@@ -264,26 +281,33 @@ def keystr_paths(treedef: PyTreeDef, prefix: str) -> list[str]:
 
 
 def tree_flatten_with_path(
-    tree, is_leaf: Callable[[Any], bool] | None = None
+    tree, is_leaf: Callable | None = None, is_leaf_takes_path: bool = False
 ) -> tuple[list[tuple[KeyPath, Any]], PyTreeDef]:
-    """`tree_flatten` with each leaf's key path: `([(path, leaf), ...], treedef)`.
+    """`tree_flatten` with each leaf's key path: `([(path, leaf), ...], treedef)`;
+    `is_leaf(path, x)` where `is_leaf_takes_path`.
 
     >>> tree_flatten_with_path({"b": [7], "a": 8})[0]
     [((DictKey(key='a'),), 8), ((DictKey(key='b'), SequenceKey(idx=0)), 7)]
     """
-    leaves, treedef = tree_flatten(tree, is_leaf)
+    leaves, treedef = _flatten_for_paths(tree, is_leaf, is_leaf_takes_path)
     return list(zip(treedef_paths(treedef), leaves)), treedef
 
 
+def _flatten_for_paths(tree, is_leaf, is_leaf_takes_path: bool) -> tuple[list, PyTreeDef]:
+    if is_leaf is None or not is_leaf_takes_path:
+        return tree_flatten(tree, is_leaf)
+    return _flatten(tree, is_leaf, True)
+
+
 def tree_leaves_with_path(
-    tree, is_leaf: Callable[[Any], bool] | None = None
+    tree, is_leaf: Callable | None = None, is_leaf_takes_path: bool = False
 ) -> list[tuple[KeyPath, Any]]:
     """The `(path, leaf)` pairs of `tree_flatten_with_path`.
 
     >>> [(keystr(p), x) for p, x in tree_leaves_with_path([5, {"k": 6}])]
     [('[0]', 5), ("[1]['k']", 6)]
     """
-    return tree_flatten_with_path(tree, is_leaf)[0]
+    return tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
 
 
 def _node_text(kind, aux, n: int) -> str:
@@ -294,32 +318,49 @@ def _node_text(kind, aux, n: int) -> str:
     return f"a {kind.__name__} node with {what}"
 
 
+class _Mismatch(Exception):
+    """Where `_flatten_up_to` found the two structures apart: the key path is gathered while
+    the walk unwinds, so the walk itself builds no paths."""
+
+    def __init__(self, first: str, other: str):
+        self.first, self.other, self.path = first, other, ()
+
+
 def _flatten_up_to(treedef: PyTreeDef, tree, what: str, which: str) -> list:
     """The subtrees of `tree` at the leaves of `treedef`, which must be a prefix of its
     structure (JAX's `flatten_up_to`); a named error where it is not."""
     out: list = []
 
-    def go(td: PyTreeDef, x, path: KeyPath):
+    def go(td: PyTreeDef, x):
         if td.kind is None:
             out.append(x)
             return
-        kind, aux, children = _children(x) or (None, None, [])
+        kind, aux, children, _ = _children(x) or (None, None, [], None)
         if kind is not td.kind or aux != td.aux or len(children) != len(td.children):
-            raise TracejitValueError(
-                f"{what}: {which} has structure {tree_structure(tree)}, of which the first tree's "
-                f"structure {treedef} must be a prefix; at {keystr(path) or 'the root'} the "
-                f"first tree has {_node_text(td.kind, td.aux, len(td.children))} but "
-                f"{which} has {_node_text(kind, aux, len(children))}"
-            )
-        for key, child_td, child in zip(_child_keys(td), td.children, children):
-            go(child_td, child, (*path, key))
+            n = len(td.children)
+            raise _Mismatch(_node_text(td.kind, td.aux, n), _node_text(kind, aux, len(children)))
+        for i, (child_td, child) in enumerate(zip(td.children, children)):
+            try:
+                go(child_td, child)
+            except _Mismatch as m:
+                m.path = (_child_keys(td)[i], *m.path)
+                raise
 
-    go(treedef, tree, ())
+    try:
+        go(treedef, tree)
+    except _Mismatch as m:
+        raise TracejitValueError(
+            f"{what}: {which} has structure {tree_structure(tree)}, of which the first tree's "
+            f"structure {treedef} must be a prefix; at {keystr(m.path) or 'the root'} the "
+            f"first tree has {m.first} but {which} has {m.other}"
+        ) from None
     return out
 
 
-def _leaves_of_all(what: str, tree, rest, is_leaf) -> tuple[PyTreeDef, list, list]:
-    leaves, treedef = tree_flatten(tree, is_leaf)
+def _leaves_of_all(
+    what: str, tree, rest, is_leaf, is_leaf_takes_path: bool = False
+) -> tuple[PyTreeDef, list, list]:
+    leaves, treedef = _flatten_for_paths(tree, is_leaf, is_leaf_takes_path)
     others = [_flatten_up_to(treedef, r, what, f"argument {i + 2}") for i, r in enumerate(rest)]
     return treedef, leaves, others
 
@@ -339,14 +380,17 @@ def tree_map(f: Callable, tree, *rest, is_leaf: Callable[[Any], bool] | None = N
 
 
 def tree_map_with_path(
-    f: Callable, tree, *rest, is_leaf: Callable[[Any], bool] | None = None
+    f: Callable, tree, *rest, is_leaf: Callable | None = None, is_leaf_takes_path: bool = False
 ) -> Any:
-    """`tree_map` calling `f(path, leaf, *others)` with each leaf's key path.
+    """`tree_map` calling `f(path, leaf, *others)` with each leaf's key path (and
+    `is_leaf(path, x)` where `is_leaf_takes_path`).
 
     >>> tree_map_with_path(lambda p, x: keystr(p), {"a": (0, 0)})
     {'a': ("['a'][0]", "['a'][1]")}
     """
-    treedef, leaves, others = _leaves_of_all("tree_map_with_path", tree, rest, is_leaf)
+    treedef, leaves, others = _leaves_of_all(
+        "tree_map_with_path", tree, rest, is_leaf, is_leaf_takes_path
+    )
     paths = treedef_paths(treedef)
     return tree_unflatten(treedef, [f(p, *xs) for p, *xs in zip(paths, leaves, *others)])
 

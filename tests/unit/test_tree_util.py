@@ -29,6 +29,7 @@ from tracejit.tree_util import (
     tree_all,
     tree_flatten_with_path,
     tree_leaves,
+    tree_leaves_with_path,
     tree_map,
     tree_map_with_path,
     tree_reduce,
@@ -73,6 +74,23 @@ def test_paths_follow_the_leaf_order_with_jax_s_entries():
     assert tree_flatten_with_path({"a": [1], "b": 2}, is_leaf=is_list)[0] == [
         ((DictKey("a"),), [1]),
         ((DictKey("b"),), 2),
+    ]
+
+
+def test_is_leaf_may_take_the_path():
+    tree = {"a": [1, 2], "b": {"c": [3]}}
+    top_lists = lambda p, x: len(p) == 1 and isinstance(x, list)
+    pairs, _ = tree_flatten_with_path(tree, is_leaf=top_lists, is_leaf_takes_path=True)
+    assert pairs == [((DictKey("a"),), [1, 2]), ((DictKey("b"), DictKey("c"), SequenceKey(0)), 3)]
+    got = tree_map_with_path(
+        lambda p, x: len(x) if isinstance(x, list) else -x,
+        tree,
+        is_leaf=lambda p, x: p == (DictKey("b"), DictKey("c")),
+        is_leaf_takes_path=True,
+    )
+    assert got == {"a": [-1, -2], "b": {"c": 1}}
+    assert tree_leaves_with_path(tree, is_leaf=lambda p, x: p == (), is_leaf_takes_path=True) == [
+        ((), tree)
     ]
 
 
@@ -162,6 +180,7 @@ def test_register_dataclass_and_keyed_registration():
     paths = [keystr(p) for p, _ in tree_flatten_with_path({"s": Scope(y=1, x=[2])})[0]]
     assert paths == ["['s']['x'][0]", "['s']['y']"]
     assert tree_map(lambda v: -v, Scope(a=1)).entries == {"a": -1}
+    assert tree_structure(Scope(a=1)) == tree_structure(Scope(a=2)) != tree_structure(Scope(b=1))
     g = tj.grad(lambda layer: layer.w * layer.b)(Layer(np.float64(2.0), np.float64(3.0), "x"))
     assert (type(g), float(g.w), float(g.b), g.name) == (Layer, 3.0, 2.0, "x")
 
@@ -258,4 +277,9 @@ def test_the_same_results_as_jax():
         jtu.register_dataclass(Layer)
     layer = Layer({"u": 1, "v": [2, None]}, (3,), "x")
     got, want = tree_flatten_with_path(layer)[0], jtu.tree_flatten_with_path(layer)[0]
+    assert [(keystr(p), x) for p, x in got] == [(jtu.keystr(p), x) for p, x in want]
+    by_path = lambda p, x: len(p) == 1 and isinstance(x, list)
+    tree = {"a": [1, [2]], "b": [{"c": [3]}]}
+    got = tree_flatten_with_path(tree, is_leaf=by_path, is_leaf_takes_path=True)[0]
+    want = jtu.tree_flatten_with_path(tree, is_leaf=by_path, is_leaf_takes_path=True)[0]
     assert [(keystr(p), x) for p, x in got] == [(jtu.keystr(p), x) for p, x in want]

@@ -33,6 +33,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from tracejit.errors import TracejitError
 from tracejit.ir import dtypes
 from tracejit.ir.graph import Graph, Node
 from tracejit.ir.passes.dce import remove_dead_nodes
@@ -53,10 +54,12 @@ class State(NamedTuple):
 ZERO, LINEAR, OTHER = State(False, False), State(True, False), State(False, True)
 
 
-class NotLinear(Exception):
-    """`node` is not linear in what it reads from the inputs; `affine`: it is linear but adds
-    a term that does not depend on them; `returned`: that term is an output of the graph
-    (`node` made it, None when it is an input of the graph)."""
+class NotLinear(TracejitError, AssertionError):
+    """`node` is not linear in what it reads from the inputs (a signal inside tracejit:
+    forward mode turns it into CustomVJPForwardModeError; an AssertionError, which no code
+    on its way catches); `affine`: it is linear but adds a term that does not depend on
+    them; `returned`: that term is an output of the graph (`node` made it, None when it is
+    an input of the graph)."""
 
     def __init__(self, node: Node | None, affine: bool = False, returned: bool = False):
         super().__init__(node)

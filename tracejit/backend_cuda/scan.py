@@ -91,7 +91,9 @@ class _Tile:
 
     @property
     def rb(self) -> int:
-        return min(self.rows, self.budget // self.c)
+        """Rows per tile: a multiple of WARP where threads take several (even work)."""
+        rb = min(self.rows, self.budget // self.c)
+        return rb - rb % WARP if rb > WARP else rb
 
     @property
     def s(self) -> int:

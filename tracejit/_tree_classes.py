@@ -27,13 +27,67 @@ def register_pytree_node_class(cls: type) -> type:
     >>> tj.tree_util.tree_map(lambda v: v + 1, Scaled(1, "static")).x
     2
     """
-    missing = [m for m in ("tree_flatten", "tree_unflatten") if not hasattr(cls, m)]
-    if missing:
-        raise TracejitTypeError(
-            f"register_pytree_node_class: {cls.__name__} has no {' or '.join(missing)} method"
-        )
+    _need_methods("register_pytree_node_class", cls, "tree_flatten")
     register_pytree_node(cls, lambda obj: obj.tree_flatten(), cls.tree_unflatten)
     return cls
+
+
+def register_pytree_with_keys_class(cls: type) -> type:
+    """Register `cls` by its own methods, with keys: `obj.tree_flatten_with_keys() ->
+    (((key, child), ...), aux)`, the classmethod `cls.tree_unflatten(aux, children)` and,
+    where it has one, `obj.tree_flatten()`; returns `cls` (a class decorator).
+
+    >>> from tracejit.tree_util import keystr, tree_flatten_with_path
+    >>> @register_pytree_with_keys_class
+    ... class Pair:
+    ...     def __init__(self, x, y): self.x, self.y = x, y
+    ...     def tree_flatten_with_keys(self):
+    ...         return ((GetAttrKey("x"), self.x), (GetAttrKey("y"), self.y)), None
+    ...     @classmethod
+    ...     def tree_unflatten(cls, aux, children): return cls(*children)
+    >>> [keystr(p) for p, _ in tree_flatten_with_path(Pair(1, 2))[0]]
+    ['.x', '.y']
+    """
+    _need_methods("register_pytree_with_keys_class", cls, "tree_flatten_with_keys")
+    flatten = (lambda obj: obj.tree_flatten()) if hasattr(cls, "tree_flatten") else None
+    register_pytree_with_keys(
+        cls, lambda obj: obj.tree_flatten_with_keys(), cls.tree_unflatten, flatten
+    )
+    return cls
+
+
+def register_static(cls: type) -> type:
+    """Register `cls` as a pytree node without children: its instances are static (part
+    of the structure, so of a jitted function's cache key, as `static_argnums` would make
+    them); they must be hashable. Returns `cls` (a class decorator).
+
+    >>> from tracejit.tree_util import tree_leaves, tree_structure
+    >>> @register_static
+    ... class Mode(str):
+    ...     pass
+    >>> tree_leaves([1, Mode("add")]), tree_structure(Mode("add")).node_data()
+    ([1], (<class 'tracejit._tree_classes.Mode'>, 'add'))
+    """
+    if getattr(cls, "__hash__", None) is None:
+        raise TracejitTypeError(
+            f"register_static: {getattr(cls, '__name__', cls)!r} is not hashable (it defines "
+            "__eq__ without __hash__), so its instances cannot be static"
+        )
+    register_pytree_with_keys(cls, lambda obj: ((), obj), lambda obj, _: obj)
+    return cls
+
+
+def static(**kwargs) -> dataclasses.Field:
+    """`dataclasses.field(**kwargs)` marked `static=True` in its metadata, as
+    `jax.tree.static`: a static field of a `register_dataclass` class."""
+    metadata = {"static": True, **(kwargs.pop("metadata", None) or {})}
+    return dataclasses.field(metadata=metadata, **kwargs)
+
+
+def _need_methods(what: str, cls: type, flatten_name: str) -> None:
+    missing = [m for m in (flatten_name, "tree_unflatten") if not hasattr(cls, m)]
+    if missing:
+        raise TracejitTypeError(f"{what}: {cls.__name__} has no {' or '.join(missing)} method")
 
 
 def register_dataclass(

@@ -287,14 +287,14 @@ class custom_vjp(_Custom):
         fwd_fn = lambda *d: self.fwd(*sig.full_args(d))
         fwd = _trace(fwd_fn, sig.in_tree, sig.avals, f"{name} fwd", closure)
         tree = fwd.out_tree
-        if tree.kind is not tuple or len(tree.children) != 2 or tree.children[0] != primal.out_tree:
+        if tree.kind is not tuple or len(tree.subtrees) != 2 or tree.subtrees[0] != primal.out_tree:
             raise TracejitTypeError(
                 f"custom_vjp {name!r}: fwd must return (output, residuals) with the output "
                 f"structured as the function's ({primal.out_tree}), got {tree}"
             )
         n_out = len(primal.graph.outputs)
         res_avals = _avals_of(fwd.graph.outputs[n_out:])
-        res_tree = tree.children[1]
+        res_tree = tree.subtrees[1]
         nondiff = sig.nondiff()
 
         def bwd_flat(*leaves):
@@ -309,8 +309,8 @@ class custom_vjp(_Custom):
 
 def _input_cotangents(bwd: Traced, sig: _Signature, name: str) -> Graph:
     """The bwd graph with exactly one output per differentiable input leaf, typed like it."""
-    tree, n_diff = bwd.out_tree, len(sig.in_tree.children)
-    if tree.kind is not tuple or len(tree.children) != n_diff:
+    tree, n_diff = bwd.out_tree, len(sig.in_tree.subtrees)
+    if tree.kind is not tuple or len(tree.subtrees) != n_diff:
         raise TracejitTypeError(
             f"custom_vjp {name!r}: bwd must return a tuple with one cotangent per "
             f"differentiable argument ({n_diff}), got {tree}"
@@ -319,7 +319,7 @@ def _input_cotangents(bwd: Traced, sig: _Signature, name: str) -> Graph:
     b = Emitter(graph)
     outs = iter(bwd.graph.outputs)
     flat_avals = iter(sig.avals)
-    for i, (arg_tree, sub) in enumerate(zip(sig.in_tree.children, tree.children)):
+    for i, (arg_tree, sub) in enumerate(zip(sig.in_tree.subtrees, tree.subtrees)):
         zero = _zero_leaves(sub, arg_tree)
         if zero is None:
             raise TracejitTypeError(
@@ -345,10 +345,10 @@ def _zero_leaves(ct: PyTreeDef, arg: PyTreeDef) -> list[bool] | None:
         return [True] * arg.num_leaves
     if ct.kind is None or arg.kind is None:
         return [False] if ct.kind is arg.kind else None
-    if ct.kind is not arg.kind or ct.aux != arg.aux or len(ct.children) != len(arg.children):
+    if ct.kind is not arg.kind or ct.aux != arg.aux or len(ct.subtrees) != len(arg.subtrees):
         return None
     out: list[bool] = []
-    for c, a in zip(ct.children, arg.children):
+    for c, a in zip(ct.subtrees, arg.subtrees):
         sub = _zero_leaves(c, a)
         if sub is None:
             return None

@@ -56,9 +56,9 @@ class ForwardJVP:
         traced, self.leaves, names = _Traceable(fun, "jvp").trace(primals, {}, range(len(primals)))
         self.traced, self.has_aux = traced, has_aux
         tree = traced.out_tree
-        if has_aux and (tree.kind is not tuple or len(tree.children) != 2):
+        if has_aux and (tree.kind is not tuple or len(tree.subtrees) != 2):
             raise TracejitTypeError("jvp(has_aux=True) needs the function to return (out, aux)")
-        self.main_tree = tree.children[0] if has_aux else tree
+        self.main_tree = tree.subtrees[0] if has_aux else tree
         n_main = self.main_tree.num_leaves
         graph = traced.graph
         check_float_outputs(graph.outputs[:n_main])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tracejit._tree_keys import (
@@ -81,28 +81,64 @@ def _is_namedtuple(x) -> bool:
 
 @dataclass(frozen=True)
 class PyTreeDef:
-    """The structure of a pytree: its node type, auxiliary data and children (leaf: None)."""
+    """The structure of a pytree: its node type, auxiliary data and the structures of its
+    children (leaf: kind None). The methods are JAX's `PyTreeDef`'s.
+
+    >>> td = tree_structure({"a": (1, None), "b": [2]})
+    >>> td.num_leaves, td.num_nodes, td.children()
+    (2, 6, [tuple(*, None), list(*)])
+    >>> td.flatten_up_to({"a": ("x", None), "b": [[3, 4]]})
+    ['x', [3, 4]]
+    >>> tree_structure([0, 0]).compose(tree_structure((0, 0)))
+    list(tuple(*, *), tuple(*, *))
+    """
 
     kind: Any  # None for a leaf, else the node's type
     aux: Hashable = None
-    children: tuple[PyTreeDef, ...] = ()
+    subtrees: tuple[PyTreeDef, ...] = ()
 
     @property
     def num_leaves(self) -> int:
         if self.kind is None:
             return 1
-        return sum(c.num_leaves for c in self.children)
+        return sum(c.num_leaves for c in self.subtrees)
+
+    @property
+    def num_nodes(self) -> int:
+        """Nodes and leaves (a `None` counts one, as in JAX)."""
+        return 1 + sum(c.num_nodes for c in self.subtrees)
+
+    def children(self) -> list[PyTreeDef]:
+        """The structures of the immediate children (`[]` for a leaf or `None`)."""
+        return list(self.subtrees)
+
+    def node_data(self) -> tuple[type, Hashable] | None:
+        """`(node type, auxiliary data)`, None for a leaf (a dict's data: its keys)."""
+        return None if self.kind is None else (self.kind, self.aux)
 
     def unflatten(self, leaves) -> Any:
         """`tree_unflatten(self, leaves)`, as JAX's `PyTreeDef.unflatten`."""
         return tree_unflatten(self, leaves)
 
+    def flatten_up_to(self, tree) -> list:
+        """The subtrees of `tree` at this structure's leaves (it must be a prefix of
+        `tree`'s structure; else a TracejitValueError saying where they part)."""
+        return _flatten_up_to(self, tree, "PyTreeDef.flatten_up_to", "the tree")
+
+    def compose(self, inner: PyTreeDef) -> PyTreeDef:
+        """This structure with `inner` in place of each leaf."""
+        if not isinstance(inner, PyTreeDef):
+            raise TracejitTypeError(f"PyTreeDef.compose: needs a PyTreeDef, got {inner!r}")
+        if self.kind is None:
+            return inner
+        return replace(self, subtrees=tuple(c.compose(inner) for c in self.subtrees))
+
     def __repr__(self) -> str:
         if self.kind is None:
             return "*"
-        inner = ", ".join(repr(c) for c in self.children)
+        inner = ", ".join(repr(c) for c in self.subtrees)
         if self.kind is dict:
-            inner = ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.aux, self.children))
+            inner = ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.aux, self.subtrees))
             return "{" + inner + "}"
         if self.kind is type(None):
             return "None"
@@ -207,7 +243,7 @@ def tree_unflatten(treedef: PyTreeDef, leaves) -> Any:
     def go(td: PyTreeDef):
         if td.kind is None:
             return next(it)
-        children = [go(c) for c in td.children]
+        children = [go(c) for c in td.subtrees]
         if td.kind is type(None):
             return None
         if td.kind is tuple or td.kind is list:
@@ -250,10 +286,10 @@ def _child_keys(td: PyTreeDef) -> list[KeyEntry]:
     if keys is not None:
         return [DictKey(k) for k in keys]
     if td.kind is tuple or td.kind is list:
-        return [SequenceKey(i) for i in range(len(td.children))]
+        return [SequenceKey(i) for i in range(len(td.subtrees))]
     if _is_namedtuple_type(td.kind):
         return [GetAttrKey(name) for name in td.kind._fields]
-    return [FlattenedIndexKey(i) for i in range(len(td.children))]
+    return [FlattenedIndexKey(i) for i in range(len(td.subtrees))]
 
 
 def _is_namedtuple_type(kind) -> bool:
@@ -268,7 +304,7 @@ def treedef_paths(treedef: PyTreeDef) -> list[KeyPath]:
         if td.kind is None:
             out.append(path)
             return
-        for key, child in zip(_child_keys(td), td.children):
+        for key, child in zip(_child_keys(td), td.subtrees):
             go(child, (*path, key))
 
     go(treedef, ())
@@ -336,10 +372,10 @@ def _flatten_up_to(treedef: PyTreeDef, tree, what: str, which: str) -> list:
             out.append(x)
             return
         kind, aux, children, _ = _children(x) or (None, None, [], None)
-        if kind is not td.kind or aux != td.aux or len(children) != len(td.children):
-            n = len(td.children)
+        if kind is not td.kind or aux != td.aux or len(children) != len(td.subtrees):
+            n = len(td.subtrees)
             raise _Mismatch(_node_text(td.kind, td.aux, n), _node_text(kind, aux, len(children)))
-        for i, (child_td, child) in enumerate(zip(td.children, children)):
+        for i, (child_td, child) in enumerate(zip(td.subtrees, children)):
             try:
                 go(child_td, child)
             except _Mismatch as m:

@@ -8,6 +8,11 @@
 (7, True)
 """
 
+from tracejit._tree_classes import static
+from tracejit._tree_ops import tree_broadcast as broadcast
+from tracejit._tree_ops import tree_reduce_associative as reduce_associative
+from tracejit._tree_ops import tree_transpose as transpose
+
 # (`all`, `map` and `reduce` shadow the builtins only inside this module, as in jax.tree)
 from tracejit.pytree import tree_all as all
 from tracejit.pytree import tree_flatten as flatten
@@ -22,6 +27,7 @@ from tracejit.pytree import tree_unflatten as unflatten
 
 __all__ = [
     "all",
+    "broadcast",
     "flatten",
     "flatten_with_path",
     "leaves",
@@ -29,6 +35,9 @@ __all__ = [
     "map",
     "map_with_path",
     "reduce",
+    "reduce_associative",
+    "static",
     "structure",
+    "transpose",
     "unflatten",
 ]

@@ -7,7 +7,22 @@ users reach for (the same functions are also top-level: `tj.tree_map` is
 {'b': (4, None), 'w': 2}
 """
 
-from tracejit._tree_classes import Partial, register_dataclass, register_pytree_node_class
+from tracejit._tree_classes import (
+    Partial,
+    register_dataclass,
+    register_pytree_node_class,
+    register_pytree_with_keys_class,
+    register_static,
+)
+from tracejit._tree_ops import (
+    all_leaves,
+    tree_broadcast,
+    tree_reduce_associative,
+    tree_transpose,
+    treedef_children,
+    treedef_is_leaf,
+    treedef_tuple,
+)
 from tracejit.pytree import (
     DictKey,
     FlattenedIndexKey,
@@ -40,12 +55,16 @@ __all__ = [
     "Partial",
     "PyTreeDef",
     "SequenceKey",
+    "all_leaves",
     "keystr",
     "register_dataclass",
     "register_pytree_node",
     "register_pytree_node_class",
     "register_pytree_with_keys",
+    "register_pytree_with_keys_class",
+    "register_static",
     "tree_all",
+    "tree_broadcast",
     "tree_flatten",
     "tree_flatten_with_path",
     "tree_leaves",
@@ -53,6 +72,11 @@ __all__ = [
     "tree_map",
     "tree_map_with_path",
     "tree_reduce",
+    "tree_reduce_associative",
     "tree_structure",
+    "tree_transpose",
     "tree_unflatten",
+    "treedef_children",
+    "treedef_is_leaf",
+    "treedef_tuple",
 ]

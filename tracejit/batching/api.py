@@ -37,9 +37,9 @@ def broadcast_prefix(spec: AxisSpec, full: PyTreeDef, what: str) -> list:
         if s.kind is None:
             out.extend([next(it)] * f.num_leaves)
             return
-        if s.kind is not f.kind or s.aux != f.aux or len(s.children) != len(f.children):
+        if s.kind is not f.kind or s.aux != f.aux or len(s.subtrees) != len(f.subtrees):
             raise TracejitValueError(f"vmap: {what} {spec!r} is not a prefix of the structure {f}")
-        for sc, fc in zip(s.children, f.children):
+        for sc, fc in zip(s.subtrees, f.subtrees):
             go(sc, fc)
 
     go(spec_def, full)

@@ -1,6 +1,6 @@
 """Pytree operations on whole structures, as in `jax.tree_util`: `tree_transpose`,
 `tree_broadcast`, `tree_reduce_associative`, `treedef_tuple`/`treedef_children`/
-`treedef_is_leaf` and `all_leaves`."""
+`treedef_is_leaf`, `all_leaves`, `flatten_one_level` and `is_tree_node`."""
 
 from __future__ import annotations
 
@@ -9,9 +9,15 @@ from typing import Any
 
 from tracejit.errors import TracejitTypeError, TracejitValueError
 from tracejit.pytree import (
+    _BUILTIN_NODES,
+    _LEAF,
+    _REGISTRY,
     PyTreeDef,
+    _child_keys,
     _children,
     _flatten_up_to,
+    _is_namedtuple_type,
+    _node,
     tree_flatten,
     tree_leaves,
     tree_structure,
@@ -128,6 +134,50 @@ def all_leaves(iterable: Iterable, is_leaf: Callable | None = None) -> bool:
         return all(_children(x) is None for x in items)
     leaves = tree_leaves(items, is_leaf)
     return len(leaves) == len(items) and all(a is b for a, b in zip(items, leaves))
+
+
+def flatten_one_level(tree) -> tuple[list, Any]:
+    """The children of the node `tree` and its auxiliary data (a dict's: its keys); a
+    TracejitValueError for a leaf.
+
+    >>> flatten_one_level({"b": [1, 2], "a": 3})
+    ([3, [1, 2]], ('a', 'b'))
+    """
+    _, aux, children, _ = _one_level("flatten_one_level", tree)
+    return children, aux
+
+
+def flatten_one_level_with_keys(tree) -> tuple[list[tuple], Any]:
+    """`flatten_one_level` with each child's key entry: `([(key, child), ...], aux)`.
+
+    >>> flatten_one_level_with_keys([7])
+    ([(SequenceKey(idx=0), 7)], None)
+    """
+    kind, aux, children, keys = _one_level("flatten_one_level_with_keys", tree)
+    entries = _child_keys(_node(kind, aux, (_LEAF,) * len(children), keys))
+    return list(zip(entries, children)), aux
+
+
+def _one_level(what: str, tree) -> tuple:
+    node = _children(tree)
+    if node is None:
+        raise TracejitValueError(
+            f"{what}: a {type(tree).__name__} is a leaf, not a pytree node (nodes: tuple, list, "
+            "dict, None, namedtuples and registered types)"
+        )
+    return node
+
+
+def is_tree_node(typ: type) -> bool:
+    """Whether instances of the type `typ` are pytree nodes (built in, a namedtuple or
+    registered).
+
+    >>> is_tree_node(list), is_tree_node(type(None)), is_tree_node(int)
+    (True, True, False)
+    """
+    if not isinstance(typ, type):
+        raise TracejitTypeError(f"is_tree_node: needs a type, got {typ!r}")
+    return typ in _BUILTIN_NODES or typ in _REGISTRY or _is_namedtuple_type(typ)
 
 
 def _check_treedef(what: str, treedef) -> PyTreeDef:

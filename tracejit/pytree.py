@@ -70,9 +70,12 @@ def register_pytree_with_keys(
 
 
 def _register(cls: type, flatten, unflatten, flatten_with_keys) -> None:
-    if cls in _REGISTRY or cls in (tuple, list, dict, type(None)):
+    if cls in _REGISTRY or cls in _BUILTIN_NODES:
         raise TracejitValueError(f"{cls.__name__} is already a pytree node type")
     _REGISTRY[cls] = (flatten, unflatten, flatten_with_keys)
+
+
+_BUILTIN_NODES = (tuple, list, dict, type(None), OrderedDict, defaultdict)
 
 
 def _is_namedtuple(x) -> bool:

@@ -16,6 +16,9 @@ from tracejit._tree_classes import (
 )
 from tracejit._tree_ops import (
     all_leaves,
+    flatten_one_level,
+    flatten_one_level_with_keys,
+    is_tree_node,
     tree_broadcast,
     tree_reduce_associative,
     tree_transpose,
@@ -56,6 +59,9 @@ __all__ = [
     "PyTreeDef",
     "SequenceKey",
     "all_leaves",
+    "flatten_one_level",
+    "flatten_one_level_with_keys",
+    "is_tree_node",
     "keystr",
     "register_dataclass",
     "register_pytree_node",

@@ -1,6 +1,6 @@
 """`tracejit.tree_util` on whole structures: `tree_transpose`, `tree_broadcast`,
 `tree_reduce_associative`, `treedef_tuple`/`treedef_children`/`treedef_is_leaf`,
-`all_leaves`, `register_static`, `register_pytree_with_keys_class`, `tree.static` and the
+`all_leaves`, `flatten_one_level`, `is_tree_node`, `register_static`, `register_pytree_with_keys_class`, `tree.static` and the
 `PyTreeDef` methods: written-out expected values, then the same calls against
 `jax.tree_util`."""
 
@@ -16,8 +16,15 @@ import pytest
 import tracejit as tj
 from tracejit.errors import TracejitTypeError, TracejitValueError
 from tracejit.tree_util import (
+    DictKey,
+    FlattenedIndexKey,
     GetAttrKey,
+    Partial,
+    SequenceKey,
     all_leaves,
+    flatten_one_level,
+    flatten_one_level_with_keys,
+    is_tree_node,
     keystr,
     register_dataclass,
     register_pytree_with_keys_class,
@@ -157,6 +164,37 @@ def test_all_leaves():
     assert all_leaves([(1,), 2], is_leaf=is_tuple) and not all_leaves([[1]], is_leaf=is_tuple)
 
 
+Pt = collections.namedtuple("Pt", "a b")
+
+
+def test_one_level_and_is_tree_node():
+    assert flatten_one_level({"b": [1, 2], "a": 3}) == ([3, [1, 2]], ("a", "b"))
+    assert flatten_one_level(None) == ([], None) and flatten_one_level(Pt(1, 2))[0] == [1, 2]
+    od = collections.OrderedDict(b=1, a=2)
+    assert flatten_one_level_with_keys(od) == ([(DictKey("b"), 1), (DictKey("a"), 2)], ("b", "a"))
+    assert flatten_one_level_with_keys(Pt(1, (2,)))[0] == [
+        (GetAttrKey("a"), 1),
+        (GetAttrKey("b"), (2,)),
+    ]
+    assert flatten_one_level_with_keys(Pair(5, [6])) == (
+        [(GetAttrKey("x"), 5), (GetAttrKey("y"), [6])],
+        "aux",
+    )
+    assert flatten_one_level_with_keys(Partial(max, 1)) == (
+        [(FlattenedIndexKey(0), (1,)), (FlattenedIndexKey(1), {})],
+        max,
+    )
+    assert flatten_one_level_with_keys((4,)) == ([(SequenceKey(0), 4)], None)
+    for leaf in (1, "s", np.ones(2)):
+        with pytest.raises(TracejitValueError, match="flatten_one_level: a .* is a leaf"):
+            flatten_one_level(leaf)
+    types = (list, tuple, dict, type(None), collections.defaultdict, Pt, Pair, Mode, Op, Partial)
+    assert all(is_tree_node(t) for t in types)
+    assert not any(is_tree_node(t) for t in (int, str, object, np.ndarray, collections.deque))
+    with pytest.raises(TracejitTypeError, match="is_tree_node: needs a type"):
+        is_tree_node([1])
+
+
 def test_static_nodes_and_fields():
     leaves, td = tree_flatten([1.0, Mode("sub"), Op(3)])
     assert leaves == [1.0, 3] and td.children()[1].node_data() == (Mode, "sub")
@@ -217,6 +255,14 @@ def test_the_same_results_as_jax():
     assert tree_broadcast([(1, 2), 3], full["a"], is_tuple) == jtu.tree_broadcast(
         [(1, 2), 3], full["a"], is_tuple
     )
+    od, dd = collections.OrderedDict(b=1, a=2), collections.defaultdict(list, {"b": 1, "a": 2})
+    for node in ({"b": [1], "a": 3}, od, dd, [1, (2,)], None, Pair(5, 6), (7,)):
+        got, want = flatten_one_level_with_keys(node), jtu.flatten_one_level_with_keys(node)
+        as_text = lambda pairs: [(repr(k), child) for k, child in pairs]  # JAX's own key types
+        assert as_text(got[0]) == as_text(want[0]) and got[1] == want[1]
+        assert flatten_one_level(node)[0] == list(jtu.flatten_one_level(node)[0])
+    for typ in (list, type(None), Pt, collections.OrderedDict, Pair, int, str, object):
+        assert is_tree_node(typ) == jtu.is_tree_node(typ)
     up_to = {"a": ("u", None), "b": [{"q": 3}]}
     assert S({"a": (0, None), "b": [0]}).flatten_up_to(up_to) == jtu.tree_structure(
         {"a": (0, None), "b": [0]}

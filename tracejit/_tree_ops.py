@@ -67,7 +67,7 @@ def tree_broadcast(prefix_tree: Any, full_tree: Any, is_leaf: Callable | None = 
     (1, {'a': 2, 'b': 2}, (3, 3))
     """
     leaves, treedef = tree_flatten(prefix_tree, is_leaf)
-    subtrees = _flatten_up_to(treedef, full_tree, "tree_broadcast", "full_tree")
+    subtrees = _flatten_up_to(treedef, full_tree, "tree_broadcast", "full_tree", "prefix_tree")
     out = [x for x, sub in zip(leaves, subtrees) for _ in range(tree_structure(sub).num_leaves)]
     return tree_unflatten(tree_structure(full_tree), out)
 

@@ -126,7 +126,7 @@ class PyTreeDef:
     def flatten_up_to(self, tree) -> list:
         """The subtrees of `tree` at this structure's leaves (it must be a prefix of
         `tree`'s structure; else a TracejitValueError saying where they part)."""
-        return _flatten_up_to(self, tree, "PyTreeDef.flatten_up_to", "the tree")
+        return _flatten_up_to(self, tree, "PyTreeDef.flatten_up_to", "the tree", "the treedef")
 
     def compose(self, inner: PyTreeDef) -> PyTreeDef:
         """This structure with `inner` in place of each leaf."""
@@ -365,9 +365,12 @@ class _Mismatch(Exception):
         self.first, self.other, self.path = first, other, ()
 
 
-def _flatten_up_to(treedef: PyTreeDef, tree, what: str, which: str) -> list:
+def _flatten_up_to(
+    treedef: PyTreeDef, tree, what: str, which: str, prefix: str = "the first tree"
+) -> list:
     """The subtrees of `tree` at the leaves of `treedef`, which must be a prefix of its
-    structure (JAX's `flatten_up_to`); a named error where it is not."""
+    structure (JAX's `flatten_up_to`); a named error where it is not (naming `tree` as
+    `which`, and `treedef`'s tree as `prefix`)."""
     out: list = []
 
     def go(td: PyTreeDef, x):
@@ -389,9 +392,9 @@ def _flatten_up_to(treedef: PyTreeDef, tree, what: str, which: str) -> list:
         go(treedef, tree)
     except _Mismatch as m:
         raise TracejitValueError(
-            f"{what}: {which} has structure {tree_structure(tree)}, of which the first tree's "
-            f"structure {treedef} must be a prefix; at {keystr(m.path) or 'the root'} the "
-            f"first tree has {m.first} but {which} has {m.other}"
+            f"{what}: {which} has structure {tree_structure(tree)}, of which {prefix}'s "
+            f"structure {treedef} must be a prefix; at {keystr(m.path) or 'the root'} "
+            f"{prefix} has {m.first} but {which} has {m.other}"
         ) from None
     return out
 

@@ -43,7 +43,10 @@ def add_rule(out, a, b) -> Shadow:
 
 def mul_rule(out, a, b) -> Shadow:
     prop = scaled(a.err, b.f64) + scaled(b.err, a.f64) + a.err * b.err
-    return finish(out, rounded(out, prop, any_err(a, b)), any_unk(a, b))
+    err = rounded(out, prop, any_err(a, b))
+    # a zero product of an uncertain operand keeps an undetermined sign (TINY * 0.5 is 0)
+    zero_sign = (np.asarray(out) == 0) & any_err(a, b)
+    return finish(out, np.where(zero_sign, np.maximum(err, TINY), err), any_unk(a, b))
 
 
 def square_rule(out, a) -> Shadow:

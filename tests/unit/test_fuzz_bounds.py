@@ -169,3 +169,18 @@ def test_finite_differences_are_no_oracle_through_a_nonfinite_intermediate():
     )
     assert finite_inside(program, [np.array([1.0, 2.0, 3.0])])
     assert not finite_inside(program, [np.array([1.0, -2.0, 3.0])])
+
+
+def test_a_product_of_a_signed_zero_tie_allows_either_zero():
+    # the same tie through cumprod's products (0.5 * TINY rounds to 0): a CPU campaign
+    x = np.array([-0.0, 0.25, 3.0])
+    program = _program(
+        Step("np.clip({0}, 0, 0.5)", (0,), "clip", (0, 0.5)),
+        Step("np.cumprod({0}, axis=-1)", (1,), "cumprod", (-1, None)),
+        n_inputs=1,
+    )
+    (want,) = program.shadows([x])
+    for first in (0.0, -0.0):
+        got = np.array([first, first * 0.25, first * 0.125])
+        assert mismatch(got, want, "either zero") is None
+    assert mismatch(np.array([0.0, 0.125, 0.0]), want, "wrong") is not None

@@ -9,7 +9,8 @@
 # If pytest/hypothesis are missing on that machine, put their wheels in benchmarks/wheels/
 # (pip download --only-binary=:all: --python-version 3.12 -d benchmarks/wheels pytest hypothesis
 #  pytest-xdist execnet)
-# and the runtime dependencies it may lack (filelock, platformdirs, scipy-openblas32)
+# and the runtime dependencies it may lack (filelock, platformdirs, scipy-openblas32, ml_dtypes,
+# optree and its typing-extensions: pip download --only-binary=:all: --python-version 3.12 ...)
 # and they are installed from there.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -28,7 +29,7 @@ python -c "import sys, numpy, cupy; print(sys.version.split()[0], 'numpy', numpy
 step "install (no network)"
 python -c "import scikit_build_core, pybind11; print('scikit-build-core', scikit_build_core.__version__)" || true
 if [ -d benchmarks/wheels ]; then  # pure-Python runtime deps the offline machine may lack
-  python -m pip install --no-index --find-links benchmarks/wheels -q filelock platformdirs scipy-openblas32 2>&1 | tail -2
+  python -m pip install --no-index --find-links benchmarks/wheels -q filelock platformdirs scipy-openblas32 ml_dtypes optree typing-extensions 2>&1 | tail -2
 fi
 python -m pip install --no-build-isolation --no-deps -e . -q 2>&1 | grep -v -i "warning" | tail -15
 if ! python -c "import tracejit._core" 2>/dev/null; then

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from tracejit import numpy as tnp
+from tracejit._public import defined_here
 from tracejit.numpy._core import as_float, normalize_axes
 
 # SELU's constants (Klambauer et al. 2017, "Self-Normalizing Neural Networks")
@@ -191,8 +192,4 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
     return tnp.einsum("...nts,...snh->...tnh", weights, v)
 
 
-__all__ = [
-    n
-    for n, v in list(globals().items())
-    if callable(v) and getattr(v, "__module__", None) == __name__ and not n.startswith("_")
-] + ["hard_swish"]
+__all__ = defined_here(globals(), extra=("hard_swish",))  # noqa: PLE0605

@@ -34,6 +34,19 @@ class _PublicModule(types.ModuleType):
         return sorted(super().__getattribute__("__dict__").get("__all__", ()))
 
 
+def defined_here(namespace: dict, exclude=(), extra=()) -> list[str]:
+    """The `__all__` of a module of functions: the public callables its `namespace` (its
+    `globals()`) defines, less the helper names `exclude`, plus `extra` (names bound from
+    elsewhere: aliases, constants)."""
+    module = namespace["__name__"]
+    return [
+        n
+        for n, v in list(namespace.items())
+        if callable(v) and getattr(v, "__module__", None) == module and not n.startswith("_")
+        if n not in exclude
+    ] + list(extra)
+
+
 def only_public_names(module_name: str) -> None:
     """Make the module `module_name` (already in sys.modules) show only its public names."""
     sys.modules[module_name].__class__ = _PublicModule

@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from tracejit import numpy as tnp
+from tracejit._public import defined_here
 from tracejit._random_gamma import _random
 from tracejit.errors import TracejitValueError, UnsupportedError
 from tracejit.ir import dtypes
@@ -237,8 +238,4 @@ def key_impl(keys) -> str:
     return "threefry2x32"
 
 
-__all__ = [
-    n
-    for n, v in list(globals().items())
-    if callable(v) and getattr(v, "__module__", None) == __name__ and not n.startswith("_")
-]
+__all__ = defined_here(globals())  # noqa: PLE0605

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tracejit._public import defined_here
 from tracejit.errors import IntegerOverflowError, ShapeError, TracejitValueError, UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.ir.primitives import get
@@ -369,11 +370,4 @@ eye, identity, tri = map(returns_const_array, (eye, identity, tri))
 asarray, array = returns_const_array(asarray), returns_const_array(array)
 empty, empty_like = zeros, zeros_like
 
-__all__ = [
-    n
-    for n, v in list(globals().items())
-    if callable(v)
-    and getattr(v, "__module__", None) == __name__
-    and not n.startswith("_")
-    and n not in ("iota", "offset_mask")
-]
+__all__ = defined_here(globals(), exclude=("iota", "offset_mask"))  # noqa: PLE0605

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tracejit._public import defined_here
 from tracejit.errors import TracejitValueError, UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.ir.elementwise_ops import TNP_NAMES
@@ -184,8 +185,4 @@ globals()["stop_gradient"].__doc__ = "Identity whose gradient is zero (`jax.lax.
 globals()["erf"].__doc__ = "The error function (not in NumPy; `nn.gelu(approximate=False)`)."
 
 
-__all__ = [
-    n
-    for n, v in list(globals().items())
-    if callable(v) and getattr(v, "__module__", None) == __name__ and not n.startswith("_")
-]
+__all__ = defined_here(globals())  # noqa: PLE0605

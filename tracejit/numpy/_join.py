@@ -12,6 +12,7 @@ from itertools import pairwise
 
 import numpy as np
 
+from tracejit._public import defined_here
 from tracejit.errors import ShapeError, TracejitTypeError, TracejitValueError, UnsupportedError
 from tracejit.numpy._core import _static_ints as _ints
 from tracejit.numpy._core import (
@@ -363,9 +364,4 @@ def repeat(a: ArrayLike, repeats, axis: int | None = None):
     return bind("take", x, np.repeat(np.arange(shape[axis]), counts), axis=axis)
 
 
-__all__ = [
-    n
-    for n, v in list(globals().items())
-    if callable(v) and getattr(v, "__module__", None) == __name__ and not n.startswith("_")
-]
-__all__.remove("slice_axis")
+__all__ = defined_here(globals(), exclude=("slice_axis",))  # noqa: PLE0605

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from tracejit._public import defined_here
 from tracejit.errors import ShapeError, TracejitTypeError
 from tracejit.numpy._core import broadcast_to, cast, innermost_trace, promote, shape_of
 from tracejit.numpy._creation import _filled, offset_mask
@@ -300,8 +301,4 @@ def _mask_diagonal(x, offset: int):
     return bind("select", mask, x, zero)
 
 
-__all__ = [
-    n
-    for n, v in list(globals().items())
-    if callable(v) and getattr(v, "__module__", None) == __name__ and not n.startswith("_")
-]
+__all__ = defined_here(globals())  # noqa: PLE0605

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tracejit._public import defined_here
 from tracejit.errors import ShapeError, TracejitValueError
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy._core import asarray, cast, normalize_axis, promote, shape_of
@@ -378,9 +379,4 @@ def vander(x, N=None, increasing: bool = False):
     )
 
 
-__all__ = [
-    n
-    for n, v in list(globals().items())
-    if callable(v) and getattr(v, "__module__", None) == __name__ and not n.startswith("_")
-]
-__all__.remove("rearrange")
+__all__ = defined_here(globals(), exclude=("rearrange",))  # noqa: PLE0605

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from tracejit._public import defined_here
 from tracejit.errors import UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.numpy import _elementwise as ew
@@ -365,8 +366,6 @@ def bitwise_count(x):
     return cast(ew.bitwise_and(x, 0x7F), np.int32)
 
 
-__all__ = [
-    n
-    for n, v in list(globals().items())
-    if callable(v) and getattr(v, "__module__", None) == __name__ and not n.startswith("_")
-] + ["pi", "e", "euler_gamma", "inf", "nan", "newaxis"]
+__all__ = defined_here(  # noqa: PLE0605
+    globals(), extra=("pi", "e", "euler_gamma", "inf", "nan", "newaxis")
+)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tracejit._public import defined_here
 from tracejit.errors import TracejitTypeError, UnsupportedError
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy import _reductions as red
@@ -334,11 +335,6 @@ def apply_over_axes(func, a, axes):
     return x
 
 
-__all__ = [
-    n
-    for n, v in list(globals().items())
-    if callable(v)
-    and not n.startswith("_")
-    and (getattr(v, "__module__", None) == __name__ or n in ("einsum_path", "from_dlpack"))
-    and n != "IndexUpdate"
-] + ["bool"]
+__all__ = defined_here(  # noqa: PLE0605
+    globals(), exclude=("IndexUpdate",), extra=("einsum_path", "from_dlpack", "bool")
+)

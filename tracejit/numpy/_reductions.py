@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from tracejit._public import defined_here
 from tracejit.errors import ShapeError, TracejitValueError, UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.numpy import _elementwise as ew
@@ -399,8 +400,4 @@ def nanmean(a, axis=None, dtype=None, keepdims: bool = False):
     return bind("div", total, count)
 
 
-__all__ = [
-    n
-    for n, v in list(globals().items())
-    if callable(v) and getattr(v, "__module__", None) == __name__ and not n.startswith("_")
-]
+__all__ = defined_here(globals())  # noqa: PLE0605

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from tracejit._public import defined_here
 from tracejit.errors import UnsupportedError
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy import _reductions as red
@@ -287,9 +288,6 @@ def trim_zeros(filt, trim: str = "fb", axis=None):
     )
 
 
-__all__ = [
-    n
-    for n, v in list(globals().items())
-    if callable(v) and getattr(v, "__module__", None) == __name__ and not n.startswith("_")
-    and not n.endswith("Result")
-]  # fmt: skip
+__all__ = defined_here(  # noqa: PLE0605
+    globals(), exclude=("UniqueAllResult", "UniqueCountsResult", "UniqueInverseResult")
+)

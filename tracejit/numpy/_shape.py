@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tracejit._public import defined_here
 from tracejit.errors import ShapeError, TracejitTypeError, TracejitValueError
 from tracejit.numpy._core import (
     _static_int,
@@ -347,8 +348,4 @@ def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1):
     return bind("take", x, flat, axis=len(shape) - 2)
 
 
-__all__ = [
-    n
-    for n, v in list(globals().items())
-    if callable(v) and getattr(v, "__module__", None) == __name__ and not n.startswith("_")
-]
+__all__ = defined_here(globals())  # noqa: PLE0605

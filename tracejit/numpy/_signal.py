@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tracejit._public import defined_here
 from tracejit.errors import TracejitValueError, UnsupportedError
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy import _reductions as red
@@ -298,8 +299,4 @@ def unwrap(p, discont=None, axis: int = -1, *, period: float = 2 * np.pi):
                                                         red.cumsum(correct, axis=ax))], ax)  # fmt: skip
 
 
-__all__ = [
-    n
-    for n, v in list(globals().items())
-    if callable(v) and getattr(v, "__module__", None) == __name__ and not n.startswith("_")
-]
+__all__ = defined_here(globals())  # noqa: PLE0605

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from tracejit._public import defined_here
 from tracejit.errors import TracejitTypeError, TracejitValueError, UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.numpy import _elementwise as ew
@@ -264,8 +265,4 @@ def median(a, axis=None, out=None, overwrite_input: bool = False, keepdims: bool
     return _quantile_rows(x, np.asarray(0.5), out_shape, "linear")
 
 
-__all__ = [
-    n
-    for n, v in list(globals().items())
-    if callable(v) and getattr(v, "__module__", None) == __name__ and not n.startswith("_")
-]
+__all__ = defined_here(globals())  # noqa: PLE0605

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tracejit._public import defined_here
 from tracejit.errors import TracejitTypeError, TracejitValueError, UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.numpy import _elementwise as ew
@@ -299,8 +300,4 @@ def _eye_like(c):
     return eye(shape_of(c)[0], dtype=c.dtype)
 
 
-__all__ = [
-    n
-    for n, v in list(globals().items())
-    if callable(v) and getattr(v, "__module__", None) == __name__ and not n.startswith("_")
-]
+__all__ = defined_here(globals())  # noqa: PLE0605

@@ -38,7 +38,7 @@ import numpy as np
 from tracejit.errors import TracejitAttributeError
 from tracejit.ir.graph import ConstValue, Graph, Node, Value
 from tracejit.ir.primitives import RANDOM, Primitive, get
-from tracejit.ir.regions import Region
+from tracejit.ir.regions import Region, region_graphs
 
 # Operand order does not change the result, bit for bit.
 COMMUTATIVE = frozenset({"add", "mul", "max", "min", "and", "or", "xor", "eq", "ne"})
@@ -68,15 +68,6 @@ def _marks_effect(prim: Primitive, has_outputs: bool) -> bool:
     return not has_outputs or prim.effectful or prim.kind == RANDOM
 
 
-def _region_graphs(attrs: dict) -> list[Graph]:
-    found = []
-    for value in attrs.values():
-        for item in value if isinstance(value, tuple) else (value,):
-            if isinstance(item, Region):
-                found.append(item.graph)
-    return found
-
-
 def _attrs_key(attrs: dict) -> tuple[tuple, list[Graph]]:
     """The attributes' interning key (sorted `(name, literal)` pairs) and the graphs of the
     regions among them, in one pass (this runs for every node a trace records)."""
@@ -100,7 +91,7 @@ def _regions_effectful(stack: list[Graph]) -> bool:
         for n in stack.pop().nodes:
             if _marks_effect(n.prim, bool(n.outputs)):
                 return True
-            stack.extend(_region_graphs(n.attrs))
+            stack.extend(region_graphs(n))
     return False
 
 

@@ -175,9 +175,9 @@ def check_compilable(graph, device: str) -> None:
     Traceback (most recent call last):
     tracejit.errors.UnsupportedError: complex64 is not supported by reduce_prod on cpu yet (device="numpy" runs it through NumPy)
     """
-    stack = [graph]
-    while stack:
-        g = stack.pop()
+    from tracejit.ir.regions import nested_graphs  # regions.py imports this module
+
+    for g in [graph, *nested_graphs(graph)]:
         for node in g.nodes:
             ok = node.prim.kind in _COMPLEX_KINDS and node.prim.name not in _COMPLEX_SPLIT
             ok = ok or node.prim.name in COMPLEX_HOST_PRIMS or node.prim.name in _COMPLEX_KERNELS
@@ -187,6 +187,3 @@ def check_compilable(graph, device: str) -> None:
                         f"{v.dtype} is not supported by {node.prim.name} on {device} yet "
                         '(device="numpy" runs it through NumPy)'
                     )
-            for attr in node.attrs.values():
-                for region in attr if isinstance(attr, tuple) else (attr,):
-                    stack.extend([region.graph] if hasattr(region, "graph") else [])

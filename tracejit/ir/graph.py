@@ -221,17 +221,10 @@ class VerifyError(InternalError):
     """A graph broke an IR invariant (a tracejit bug, never a user error)."""
 
 
-def _region_graphs(node: Node) -> list[Graph]:
-    found = []
-    for value in node.attrs.values():
-        for item in value if isinstance(value, tuple) else (value,):
-            if isinstance(getattr(item, "graph", None), Graph):
-                found.append(item.graph)
-    return found
-
-
 def verify(graph: Graph) -> None:
     """Check every invariant: defined-before-use, single definition, types match the rules."""
+    from tracejit.ir.regions import region_graphs  # regions.py imports this module
+
     defined: set[Value] = set()
     for v in graph.inputs:
         if v in defined:
@@ -257,7 +250,7 @@ def verify(graph: Graph) -> None:
             if v in defined:
                 raise VerifyError(f"node {i} ({node.prim.name}) redefines {v}")
             defined.add(v)
-        for sub in _region_graphs(node):  # closed sub-graphs (ir/regions.py): own scope
+        for sub in region_graphs(node):  # closed sub-graphs (ir/regions.py): own scope
             verify(sub)
     for v in graph.outputs:
         if v not in defined:

@@ -102,12 +102,17 @@ def regions_of(node: Node) -> Iterator[tuple[str, int, Region]]:
                 yield name, i, r
 
 
+def region_graphs(node: Node) -> list[Graph]:
+    """The graphs of `node`'s regions, in `regions_of`'s order."""
+    return [r.graph for _, _, r in regions_of(node)]
+
+
 def nested_graphs(graph: Graph) -> list[Graph]:
     """Every region graph inside `graph`, at any depth (outer before inner; iterative)."""
     found, stack = [], [graph]
     while stack:
         g = stack.pop()
-        inner = [r.graph for n in g.nodes for _, _, r in regions_of(n)]
+        inner = [sub for n in g.nodes for sub in region_graphs(n)]
         found += inner
         stack += reversed(inner)
     return found
@@ -119,18 +124,12 @@ def has_regions(node: Node) -> bool:
 
 def map_regions(node: Node, fn) -> Node:
     """`node` with `fn(graph) -> graph` applied to each region; `node` itself if unchanged."""
-    attrs = dict(node.attrs)
-    changed = False
-    for name, value in node.attrs.items():
-        if isinstance(value, Region):
-            new = fn(value.graph)
-            if new is not value.graph:
-                attrs[name], changed = Region(new), True
-        elif isinstance(value, tuple) and value and all(isinstance(r, Region) for r in value):
-            graphs = [fn(r.graph) for r in value]
-            if any(g is not r.graph for g, r in zip(graphs, value)):
-                attrs[name] = tuple(Region(g) for g in graphs)
-                changed = True
+    attrs, changed = dict(node.attrs), False
+    for name, i, region in regions_of(node):
+        new = fn(region.graph)
+        if new is not region.graph:
+            held, changed = attrs[name], True
+            attrs[name] = Region(new) if i < 0 else (*held[:i], Region(new), *held[i + 1 :])
     if not changed:
         return node
     return Node(node.prim, list(node.inputs), attrs, list(node.outputs), node.source, node.phase)
@@ -153,6 +152,7 @@ __all__ = [
     "has_regions",
     "map_regions",
     "nested_graphs",
+    "region_graphs",
     "regions_of",
     "same_avals",
 ]

@@ -15,10 +15,10 @@ import weakref
 from collections.abc import Callable, Iterable
 
 from tracejit.ir.autodiff import VJP_RULES
-from tracejit.ir.builder import _region_graphs
 from tracejit.ir.c_render import C_RULES
 from tracejit.ir.graph import Node, Value
 from tracejit.ir.primitives import ELEMENTWISE, register
+from tracejit.ir.regions import region_graphs
 
 Policy = Callable[[Node], bool]
 _MARKS: weakref.WeakKeyDictionary[Value, Policy] = weakref.WeakKeyDictionary()
@@ -56,7 +56,7 @@ def has_marks(graph) -> bool:
         for node in stack.pop().nodes:
             if any(v in _MARKS or v in _OUTPUTS for v in node.outputs):
                 return True
-            stack.extend(_region_graphs(node.attrs))
+            stack.extend(region_graphs(node))
     return False
 
 

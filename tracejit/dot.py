@@ -80,18 +80,11 @@ def _schedule_of(x) -> K.Schedule:
 
 
 def _buffer_label(b: K.Buffer) -> str:
-    nbytes = b.dtype.itemsize * int(_size(b.shape))
+    nbytes = b.nbytes
     role = {"input": f"input {b.index}", "output": f"output {b.index}"}.get(b.kind, b.kind)
     if b.kind == "temp" and b.offset >= 0:
         role = f"temp @ arena+{b.offset}"
     return f"b{b.id}: {_type(b.shape, b.dtype)}\n{nbytes} B, {role}"
-
-
-def _size(shape) -> int:
-    out = 1
-    for d in shape:
-        out *= d
-    return out
 
 
 def _short(e: K.Expr) -> str:

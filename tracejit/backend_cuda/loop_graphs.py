@@ -17,6 +17,7 @@ launches or MAX_BYTES of buffers. They run as before, one Python-driven iteratio
 
 from __future__ import annotations
 
+import math
 from types import SimpleNamespace
 
 from tracejit.backend_cuda.graphs import MAX_BYTES, GraphRunner
@@ -46,8 +47,8 @@ class ScanLoop:
 
     def nbytes(self) -> int:
         specs = [(b.shape, b.dtype) for b in self.buffers.values()] + self.out_specs
-        total = sum(_size(s) * d.itemsize for s, d in specs)
-        carry = sum(_size(s) * d.itemsize for s, d in self.out_specs[: self.attrs["n_carry"]])
+        total = sum(math.prod(s) * d.itemsize for s, d in specs)
+        carry = sum(math.prod(s) * d.itemsize for s, d in self.out_specs[: self.attrs["n_carry"]])
         return total + 2 * carry + self.body.schedule.arena_bytes
 
     def start(self, ins):
@@ -80,13 +81,6 @@ class ScanLoop:
         call = self.start(ins)
         self.launch(call)
         return call.outputs
-
-
-def _size(shape) -> int:
-    n = 1
-    for d in shape:
-        n *= int(d)
-    return n
 
 
 def scan_runner(body, attrs: dict, name: str) -> GraphRunner | None:

@@ -127,6 +127,13 @@ class Buffer(Shaped):
     offset: int = -1  # a temp's byte offset in the arena (memory plan)
 
 
+def root(buffers: dict[int, Buffer], b: int) -> int:
+    """The buffer that view `b` (of a view...) lies in; `b` itself when not a view."""
+    while buffers[b].kind == "view":
+        b = buffers[b].base
+    return b
+
+
 @dataclass
 class Reduction:
     rid: int
@@ -403,5 +410,6 @@ __all__ = [
     "format_schedule",
     "hoist_offsets",
     "rebuild",
+    "root",
     "walk",
 ]

@@ -39,12 +39,6 @@ def step_io(step: K.Step) -> tuple[set[int], set[int]]:
     return {step.src}, set()  # a view aliases: it writes nothing
 
 
-def _root(buffers: dict[int, K.Buffer], b: int) -> int:
-    while buffers[b].kind == "view":
-        b = buffers[b].base
-    return b
-
-
 def _lifetimes(schedule: K.Schedule) -> tuple[dict[int, int], dict[int, int]]:
     buffers = {b.id: b for b in schedule.buffers}
     first: dict[int, int] = {}
@@ -54,9 +48,9 @@ def _lifetimes(schedule: K.Schedule) -> tuple[dict[int, int], dict[int, int]]:
         if isinstance(step, K.View):
             writes = {step.dst}
         for b in writes:
-            first.setdefault(_root(buffers, b), i)
+            first.setdefault(K.root(buffers, b), i)
         for b in reads | writes:
-            last[_root(buffers, b)] = i
+            last[K.root(buffers, b)] = i
     return first, last
 
 

@@ -167,13 +167,6 @@ def param_text(
     )
 
 
-def _root(b: int, buffers: dict[int, K.Buffer]) -> K.Buffer:
-    buf = buffers[b]
-    while buf.kind == "view":
-        buf = buffers[buf.base]
-    return buf
-
-
 def _span(buf: K.Buffer) -> tuple:
     """(allocation, start, end) of a root buffer's bytes: temporaries share the arena."""
     if buf.kind != "temp":
@@ -198,10 +191,10 @@ def may_alias(
     replaced read the new value (`unique_counts` gave [3, 0, 0] on an H100)."""
     if b in written:
         return False
-    rb = _root(b, buffers)
+    rb = buffers[K.root(buffers, b)]
     span = _span(rb)
     for w in written:
-        wb = _root(w, buffers)
+        wb = buffers[K.root(buffers, w)]
         other = _span(wb)
         if other[0] == span[0] and other[1] < span[2] and span[1] < other[2]:
             return True

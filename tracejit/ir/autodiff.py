@@ -19,6 +19,7 @@ input cotangent that is zero.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 
@@ -196,9 +197,7 @@ def _interleave_zeros(e, ct, axis: int, step: int, length: int) -> Value:
     zeros = e.full(0.0, Value(zeros_shape, ct.dtype))
     spread = e.concatenate(col, zeros, axis=axis + 1)
     spread = e.reshape(spread, shape=shape[:axis] + (shape[axis] * step,) + shape[axis + 1 :])
-    starts, stops = [0] * ct.ndim, list(spread.shape)
-    stops[axis] = length
-    return e.slice(spread, starts=tuple(starts), stops=tuple(stops), steps=(1,) * ct.ndim)
+    return _axis_slice(e, spread, axis, 0, length)
 
 
 @defvjp("slice")
@@ -215,14 +214,8 @@ def _slice(e, ct, x, *, out, starts, stops, steps):
 
 @defvjp("concatenate")
 def _concatenate(e, ct, *xs, out, axis):
-    cts, offset = [], 0
-    for x in xs:
-        starts = [0] * ct.ndim
-        stops = list(ct.shape)
-        starts[axis], stops[axis] = offset, offset + x.shape[axis]
-        offset += x.shape[axis]
-        cts.append(e.slice(ct, starts=tuple(starts), stops=tuple(stops), steps=(1,) * ct.ndim))
-    return cts
+    ends = list(itertools.accumulate(x.shape[axis] for x in xs))
+    return [_axis_slice(e, ct, axis, end - x.shape[axis], end) for x, end in zip(xs, ends)]
 
 
 @defvjp("pad")

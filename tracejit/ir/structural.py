@@ -51,26 +51,24 @@ def _reduce_rule(name, out_dtype=None):
     return rule
 
 
-def _reducer(fn):
+def _reducer(name, fn, identity: bool):
+    """NumPy's reduction `fn`; without an `identity`, an empty axis raises."""
+
     def impl(x, axes):
-        return np.asarray(fn(x, axis=tuple(axes)))
-
-    return impl
-
-
-def _nonempty(name, fn):
-    def impl(x, axes):
-        if any(x.shape[a] == 0 for a in axes):
+        if not identity and any(x.shape[a] == 0 for a in axes):
             raise TracejitValueError(f"{name} of an empty axis has no identity")
         return np.asarray(fn(x, axis=tuple(axes)))
 
     return impl
 
 
-register("reduce_sum", REDUCTION, _reduce_rule("reduce_sum"), _reducer(np.sum))
-register("reduce_prod", REDUCTION, _reduce_rule("reduce_prod"), _reducer(np.prod))
-register("reduce_max", REDUCTION, _reduce_rule("reduce_max"), _nonempty("reduce_max", np.max))
-register("reduce_min", REDUCTION, _reduce_rule("reduce_min"), _nonempty("reduce_min", np.min))
+for _name, _fn, _identity in (
+    ("reduce_sum", np.sum, True),
+    ("reduce_prod", np.prod, True),
+    ("reduce_max", np.max, False),
+    ("reduce_min", np.min, False),
+):
+    register(_name, REDUCTION, _reduce_rule(_name), _reducer(_name, _fn, _identity))
 
 
 def _arg_rule(name):

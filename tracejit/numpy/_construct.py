@@ -97,8 +97,10 @@ def select(condlist, choicelist, default=0):
         raise TracejitValueError("list of cases must be same length as list of conditions")
     if not condlist:
         raise TracejitValueError("select with an empty condition list is not possible")
-    out = default
-    for cond, choice in reversed(list(zip(condlist, choicelist))):
+    # one dtype for all, NumPy's result_type of the choices and the default (Python scalars
+    # weak): select([c], [uint8], 0) is uint8, not the int64 of a where chain over the 0
+    *choices, out = promote(*choicelist, default)
+    for cond, choice in reversed(list(zip(condlist, choices))):
         if asarray(cond).dtype != np.bool_:
             raise TracejitTypeError("invalid entry in condlist: should be boolean ndarray")
         out = ew.where(cond, choice, out)

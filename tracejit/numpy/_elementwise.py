@@ -17,10 +17,11 @@ def _same(name: str, xs):
     return xs  # NumPy's promotion is `elementwise`'s
 
 
-def _bools_as_int64(name: str, xs):
-    """Promoted; bools as int64 (NumPy: bool // bool is int8, floats keep their dtype)."""
+def _bools_as_int8(name: str, xs):
+    """Promoted; bools as int8, as NumPy's loops give (bool // bool, bool % bool and
+    bool ** bool are int8; floats keep their dtype)."""
     xs = promote(*xs)
-    return [cast(x, np.int64) for x in xs] if xs[0].dtype == np.bool_ else xs
+    return [cast(x, np.int8) for x in xs] if xs[0].dtype == np.bool_ else xs
 
 
 def _as_bools(name: str, xs):
@@ -41,7 +42,7 @@ _STYLES = {
     "plain": (_same, False),
     "float": (_same, "ufunc"),
     "true_float": (_same, True),
-    "int_bool": (_bools_as_int64, False),
+    "int_bool": (_bools_as_int8, False),
     "logical": (_as_bools, False),
     "bitwise": (_no_floats, False),
 }

@@ -225,6 +225,8 @@ def quantile(a, q, axis=None, out=None, overwrite_input: bool = False, method: s
         raise TracejitValueError("Quantiles must be in the range [0, 1]")
     x, out_shape = _moved_rows(a, axis, keepdims)
     _real_only(x, "quantile")
+    if not isinstance(q, (int, float)):  # NumPy: a list or array q (float64) promotes the
+        x = cast(x, np.result_type(x.dtype, np.asarray(q)))  # data: float32 -> float64
     return _quantile_rows(x, qs, out_shape, method)
 
 
@@ -247,7 +249,8 @@ def percentile(a, q, axis=None, out=None, overwrite_input: bool = False,
     >>> float(tnp.percentile(np.arange(5.0), 25))
     1.0
     """
-    qs = np.asarray(q, dtype=np.float64) / 100
+    # a Python scalar q stays one (weak: float32 data stay float32, as in NumPy)
+    qs = q / 100 if isinstance(q, (int, float)) else np.asarray(q, dtype=np.float64) / 100
     return quantile(a, qs, axis, out, overwrite_input, method, keepdims, weights=weights,
                     interpolation=interpolation)  # fmt: skip
 

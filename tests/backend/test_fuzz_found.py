@@ -1,0 +1,58 @@
+"""Wrong results the differential fuzzer found (tests/_fuzz_*.py), each as NumPy gives it."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tracejit as tj
+import tracejit.numpy as tnp
+
+T, F = np.array([True, False, True]), np.array([True, True, False])
+
+
+def test_bool_floor_divide_remainder_power_are_int8_as_numpy(device):
+    """bool // bool, bool % bool and bool ** bool are int8 in NumPy (were int64)."""
+    got = tj.device_get(tj.jit(lambda a, b: (a // b, a % b, a**b), device=device)(T, F))
+    with np.errstate(all="ignore"):
+        want = (T // F, T % F, T**F)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype == np.int8
+        np.testing.assert_array_equal(g, w)
+
+
+def test_select_takes_one_dtype_from_choices_and_default(device):
+    """select([c1, c2], [uint8, bool], 0) is uint8 (a where chain made it int64)."""
+    x = np.array([3, 200, 7], np.uint8)
+
+    def f(x, b):
+        return tnp.select([x > 5, b], [x, b], 0)
+
+    got = tj.device_get(tj.jit(f, device=device)(x, T))
+    want = np.select([x > 5, T], [x, T], 0)
+    assert got.dtype == want.dtype == np.uint8
+    np.testing.assert_array_equal(got, want)
+
+
+def test_quantile_of_a_list_of_q_promotes_float32_to_float64(device):
+    """NumPy: a Python scalar q keeps float32 data float32, a list q (float64) promotes."""
+    x = np.array([[1.5, -2.25, 7.0], [0.1, 0.2, 0.3]], np.float32)
+
+    def f(x):
+        return (
+            tnp.percentile(x, [10.0, 50.0], axis=0),
+            tnp.quantile(x, [0.3], axis=1),
+            tnp.percentile(x, 30.0, axis=1),
+            tnp.quantile(x, 0.3),
+        )
+
+    got = tj.device_get(tj.jit(f, device=device)(x))
+    want = (
+        np.percentile(x, [10.0, 50.0], axis=0),
+        np.quantile(x, [0.3], axis=1),
+        np.percentile(x, 30.0, axis=1),
+        np.quantile(x, 0.3),
+    )
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        # NumPy takes b - a in float32 and the rest in float64: float32 rounding of max |x|
+        np.testing.assert_allclose(g, w, rtol=0, atol=4 * np.finfo(np.float32).eps * 7.0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import operator
 import warnings
 
+import _fuzz_order as order
 import _fuzz_patterns as patterns
 import _fuzz_reduce as red
 import _fuzz_rules as rules
@@ -123,6 +124,10 @@ def evaluate_step(step: Step, shadows: dict) -> Shadow:
         err = run_text(step.text, [s.err for s in args])
         unk = run_text(step.text, [s.unk for s in args])
         return finish(out, err.astype(np.float64), unk.astype(bool))
+    if step.rule == "select":
+        return _select(step, out, [broadcast(s, out.shape) for s in args])
+    if step.rule == "searchsorted":
+        return order.searchsorted_rule(out, *args)
     if step.rule in ELEMENTWISE or step.rule.startswith("where") or step.rule == "clip":
         return _elementwise(step, out, [broadcast(s, out.shape) for s in args])
     return _structural(step, out, args)
@@ -146,6 +151,20 @@ def _elementwise(step: Step, out, args: list[Shadow]) -> Shadow:
     return ELEMENTWISE[step.rule](out, *args)
 
 
+def _select(step: Step, out, args: list[Shadow]) -> Shadow:
+    """np.select([x OP1 c1, x OP2 c2], [y, z], default): where(c1, y, where(c2, z, default))."""
+    x, y, z = args
+    op1, op2, lit1, lit2, default = step.params
+    conds = []
+    for op, lit in ((op1, lit1), (op2, lit2)):
+        c = operand(lit, [x], {})
+        value = exact(COMPARISONS[op](x.value, c.value))
+        conds.append(rules.compare_rule(value.value, x, broadcast(c, out.shape)))
+    d = broadcast(exact(np.asarray(eval(default)).astype(out.dtype)), out.shape)
+    inner = rules.where_rule(np.where(conds[1].value, z.value, d.value), conds[1], z, d)
+    return rules.where_rule(out, conds[0], y, inner)
+
+
 def _keepdims_shape(shape, axes):
     return tuple(1 if i in axes else d for i, d in enumerate(shape))
 
@@ -156,6 +175,10 @@ def _structural(step: Step, out, args: list[Shadow]) -> Shadow:
     (a,) = args
     if step.rule in ("at_set", "at_add"):
         return _at_update(step, out, a)
+    if step.rule in ("sort", "argsort"):
+        return getattr(order, f"{step.rule}_rule")(out, a, step.params[0])
+    if step.rule == "quantile":
+        return order.quantile_rule(out, a, *step.params)
     if step.rule in ("is_max", "along"):
         return _argmax_pattern(step, out, a)
     if step.rule in ("argmax", "argmin", *SCANS):

@@ -117,7 +117,9 @@ class Pool:
         return len(self.avals) - 1
 
     def pick(self, draw, kinds="bif", min_ndim=0) -> int | None:
-        """A value of one of `kinds`, the most recent one half of the time (deep programs)."""
+        """A value of one of `kinds` ("i" includes the unsigned kind "u"), the most recent one
+        half of the time (deep programs)."""
+        kinds = kinds.replace("i", "iu")
         ok = [i for i, (s, d) in enumerate(self.avals) if d.kind in kinds and len(s) >= min_ndim]
         if not ok:
             return None
@@ -150,6 +152,7 @@ def partner(draw, pool: Pool, a: int, kinds: str) -> int:
     """A second operand for `a`: an earlier value of a broadcast-compatible shape, or a new
     input (of a drawn dtype from `kinds`)."""
     shape = pool.shape(a)
+    kinds = kinds.replace("i", "iu")
     fits = [
         i
         for i, (s, d) in enumerate(pool.avals)
@@ -157,7 +160,7 @@ def partner(draw, pool: Pool, a: int, kinds: str) -> int:
     ]
     if fits and draw(st.booleans()):
         return draw(st.sampled_from(fits))
-    dtypes = [d for d in (np.bool_, np.int32, np.int64, np.float32, np.float64)]
+    dtypes = (np.bool_, np.int32, np.int64, np.float32, np.float64, np.int8, np.uint8, np.uint32)
     dtype = draw(st.sampled_from([d for d in dtypes if np.dtype(d).kind in kinds]))
     return pool.add_input(broadcast_partner_shape(draw, shape), dtype)
 

@@ -18,18 +18,19 @@ import warnings
 from dataclasses import dataclass
 
 import _fuzz_draw_elementwise as ew
+import _fuzz_draw_order as order
 import _fuzz_draw_structural as structural
 import numpy as np
 from _fuzz_bounds import Shadow, exact
 from _fuzz_eval import NumpyF, evaluate_step, run_text
 from _fuzz_ops import Pool, Step
-from _fuzz_values import DTYPES, arrays
+from _fuzz_values import DTYPES, SMALL_INTS, arrays
 from hypothesis import strategies as st
 
 import tracejit as tj
 import tracejit.numpy as tnp
 
-SUPPORTED = {np.dtype(d) for d in DTYPES}
+SUPPORTED = {np.dtype(d) for d in DTYPES + SMALL_INTS}
 MAX_SIZE = 256  # elements per value: keeps the NumPy oracle and the bounds cheap
 # (drawer, weight): elementwise steps are the most common, as in real programs.
 DRAWERS = [
@@ -46,6 +47,10 @@ DRAWERS = [
     (structural.pattern, 1),
     (structural.argmax_pattern, 1),
     (structural.at_update, 1),
+    (order.sort, 2),
+    (order.searchsorted, 1),
+    (order.quantile, 1),
+    (order.select, 1),
 ]
 WEIGHTED = [d for d, w in DRAWERS for _ in range(w)]
 
@@ -109,7 +114,10 @@ SIDES = st.sampled_from([1, 2, 3, 4, 0, 1, 5])  # size-1 and size-0 axes are com
 shapes = st.sampled_from([0, 1, 2, 2, 3, 3]).flatmap(
     lambda n: st.lists(SIDES, min_size=n, max_size=n).map(tuple)
 )
-INPUT_DTYPES = st.sampled_from([np.float32, np.float64, np.float32, np.float64, *DTYPES])
+INPUT_DTYPES = st.one_of(
+    st.sampled_from([np.float32, np.float64, np.float32, np.float64, *DTYPES]),
+    st.sampled_from(SMALL_INTS),
+)
 
 
 def draw_program(draw, pool: Pool, weighted, max_steps: int, accept, max_outputs: int):
@@ -152,7 +160,9 @@ def _stand_in(step: Step, pool: Pool):
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             out = np.asarray(eval((step.oracle or step.text).format(*names), env))
-    except (ValueError, TypeError, IndexError):  # NumPy refuses the combination: skip it
+    # NumPy refuses the combination (OverflowError: a weak literal out of an unsigned or
+    # narrow operand's range, NEP 50): skip it
+    except (ValueError, TypeError, IndexError, OverflowError):
         return None
     if out.dtype not in SUPPORTED or out.size > MAX_SIZE or math.prod(out.shape) > MAX_SIZE:
         return None

@@ -117,7 +117,17 @@ def convert_rule(out, a) -> Shadow:
         return finish(out, err, a.unk)
     if dst.kind == "b":
         return finish(out, 0.0, a.unk | (inexact & ~(np.abs(a.f64) > a.err)))
-    return jump_rule("int")(out, a)
+    result = jump_rule("int")(out, a)
+    if src.kind != "f" or dst in (np.dtype(np.int32), np.dtype(np.int64)):
+        return result  # integer -> integer wraps (modular); float -> int32/int64: x86's cvtt
+    # float -> a narrow or unsigned integer out of its range (or NaN) is undefined in C and
+    # NumPy warns "invalid value encountered in cast": its result is whatever the C cast
+    # compiled to (-1.0 -> uint8 255, 1e30 -> int8 0), not a contract; not compared
+    info = np.iinfo(dst)
+    with np.errstate(**ERRSTATE):
+        t = np.trunc(a.f64)
+        outside = ~((t >= info.min) & (t <= info.max))
+    return finish(out, result.err, result.unk | outside)
 
 
 def _annex_f(x: np.ndarray, mid: np.ndarray, exact: np.ndarray) -> np.ndarray:

@@ -13,6 +13,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 DTYPES = (np.bool_, np.int32, np.int64, np.float32, np.float64)
+# The narrow and unsigned integers: exact like the others (wraparound is NumPy's modular
+# arithmetic, shifts past the width give 0 or -1), drawn less often than DTYPES.
+SMALL_INTS = (np.int8, np.int16, np.uint8, np.uint16, np.uint32, np.uint64)
 FLOAT_DTYPES = (np.float32, np.float64)
 LAYOUTS = ("C", "F", "strided", "reversed")
 
@@ -57,15 +60,17 @@ def float_elements(dtype, special: bool = True) -> st.SearchStrategy:
 
 def int_elements(dtype) -> st.SearchStrategy:
     info = np.iinfo(dtype)
-    edges = st.sampled_from([info.min, info.max, info.min + 1, -1, 0, 1, 2])
-    return st.one_of(st.integers(-9, 9), edges, st.integers(info.min, info.max))
+    edges = [info.min, info.max, info.min + 1, info.max // 2 + 1, -1, 0, 1, 2]
+    edges = st.sampled_from([e for e in edges if info.min <= e])
+    small = st.integers(max(-9, info.min), 9)
+    return st.one_of(small, edges, st.integers(info.min, info.max))
 
 
 def elements(dtype, special: bool = True) -> st.SearchStrategy:
     kind = np.dtype(dtype).kind
     if kind == "b":
         return st.booleans()
-    if kind == "i":
+    if kind in "iu":
         return int_elements(dtype)
     return float_elements(dtype, special)
 

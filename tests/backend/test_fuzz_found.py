@@ -56,3 +56,11 @@ def test_quantile_of_a_list_of_q_promotes_float32_to_float64(device):
         assert g.dtype == w.dtype
         # NumPy takes b - a in float32 and the rest in float64: float32 rounding of max |x|
         np.testing.assert_allclose(g, w, rtol=0, atol=4 * np.finfo(np.float32).eps * 7.0)
+
+
+def test_float_in_minus_one_to_zero_converts_to_unsigned_zero(device):
+    """(uint64)(-0.5) truncates to 0 (defined in C, NumPy's result); it gave 2**63."""
+    for dtype in (np.float32, np.float64):
+        x = np.array([-0.5, -0.99, -0.0, 0.75, 2.5e18], dtype)
+        got = tj.device_get(tj.jit(lambda x: x.astype(np.uint64), device=device)(x))
+        np.testing.assert_array_equal(got, x.astype(np.uint64))

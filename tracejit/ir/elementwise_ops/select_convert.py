@@ -83,7 +83,10 @@ def convert_c(x: str, src, dst, d: Dialect) -> str:
     if src.kind == "f" and dst.kind in "iu":
         bits = dst.itemsize * 8
         signed = dst.kind == "i"
-        lo = literal(-(2.0 ** (bits - 1)) if signed else 0.0, src, d)
+        # unsigned: every x > -1 truncates into range ((uint64_t)-0.5 is 0 in C and NumPy;
+        # a bound of 0.0 sent -0.5 to the out-of-range 2**63)
+        low = -(2.0 ** (bits - 1)) if signed else float(np.nextafter(src.type(-1), src.type(0)))
+        lo = literal(low, src, d)
         hi = literal(2.0 ** (bits - 1) if signed else 2.0**bits, src, d)
         return f"tj_float_to_int<{c_type(dst)}, {c_type(src)}>({x}, {lo}, {hi})"
     return f"(({c_type(dst)})({x}))"

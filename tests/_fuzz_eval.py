@@ -5,6 +5,7 @@ from __future__ import annotations
 import operator
 import warnings
 
+import _fuzz_lax as lax
 import _fuzz_order as order
 import _fuzz_patterns as patterns
 import _fuzz_reduce as red
@@ -51,6 +52,7 @@ class NumpyF:
     """The `F.` names on the NumPy side (the traced side uses tracejit's)."""
 
     nn = NumpyNN
+    lax = lax.NumpyLax
     erf = staticmethod(_erf)
     at_set = staticmethod(_at_set)
     at_add = staticmethod(_at_add)
@@ -120,6 +122,12 @@ def evaluate_step(step: Step, shadows: dict) -> Shadow:
     args = [operand(a, ints, shadows) for a in step.args]
     texts = [s.value if isinstance(a, int) else a for a, s in zip(step.args, args)]
     out = run_text(step.oracle or step.text, texts)
+    if step.rule == "loop":
+        return lax.loop_shadow(step, out, args, evaluate_step)
+    if step.rule == "gather":
+        return _gather(step, out, args)
+    if step.rule in ("scatter_set", "scatter_add"):
+        return _scatter(step, out, *args)
     if step.rule == "layout":
         err = run_text(step.text, [s.err for s in args])
         unk = run_text(step.text, [s.unk for s in args])
@@ -149,6 +157,33 @@ def _elementwise(step: Step, out, args: list[Shadow]) -> Shadow:
             low = rules.minmax_rule(np.maximum(args[0].value, lo.value), args[0], lo)
         return rules.minmax_rule(out, low, hi)
     return ELEMENTWISE[step.rule](out, *args)
+
+
+def _gather(step: Step, out, args: list[Shadow]) -> Shadow:
+    """Indexing by exact integer operands: the first `params[0]` operands' bounds and
+    undecided marks move with their values; an undecided index decides nothing."""
+    ndata = step.params[0]
+    text = step.oracle or step.text
+    err = run_text(text, [s.err if k < ndata else s.value for k, s in enumerate(args)])
+    unk = run_text(text, [s.unk if k < ndata else s.value for k, s in enumerate(args)])
+    index_unk = any(bool(np.any(s.unk | (s.err > 0))) for s in args[ndata:])
+    return finish(out, err.astype(np.float64), unk.astype(bool) | index_unk)
+
+
+def _scatter(step: Step, out, x: Shadow, idx: Shadow, v: Shadow) -> Shadow:
+    """x.at[idx].set(v) / .add(v) at distinct positions idx (a scatter without collisions)."""
+
+    def put(field):
+        zeros = np.zeros(out.shape, np.asarray(field).dtype)
+        return run_text("F.at_set({0}, {1}, {2})", [zeros, idx.value, field])
+
+    mask = put(np.ones(v.value.shape, bool))
+    if step.rule == "scatter_set":
+        err, unk = np.where(mask, put(v.err), x.err), np.where(mask, put(v.unk), x.unk)
+    else:
+        added = rules.add_rule(out, x, Shadow(put(v.value), put(v.err), put(v.unk)))
+        err, unk = np.where(mask, added.err, x.err), np.where(mask, added.unk, x.unk)
+    return finish(out, err, unk | bool(np.any(idx.unk)))
 
 
 def _select(step: Step, out, args: list[Shadow]) -> Shadow:

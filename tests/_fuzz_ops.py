@@ -108,12 +108,22 @@ class Pool:
         self.inputs: list[int] = []
         self.only_dtype = only_dtype  # every new input gets this dtype (gradient programs)
         self.plain: set[int] = set()  # inputs drawn without special values (_fuzz_values)
+        # index inputs: value index -> (low, high, unique modulo high + 1), see index_input
+        self.ranges: dict[int, tuple[int, int, bool]] = {}
 
     def add_input(self, shape, dtype, special: bool = True) -> int:
         self.avals.append((tuple(shape), np.dtype(self.only_dtype or dtype)))
         self.inputs.append(len(self.avals) - 1)
         if not special:
             self.plain.add(len(self.avals) - 1)
+        return len(self.avals) - 1
+
+    def index_input(self, shape, dtype, low: int, high: int, unique: bool = False) -> int:
+        """An integer input (traced indices) with values in [low, high]; `unique`: distinct
+        positions of an axis of length high + 1 (negative ones wrap: -1 is high)."""
+        self.avals.append((tuple(shape), np.dtype(dtype)))
+        self.inputs.append(len(self.avals) - 1)
+        self.ranges[len(self.avals) - 1] = (low, high, unique)
         return len(self.avals) - 1
 
     def pick(self, draw, kinds="bif", min_ndim=0) -> int | None:

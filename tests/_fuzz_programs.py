@@ -18,13 +18,15 @@ import warnings
 from dataclasses import dataclass
 
 import _fuzz_draw_elementwise as ew
+import _fuzz_draw_index as index
+import _fuzz_draw_loops as loops
 import _fuzz_draw_order as order
 import _fuzz_draw_structural as structural
 import numpy as np
 from _fuzz_bounds import Shadow, exact
 from _fuzz_eval import NumpyF, evaluate_step, run_text
 from _fuzz_ops import Pool, Step
-from _fuzz_values import DTYPES, SMALL_INTS, arrays
+from _fuzz_values import DTYPES, SMALL_INTS, arrays, index_arrays
 from hypothesis import strategies as st
 
 import tracejit as tj
@@ -51,12 +53,17 @@ DRAWERS = [
     (order.searchsorted, 1),
     (order.quantile, 1),
     (order.select, 1),
+    (index.gather, 2),
+    (index.scatter, 1),
+    (index.dynamic_slice, 1),
+    (loops.loop, 2),
 ]
 WEIGHTED = [d for d, w in DRAWERS for _ in range(w)]
 
 
 class TracedF:
     nn = tj.nn
+    lax = tj.lax
     erf = staticmethod(tnp.erf)
 
 
@@ -146,7 +153,14 @@ def programs(draw, max_steps: int = 6):
     for _ in range(draw(st.integers(1, 2))):
         pool.add_input(draw(shapes), draw(INPUT_DTYPES))
     program = draw_program(draw, pool, WEIGHTED, max_steps, lambda out: True, 4)
-    return program, [draw(arrays(*pool.avals[i], i not in pool.plain)) for i in pool.inputs]
+    return program, [draw(input_array(pool, i)) for i in pool.inputs]
+
+
+def input_array(pool: Pool, i: int) -> st.SearchStrategy:
+    """The strategy of input `i`'s values: traced indices in their range, else any value."""
+    if i in pool.ranges:
+        return index_arrays(*pool.avals[i], *pool.ranges[i])
+    return arrays(*pool.avals[i], i not in pool.plain)
 
 
 def _stand_in(step: Step, pool: Pool):

@@ -101,3 +101,14 @@ def arrays(draw, shape, dtype, special: bool = True) -> np.ndarray:
     layout = draw(st.sampled_from(LAYOUTS))
     axis = draw(st.integers(0, max(len(shape) - 1, 0)))
     return with_layout(x, layout, axis)
+
+
+@st.composite
+def index_arrays(draw, shape, dtype, low: int, high: int, unique: bool) -> np.ndarray:
+    """Traced indices in [low, high]; `unique`: distinct positions of an axis of length
+    high + 1, some written negatively (scatter targets that never collide)."""
+    if not unique:
+        return draw(hnp.arrays(dtype, shape, elements=st.integers(low, high)))
+    x = draw(hnp.arrays(dtype, shape, elements=st.integers(0, high), unique=True))
+    wrap = draw(hnp.arrays(np.bool_, shape)) & (low < 0)
+    return np.where(wrap, x - (high + 1), x).astype(dtype)

@@ -30,7 +30,7 @@ from tracejit.ir.builder import Emitter
 from tracejit.ir.graph import Graph, Node, Value, fresh, inline_graph
 from tracejit.ir.passes.dce import remove_dead_nodes
 from tracejit.ir.primitives import RuleTable
-from tracejit.ir.regions import Region
+from tracejit.ir.regions import nested_graphs
 
 JVP_RULES = RuleTable("JVP")  # keyed by Primitive; the rest go through their VJP
 defjvp = JVP_RULES.register
@@ -38,14 +38,8 @@ defjvp = JVP_RULES.register
 
 def has_while(graph: Graph) -> bool:
     """Whether `graph` or any region nested in it runs a `while_loop`."""
-    for node in graph.nodes:
-        if node.prim.name == "while_loop":
-            return True
-        for value in node.attrs.values():
-            regions = value if isinstance(value, tuple) else (value,)
-            if any(isinstance(r, Region) and has_while(r.graph) for r in regions):
-                return True
-    return False
+    graphs = [graph, *nested_graphs(graph)]
+    return any(node.prim.name == "while_loop" for g in graphs for node in g.nodes)
 
 
 def jvp_graph(graph: Graph, wrt: Sequence[int]) -> Graph:

@@ -10,7 +10,7 @@ import struct
 
 import numpy as np
 
-from tracejit.errors import ShapeError, TracejitTypeError, UnsupportedError
+from tracejit.errors import IntegerOverflowError, ShapeError, TracejitTypeError, UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.ir.graph import ConstValue
 from tracejit.tracer.checks import check_int_fits, reject_subclass
@@ -82,24 +82,48 @@ def bind_prim(name):
     return get(name)
 
 
-def asarray(x, dtype=None):
-    """A tracer or NumPy array for `x`, cast to `dtype` if given."""
-    if isinstance(x, Tracer):
-        return x if dtype is None else cast(x, dtype)
-    if isinstance(x, (list, tuple)) and any(isinstance(e, Tracer) for e in _flat(x)):
-        from tracejit.numpy._join import stack
+def asarray(a, dtype=None):
+    """`np.asarray`; nested lists holding tracers are stacked into one traced array.
 
-        return stack([asarray(e, dtype) for e in x])
-    dt, _ = aval_of(x)
-    return np.asarray(x, dtype=dtypes.canonical(dtype) if dtype is not None else dt)
+    >>> import tracejit.numpy as tnp
+    >>> tnp.asarray([1, 2], dtype="float32")
+    array([1., 2.], dtype=float32)
+    """
+    if isinstance(a, Tracer):
+        return a if dtype is None else cast(a, dtype)
+    if isinstance(a, (list, tuple)) and _has_tracer(a):
+        out = _stack_nested(a)
+        return out if dtype is None else cast(out, dtype)
+    dt = aval_of(a)[0] if dtype is None else dtypes.canonical(dtype)
+    try:
+        return np.asarray(a, dtype=dt)
+    except OverflowError as err:  # a Python int beyond the dtype (NumPy's message says which)
+        raise IntegerOverflowError(
+            f"{err}: use a wider dtype (e.g. np.int64 or float) for the array"
+        ) from None
 
 
-def _flat(xs):
-    for e in xs:
-        if isinstance(e, (list, tuple)):
-            yield from _flat(e)
-        else:
-            yield e
+def _has_tracer(xs) -> bool:
+    return any(
+        isinstance(e, Tracer) or (isinstance(e, (list, tuple)) and _has_tracer(e)) for e in xs
+    )
+
+
+def _stack_nested(xs):
+    """One traced array from a nested list of arrays and tracers of one shape."""
+    if not xs:
+        raise UnsupportedError("asarray: an empty list mixed with traced values")
+    items = [_stack_nested(e) if isinstance(e, (list, tuple)) else e for e in xs]
+    items = promote(*items)
+    shapes = {tuple(shape_of(e)) for e in items}
+    if len(shapes) > 1:
+        raise ShapeError(
+            f"asarray: the elements have different shapes {sorted(shapes)}; a nested list must "
+            "be rectangular"
+        )
+    (shape,) = shapes
+    rows = [bind("reshape", e, shape=(1, *shape)) for e in items]
+    return bind("concatenate", *rows, axis=0)
 
 
 def cast(x, dtype, weak: bool = False):

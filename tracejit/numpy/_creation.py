@@ -12,11 +12,12 @@ from __future__ import annotations
 import numpy as np
 
 from tracejit._public import defined_here
-from tracejit.errors import IntegerOverflowError, ShapeError, TracejitValueError, UnsupportedError
+from tracejit.errors import ShapeError, TracejitValueError
 from tracejit.ir import dtypes
 from tracejit.ir.primitives import get
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy._const_array import returns_const_array
+from tracejit.numpy._core import asarray as core_asarray
 from tracejit.numpy._core import (
     aval_of,
     broadcast_to,
@@ -286,25 +287,7 @@ def _offset_matrix(what: str, cmp: str, N, M, k, dtype):
 # ---------------------------------------------------------------- conversion
 
 
-def asarray(a, dtype=None):
-    """`np.asarray`; nested lists holding tracers are stacked into one traced array.
-
-    >>> import tracejit.numpy as tnp
-    >>> tnp.asarray([1, 2], dtype="float32")
-    array([1., 2.], dtype=float32)
-    """
-    if isinstance(a, Tracer):
-        return a if dtype is None else cast(a, dtype)
-    if isinstance(a, (list, tuple)) and _has_tracer(a):
-        out = _stack_nested(a)
-        return out if dtype is None else cast(out, dtype)
-    dt = aval_of(a)[0] if dtype is None else dtypes.canonical(dtype)
-    try:
-        return np.asarray(a, dtype=dt)
-    except OverflowError as err:  # a Python int beyond the dtype (NumPy's message says which)
-        raise IntegerOverflowError(
-            f"{err}: use a wider dtype (e.g. np.int64 or float) for the array"
-        ) from None
+asarray = core_asarray  # tracers, arrays, nested lists holding tracers (numpy/_core.py)
 
 
 def array(object, dtype=None, copy: bool = True, ndmin: int = 0):
@@ -321,29 +304,6 @@ def array(object, dtype=None, copy: bool = True, ndmin: int = 0):
     if extra > 0:
         out = bind("reshape", out, shape=(1,) * extra + tuple(shape_of(out)))
     return out
-
-
-def _has_tracer(xs) -> bool:
-    return any(
-        isinstance(e, Tracer) or (isinstance(e, (list, tuple)) and _has_tracer(e)) for e in xs
-    )
-
-
-def _stack_nested(xs):
-    """Stack a (nested) list of tracers, arrays and scalars along a new first axis."""
-    if not xs:
-        raise UnsupportedError("asarray: an empty list mixed with traced values")
-    items = [_stack_nested(e) if isinstance(e, (list, tuple)) else e for e in xs]
-    items = promote(*items)
-    shapes = {tuple(shape_of(e)) for e in items}
-    if len(shapes) > 1:
-        raise ShapeError(
-            f"asarray: the elements have different shapes {sorted(shapes)}; a nested list must "
-            "be rectangular"
-        )
-    (shape,) = shapes
-    rows = [bind("reshape", e, shape=(1, *shape)) for e in items]
-    return bind("concatenate", *rows, axis=0)
 
 
 def astype(x, dtype, /, *, copy: bool = True):
@@ -370,4 +330,6 @@ eye, identity, tri = map(returns_const_array, (eye, identity, tri))
 asarray, array = returns_const_array(asarray), returns_const_array(array)
 empty, empty_like = zeros, zeros_like
 
-__all__ = defined_here(globals(), exclude=("iota", "offset_mask"))  # noqa: PLE0605
+__all__ = defined_here(  # noqa: PLE0605
+    globals(), exclude=("iota", "offset_mask"), extra=("asarray",)
+)

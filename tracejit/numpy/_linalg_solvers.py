@@ -124,11 +124,15 @@ def eigh(a, UPLO: str = "L"):
     >>> tnp.linalg.eigh(np.array([[2.0, 1.0], [1.0, 2.0]])).eigenvalues
     array([1., 3.])
     """
+    return EighResult(*bind("eigh", _lower("eigh", a, UPLO)))
+
+
+def _lower(name: str, a, UPLO: str):
+    """`a`'s stack with the triangle `UPLO` names as its lower one (the one eigh reads)."""
     if UPLO not in ("L", "U"):
         raise TracejitValueError("UPLO argument must be 'L' or 'U'")
-    a = _stack("eigh", a)
-    w, v = bind("eigh", a if UPLO == "L" else _mH(a))  # the upper triangle, as a lower one
-    return EighResult(w, v)
+    a = _stack(name, a)
+    return a if UPLO == "L" else _mH(a)  # the upper triangle, as a lower one
 
 
 def eigvalsh(a, UPLO: str = "L"):
@@ -139,10 +143,7 @@ def eigvalsh(a, UPLO: str = "L"):
     >>> tnp.linalg.eigvalsh(np.array([[2.0, 1.0], [1.0, 2.0]]))
     array([1., 3.])
     """
-    if UPLO not in ("L", "U"):
-        raise TracejitValueError("UPLO argument must be 'L' or 'U'")
-    a = _stack("eigvalsh", a)
-    return bind("eigvalsh", a if UPLO == "L" else _mH(a))
+    return bind("eigvalsh", _lower("eigvalsh", a, UPLO))
 
 
 class SVDResult(NamedTuple):

@@ -16,6 +16,7 @@ from tracejit.errors import ShapeError, TracejitValueError, UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy._core import (
+    asarray,
     broadcast_to,
     cast,
     constant,
@@ -366,12 +367,10 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial: bool = False
 # ---------------------------------------------------------------- NaN-ignoring
 
 
-def _nan_to_zero(x):
-    """NaN (in either part of a complex value, as np.isnan) as zero."""
-    if not dtypes.is_inexact(x.dtype):
-        return x
-    zero = broadcast_to(constant(0, x.dtype, weak=False, trace=innermost_trace([x])), shape_of(x))
-    return bind("select", ew.isnan(x), zero, x)
+def _nan_to(x, value):
+    """NaN (in either part of a complex value, as np.isnan) as `value`."""
+    (x,) = promote(asarray(x))
+    return ew.where(ew.isnan(x), value, x) if dtypes.is_inexact(x.dtype) else x
 
 
 def nansum(a, axis=None, dtype=None, keepdims: bool = False):
@@ -381,7 +380,7 @@ def nansum(a, axis=None, dtype=None, keepdims: bool = False):
     >>> tnp.nansum(np.array([1.0, np.nan, 2.0]))
     array(3.)
     """
-    return sum(_nan_to_zero(promote(a)[0]), axis=axis, dtype=dtype, keepdims=keepdims)
+    return sum(_nan_to(a, 0), axis=axis, dtype=dtype, keepdims=keepdims)
 
 
 def nanmean(a, axis=None, dtype=None, keepdims: bool = False):
@@ -395,7 +394,7 @@ def nanmean(a, axis=None, dtype=None, keepdims: bool = False):
     if not dtypes.is_inexact(x.dtype):
         return mean(x, axis=axis, dtype=dtype, keepdims=keepdims)
     dt = _float_dtype(x, dtype)
-    total = sum(_nan_to_zero(x), axis=axis, dtype=dt, keepdims=keepdims)
+    total = sum(_nan_to(x, 0), axis=axis, dtype=dt, keepdims=keepdims)
     count = sum(bind("not", ew.isnan(x)), axis=axis, dtype=dt, keepdims=keepdims)
     return bind("div", total, count)
 

@@ -47,12 +47,6 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial: bool = Fals
     return red._cumulative("cumprod", "cumulative_prod", x, axis, dtype, include_initial)
 
 
-def _nan_to(x, value):
-    """NaN (in either part of a complex value, as np.isnan) as `value`."""
-    (x,) = promote(asarray(x))
-    return ew.where(ew.isnan(x), value, x) if dtypes.is_inexact(x.dtype) else x
-
-
 def nancumsum(a, axis=None, dtype=None, out=None):
     """`np.nancumsum`: cumsum with NaN as 0.
 
@@ -61,13 +55,13 @@ def nancumsum(a, axis=None, dtype=None, out=None):
     array([1., 1., 3.])
     """
     red._no_out(out, "nancumsum")
-    return red.cumsum(_nan_to(a, 0), axis=axis, dtype=dtype)
+    return red.cumsum(red._nan_to(a, 0), axis=axis, dtype=dtype)
 
 
 def nancumprod(a, axis=None, dtype=None, out=None):
     """`np.nancumprod`: cumprod with NaN as 1."""
     red._no_out(out, "nancumprod")
-    return cumprod(_nan_to(a, 1), axis=axis, dtype=dtype)
+    return cumprod(red._nan_to(a, 1), axis=axis, dtype=dtype)
 
 
 def nanprod(a, axis=None, dtype=None, out=None, keepdims: bool = False):
@@ -77,7 +71,7 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims: bool = False):
     >>> float(tnp.nanprod(np.array([2.0, np.nan, 3.0])))
     6.0
     """
-    return red.prod(_nan_to(a, 1), axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+    return red.prod(red._nan_to(a, 1), axis=axis, dtype=dtype, out=out, keepdims=keepdims)
 
 
 def _nan_extremum(reduce, fill, a, axis, keepdims):
@@ -111,12 +105,12 @@ def nanargmax(a, axis=None, keepdims: bool = False):
     >>> int(tnp.nanargmax(np.array([1.0, np.nan, 3.0])))
     2
     """
-    return red.argmax(_nan_to(a, -np.inf), axis=axis, keepdims=keepdims)
+    return red.argmax(red._nan_to(a, -np.inf), axis=axis, keepdims=keepdims)
 
 
 def nanargmin(a, axis=None, keepdims: bool = False):
     """`np.nanargmin`: argmin ignoring NaN (an all-NaN row gives 0; NumPy raises)."""
-    return red.argmin(_nan_to(a, np.inf), axis=axis, keepdims=keepdims)
+    return red.argmin(red._nan_to(a, np.inf), axis=axis, keepdims=keepdims)
 
 
 def nanvar(a, axis=None, dtype=None, out=None, ddof: float = 0, keepdims: bool = False):
@@ -131,7 +125,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof: float = 0, keepdims: bool =
         x = cast(x, dtype)
     valid = ew.logical_not(ew.isnan(x))
     count = red.sum(valid, axis=axis, keepdims=True, dtype=x.dtype)
-    centre = ew.divide(red.sum(_nan_to(x, 0), axis=axis, keepdims=True), count)
+    centre = ew.divide(red.sum(red._nan_to(x, 0), axis=axis, keepdims=True), count)
     dev = ew.where(valid, ew.subtract(x, centre), 0)
     sq = red.sum(_abs_squared(dev), axis=axis, keepdims=keepdims)
     n = red.sum(valid, axis=axis, keepdims=keepdims, dtype=sq.dtype)

@@ -255,14 +255,15 @@ def _take_along_add(e, ct, x, idx, upd, *, out, axis):
 # ---------------------------------------------------------------- matmul
 
 
-def _swap_last(e, x: Value) -> Value:
+def swap_last(e, x: Value) -> Value:
+    """The transpose of the last two axes."""
     perm = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
     return e.transpose(x, perm=perm)
 
 
 @defvjp("matmul")
 def _matmul(e, ct, a, b, *, out):
-    return [e.matmul(ct, _swap_last(e, b)), e.matmul(_swap_last(e, a), ct)]
+    return [e.matmul(ct, swap_last(e, b)), e.matmul(swap_last(e, a), ct)]
 
 
 # ---------------------------------------------------------------- the transformation

@@ -45,6 +45,7 @@ from tracejit.errors import ShapeError, UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.ir.array_library import ARRAY_IMPLS
 from tracejit.ir.autodiff import defvjp
+from tracejit.ir.autodiff import swap_last as _mT
 from tracejit.ir.dtypes import real_dtype
 from tracejit.ir.graph import ConstValue
 from tracejit.ir.primitives import OPAQUE, register
@@ -183,11 +184,6 @@ dtypes.COMPLEX_HOST_PRIMS.update(("solve", "inv", "cholesky", "det", "slogdet", 
 
 
 # ---------------------------------------------------------------- VJPs
-
-
-def _mT(e, x):
-    perm = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
-    return e.transpose(x, perm=perm)
 
 
 def _to_matrices(e, s, like):

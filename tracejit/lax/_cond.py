@@ -14,11 +14,11 @@ import numpy as np
 from tracejit import numpy as tnp
 from tracejit.errors import ShapeError
 from tracejit.ir.graph import Graph, Value
-from tracejit.ir.regions import Region
+from tracejit.ir.regions import Region, aval_str
 from tracejit.pytree import tree_flatten, tree_unflatten
 from tracejit.tracer.core import bind
 
-from ._trace import check_same_types, leaf_aval, out_avals, scalar_index, trace_region, type_str
+from ._trace import check_same_types, leaf_aval, out_avals, scalar_index, trace_region
 
 
 def _shared_inputs(traced: list) -> tuple[list, list[Graph]]:
@@ -75,7 +75,7 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands):
     shape, dtype, _ = leaf_aval(pred, "cond predicate")
     if tuple(shape) != () or np.dtype(dtype).kind not in "bi":
         raise ShapeError(
-            f"cond: the predicate must be a boolean scalar, got {type_str((shape, dtype, 0))}; "
+            f"cond: the predicate must be a boolean scalar, got {aval_str((shape, dtype, 0))}; "
             "reduce it (e.g. tnp.any) or compare it (x > 0) first"
         )
     if np.dtype(dtype).kind == "i":
@@ -98,7 +98,7 @@ def switch(index, branches: Sequence[Callable], *operands):
     shape, dtype, _ = leaf_aval(index, "switch index")
     if tuple(shape) != () or np.dtype(dtype).kind != "i":
         raise ShapeError(
-            f"switch: the index must be an integer scalar, got {type_str((shape, dtype, 0))}"
+            f"switch: the index must be an integer scalar, got {aval_str((shape, dtype, 0))}"
         )
     if len(branches) == 1:
         return branches[0](*operands)
@@ -122,7 +122,7 @@ def select_n(which, *cases):
     for i, a in enumerate(avals[1:], start=1):
         if tuple(a[0]) != tuple(avals[0][0]) or np.dtype(a[1]) != np.dtype(avals[0][1]):
             raise ShapeError(
-                f"select_n: case {i} has type {type_str(a)}, case 0 has {type_str(avals[0])}"
+                f"select_n: case {i} has type {aval_str(a)}, case 0 has {aval_str(avals[0])}"
             )
     if tuple(w_shape) not in ((), tuple(avals[0][0])):
         raise ShapeError(

@@ -14,7 +14,8 @@ import numpy as np
 
 from tracejit.errors import ShapeError
 from tracejit.ir import dtypes
-from tracejit.ir.graph import Graph, Value
+from tracejit.ir.graph import Graph
+from tracejit.ir.regions import aval_str
 from tracejit.pytree import PyTreeDef, keystr_paths
 from tracejit.tracer.arguments import abstractify
 from tracejit.tracer.core import Tracer, bind
@@ -33,10 +34,6 @@ class Traced:
 def leaf_aval(x, name: str) -> AVal:
     """(shape, dtype, weak) of an operand leaf; a clear error for a non-array."""
     return abstractify(x, name)
-
-
-def type_str(aval: AVal) -> str:
-    return Value(aval[0], aval[1]).type_str
 
 
 def trace_region(fun: Callable, in_tree: PyTreeDef, avals: list[AVal], label: str) -> Traced:
@@ -73,8 +70,8 @@ def check_same_types(
         if tuple(a[0]) != tuple(b[0]) or np.dtype(a[1]) != np.dtype(b[1]):
             where = f" {path}" if path else ""
             raise ShapeError(
-                f"{what}: the {names[0]}{where} has type {type_str(a)} but the {names[1]}"
-                f"{where} has type {type_str(b)}; they must match exactly (cast with .astype, or "
+                f"{what}: the {names[0]}{where} has type {aval_str(a)} but the {names[1]}"
+                f"{where} has type {aval_str(b)}; they must match exactly (cast with .astype, or "
                 "reshape/broadcast the value)"
             )
 
@@ -107,10 +104,10 @@ def scalar_index(x, what: str):
     """A branch index or predicate operand as int32[] (concrete or traced)."""
     shape, dtype, _ = leaf_aval(x, what)
     if tuple(shape) != ():
-        raise ShapeError(f"{what} must be a scalar, got {type_str((shape, dtype, False))}")
+        raise ShapeError(f"{what} must be a scalar, got {aval_str((shape, dtype, False))}")
     if not (dtypes.is_bool(dtype) or dtypes.is_int(dtype)):
         raise ShapeError(
-            f"{what} must be a boolean or integer scalar, got {type_str((shape, dtype, False))}; "
+            f"{what} must be a boolean or integer scalar, got {aval_str((shape, dtype, False))}; "
             "compare it first (e.g. x > 0)"
         )
     if isinstance(x, Tracer):
@@ -127,5 +124,4 @@ __all__ = [
     "promote_weak",
     "scalar_index",
     "trace_region",
-    "type_str",
 ]

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 from tracejit.errors import ShapeError
-from tracejit.ir.regions import Region
+from tracejit.ir.regions import Region, aval_str
 from tracejit.pytree import tree_flatten, tree_unflatten
 from tracejit.tracer.core import Tracer, bind
 
@@ -24,7 +24,6 @@ from ._trace import (
     out_avals,
     promote_weak,
     trace_region,
-    type_str,
 )
 
 
@@ -32,7 +31,7 @@ def _trace_cond(cond_fun, tree, avals):
     traced = trace_region(cond_fun, tree, avals, "while_loop cond_fun")
     got = out_avals(traced.graph)
     if traced.out_tree.kind is not None or len(got) != 1 or got[0][:2] != ((), np.bool_):
-        shown = ", ".join(type_str(a) for a in got)
+        shown = ", ".join(aval_str(a) for a in got)
         raise ShapeError(
             f"while_loop: cond_fun must return a boolean scalar, got {traced.out_tree} of "
             f"({shown}); compare or reduce it (e.g. tnp.all(x > 0))"

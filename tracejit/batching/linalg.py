@@ -9,7 +9,7 @@ The linalg primitives already take stacks `(..., n, n)`: the batch axis moves to
 from __future__ import annotations
 
 from tracejit.batching.emit import to_front
-from tracejit.batching.rules import defbatch
+from tracejit.batching.rules import along_axis, defbatch
 
 
 def _stacked_rule(name: str):
@@ -26,13 +26,5 @@ for _name in ("solve", "inv", "cholesky", "det", "slogdet", "eigh", "eigvalsh", 
     defbatch(_name)(_stacked_rule(_name))
 
 
-def _along_axis(name: str):
-    def rule(b, size, xs, bdims, *, axis):
-        ((x,), (d,)) = xs, bdims
-        return [b.bind(name, x, axis=axis + (axis >= d))], [d]
-
-    return rule
-
-
 for _name in ("argsort", "sort"):
-    defbatch(_name)(_along_axis(_name))
+    defbatch(_name)(along_axis(_name))

@@ -13,19 +13,10 @@ from __future__ import annotations
 
 import tracejit.lax.parallel  # noqa: F401  (registers the primitives named below)
 from tracejit.batching.emit import move_axis
-from tracejit.batching.rules import defbatch
-
-
-def _pointwise_rule(name: str):
-    def rule(b, size, xs, bdims, **attrs):
-        ((x,), (d,)) = xs, bdims
-        return [b.bind(name, x, **attrs)], [d]
-
-    return rule
-
+from tracejit.batching.rules import defbatch, elementwise
 
 for _name in ("psum", "pmax", "pmin", "ppermute"):
-    defbatch(_name)(_pointwise_rule(_name))
+    defbatch(_name)(elementwise(_name))  # one operand, examples apart
 
 
 @defbatch("all_gather")

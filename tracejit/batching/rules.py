@@ -31,7 +31,7 @@ Rule = Callable[..., tuple[list[Value], list]]
 
 
 def _default(prim: Primitive) -> Rule | None:
-    return _elementwise(prim.name) if prim.kind == ELEMENTWISE else None
+    return elementwise(prim.name) if prim.kind == ELEMENTWISE else None
 
 
 BATCH_RULES = RuleTable("batching", default=_default)
@@ -51,7 +51,10 @@ def _phys(axis: int, dim: int) -> int:
 # ---------------------------------------------------------------- elementwise
 
 
-def _elementwise(name: str) -> Rule:
+def elementwise(name: str) -> Rule:
+    """The rule of `name` computing each example's result from the examples' operands alone
+    (every elementwise primitive; a collective of one operand, batching/parallel.py)."""
+
     def rule(b, size, xs, bdims, **attrs):
         batched = {d for d in bdims if d is not None}
         if len(batched) == 1 and None not in bdims:  # one layout already: no data movement
@@ -92,7 +95,9 @@ for _name in ("argmax", "argmin"):
     defbatch(_name)(_arg_reduction(_name))
 
 
-def _scan(name: str) -> Rule:
+def along_axis(name: str) -> Rule:
+    """The rule of a primitive working along one `axis` of its operand (scans, sorts)."""
+
     def rule(b, size, xs, bdims, *, axis):
         ((x,), (d,)) = xs, bdims
         return [b.bind(name, x, axis=_phys(axis, d))], [d]
@@ -101,7 +106,7 @@ def _scan(name: str) -> Rule:
 
 
 for _name in ("cumsum", "cumprod"):
-    defbatch(_name)(_scan(_name))
+    defbatch(_name)(along_axis(_name))
 
 
 # ---------------------------------------------------------------- layout

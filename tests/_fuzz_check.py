@@ -27,7 +27,15 @@ def mismatch(got, want: Shadow, label: str) -> str | None:
     if got.shape != w.shape or got.dtype != w.dtype:
         return f"{label}: got {got.dtype}{list(got.shape)}, NumPy gives {w.dtype}{list(w.shape)}"
     decided = ~want.unk
-    if w.dtype.kind != "f":
+    if w.dtype.kind == "c":
+        exact = decided & (want.err == 0)
+        parts = _same_bits(got.real, w.real) & _same_bits(got.imag, w.imag)
+        with np.errstate(all="ignore"):
+            close = np.abs(got.astype(np.complex128) - w.astype(np.complex128)) <= 2 * want.err
+        bad = (exact & ~parts) | (decided & (want.err > 0) & ~close)
+        STATS["exact elements"] += int(exact.sum())
+        STATS["bounded elements"] += int((decided & (want.err > 0)).sum())
+    elif w.dtype.kind != "f":
         bad = decided & (got != w)
         STATS["exact elements"] += int(decided.sum())
     else:

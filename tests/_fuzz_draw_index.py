@@ -19,7 +19,7 @@ SMALL_SHAPES = st.sampled_from([(), (1,), (3,), (2, 2), (4,), (2, 1, 3)])
 
 
 def gather(draw, pool: Pool) -> Step | None:
-    a = pool.pick(draw, min_ndim=1)
+    a = pool.pick(draw, kinds="bifc", min_ndim=1)
     if a is None:
         return None
     shape = pool.shape(a)

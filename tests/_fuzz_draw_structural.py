@@ -102,7 +102,7 @@ def _slice_text(draw, n: int) -> str:
 
 
 def layout(draw, pool: Pool) -> Step | None:
-    a = pool.pick(draw)
+    a = pool.pick(draw, kinds="bifc")
     if a is None:
         return None
     shape = pool.shape(a)

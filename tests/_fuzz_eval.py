@@ -5,7 +5,9 @@ from __future__ import annotations
 import operator
 import warnings
 
+import _fuzz_complex as cx
 import _fuzz_lax as lax
+import _fuzz_linalg as linalg
 import _fuzz_order as order
 import _fuzz_patterns as patterns
 import _fuzz_reduce as red
@@ -53,6 +55,7 @@ class NumpyF:
 
     nn = NumpyNN
     lax = lax.NumpyLax
+    linalg = linalg.NumpyLinalg
     erf = staticmethod(_erf)
     at_set = staticmethod(_at_set)
     at_add = staticmethod(_at_add)
@@ -78,6 +81,11 @@ ELEMENTWISE = {
     "pow": rules.pow_rule,
     "atan2": rules.atan2_rule,
     "convert": rules.convert_rule,
+    "c_make": cx.c_make_rule,
+    "c_add": cx.c_add_rule,
+    "c_mul": cx.c_mul_rule,
+    "c_abs": cx.c_abs_rule,
+    "c_exact": cx.c_exact_rule,
     **{"nn:" + k: v for k, v in patterns.NN_RULES.items()},
     **{"libm:" + k: v for k, v in rules.UNARY_LIBM.items()},
 }
@@ -122,6 +130,8 @@ def evaluate_step(step: Step, shadows: dict) -> Shadow:
     args = [operand(a, ints, shadows) for a in step.args]
     texts = [s.value if isinstance(a, int) else a for a, s in zip(step.args, args)]
     out = run_text(step.oracle or step.text, texts)
+    if step.rule == "linalg":
+        return linalg.linalg_rule(out, args, *step.params)
     if step.rule == "loop":
         return lax.loop_shadow(step, out, args, evaluate_step)
     if step.rule == "gather":
@@ -210,6 +220,10 @@ def _structural(step: Step, out, args: list[Shadow]) -> Shadow:
     (a,) = args
     if step.rule in ("at_set", "at_add"):
         return _at_update(step, out, a)
+    if step.rule == "c_sum":
+        return cx.c_sum_rule(out, a, step.params[0])
+    if step.rule == "fft":
+        return cx.fft_rule(out, a, *step.params)
     if step.rule in ("sort", "argsort"):
         return getattr(order, f"{step.rule}_rule")(out, a, step.params[0])
     if step.rule == "quantile":

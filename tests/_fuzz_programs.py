@@ -17,11 +17,13 @@ import math
 import warnings
 from dataclasses import dataclass
 
+import _fuzz_draw_complex as complex_
 import _fuzz_draw_elementwise as ew
 import _fuzz_draw_index as index
 import _fuzz_draw_loops as loops
 import _fuzz_draw_order as order
 import _fuzz_draw_structural as structural
+import _fuzz_linalg as linalg
 import numpy as np
 from _fuzz_bounds import Shadow, exact
 from _fuzz_eval import NumpyF, evaluate_step, run_text
@@ -32,7 +34,7 @@ from hypothesis import strategies as st
 import tracejit as tj
 import tracejit.numpy as tnp
 
-SUPPORTED = {np.dtype(d) for d in DTYPES + SMALL_INTS}
+SUPPORTED = {np.dtype(d) for d in DTYPES + SMALL_INTS + (np.complex64, np.complex128)}
 MAX_SIZE = 256  # elements per value: keeps the NumPy oracle and the bounds cheap
 # (drawer, weight): elementwise steps are the most common, as in real programs.
 DRAWERS = [
@@ -57,6 +59,9 @@ DRAWERS = [
     (index.scatter, 1),
     (index.dynamic_slice, 1),
     (loops.loop, 2),
+    (complex_.complex_op, 2),
+    (complex_.fft, 2),
+    (linalg.linalg, 2),
 ]
 WEIGHTED = [d for d, w in DRAWERS for _ in range(w)]
 

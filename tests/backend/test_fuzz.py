@@ -1,9 +1,13 @@
 """The differential fuzzer: random programs compiled on the test device against NumPy.
 
-Each program (tests/_fuzz_programs.py) mixes elementwise ops of every dtype, weak Python
-scalars, broadcasting, reductions, layout and indexing, matmul, where, the numerics rewrites
-and tj.nn functions, on size-0 and size-1 axes, C/Fortran/strided/negative-stride inputs and
-NaN, +-inf, -0.0, subnormal and extreme values. A batch of programs runs compiled on the
+Each program (tests/_fuzz_programs.py) mixes elementwise ops of every dtype (bool, int8 to
+int64, uint8 to uint64, float32/64, complex64/128), weak Python scalars, broadcasting,
+reductions and scans, layout and indexing (also by traced integer arrays, dynamic_slice and
+scatters), matmul, where/clip/select, sort/argsort/searchsorted/median/percentile/quantile,
+fft/ifft/rfft/irfft/fft2, linalg (solve, inv, det, slogdet, cholesky, qr, eigh, svd), lax
+loops (fori_loop, while_loop, scan, cond), the numerics rewrites and tj.nn functions, on
+size-0 and size-1 axes, C/Fortran/strided/negative-stride inputs and NaN, +-inf, -0.0,
+subnormal and extreme values. A batch of programs runs compiled on the
 device under test (`TRACEJIT_TEST_DEVICE`) as one jitted function (_fuzz_batch.py), and
 through the reference interpreter (device="numpy": trace, passes, NumPy per primitive); each
 program's outputs are compared with NumPy running the same source: bit for bit where the

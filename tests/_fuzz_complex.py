@@ -1,0 +1,116 @@
+"""Error-bound rules of complex values and the FFTs (see _fuzz_bounds for the model).
+
+A complex Shadow's `err` bounds the modulus of the error, |z - z_exact|; u is the unit
+roundoff of the parts' dtype (float32 for complex64).
+- + and - round each part once: exact on exact operands (bit for bit), else
+  ea + eb + 2u|out| (each part within u of its value, |re| + |im| <= sqrt(2) |out|).
+- x * y = (ac - bd) + (ad + bc)i is not correctly rounded, and an implementation may fuse it
+  into FMAs: each part within 2u (|ac| + |bd|) of its exact value, so 4u |x||y| in modulus
+  plus the propagated ea|y| + eb|x| + ea eb.
+- |z|: hypot within 1 ulp, ea plus 2u |out| (a naive sqrt(re^2 + im^2) that overflows or
+  underflows on large or tiny parts is outside this bound: a wrong result).
+- sum of n terms: per part (n - 1) u sum |z| (Higham), 2 (n - 1) u sum |z| in modulus.
+- FFT of length N (pocketfft/ducc, cuFFT: Cooley-Tukey, mixed radix, Bluestein for primes):
+  ||fft(x) - y||_2 <= c log2(N) u ||fft(x)||_2 = c log2(N) u sqrt(N) ||x||_2 (Higham,
+  section 24.1, with accurate twiddles); elementwise within that norm bound. c = 8 over
+  log2(N) + 1 covers Bluestein's three passes. Input bounds add sum_j e_j (|w^jk| = 1),
+  and the norm's scale (1/N for ifft, 1/sqrt(N) for "ortho") multiplies both. irfft is the
+  ifft of the Hermitian extension: twice the input's sum and norm.
+Non-finite values (overflow of a product, an infinite part) are undecided: NumPy's complex
+arithmetic does not follow C99 Annex G, and neither implementation promises to.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from _fuzz_bounds import TINY, Shadow, finish, unit_roundoff
+
+ERRSTATE = {"all": "ignore"}
+FFT_C = 8
+
+
+def _nonfinite(*zs) -> np.ndarray:
+    out = False
+    for z in zs:
+        out = out | ~np.isfinite(z)
+    return np.asarray(out)
+
+
+def _u(dtype) -> float:
+    return unit_roundoff(np.finfo(dtype).dtype)
+
+
+def c_exact_rule(out, *args) -> Shadow:
+    """real, imag, conj, negative: bits move, nothing rounds."""
+    err = np.zeros(np.shape(out))
+    unk = np.zeros(np.shape(out), bool)
+    for a in args:
+        err, unk = np.maximum(err, a.err), unk | a.unk
+    return finish(out, err, unk)
+
+
+def c_make_rule(out, a: Shadow, b: Shadow) -> Shadow:
+    """x + 1j * y of reals: the parts' bounds (1j * y's real part is 0 * y, +-0 or NaN at an
+    infinite y, and its zero's sign is not a contract: a tiny bound, non-finite undecided)."""
+    err = np.maximum(a.err + b.err, TINY)
+    return finish(out, err, a.unk | b.unk | _nonfinite(a.value, b.value))
+
+
+def c_add_rule(out, a: Shadow, b: Shadow) -> Shadow:
+    inexact = (a.err > 0) | (b.err > 0)
+    with np.errstate(**ERRSTATE):
+        err = np.where(inexact, a.err + b.err + 2 * _u(out.dtype) * np.abs(out), 0.0)
+    return finish(out, err, a.unk | b.unk | (inexact & _nonfinite(out)))
+
+
+def c_mul_rule(out, a: Shadow, b: Shadow) -> Shadow:
+    x, y = np.abs(a.value.astype(np.complex128)), np.abs(b.value.astype(np.complex128))
+    with np.errstate(**ERRSTATE):
+        err = a.err * y + b.err * x + a.err * b.err + 4 * _u(out.dtype) * x * y
+    unk = a.unk | b.unk | _nonfinite(out, a.value, b.value)
+    return finish(out, np.maximum(err, TINY), unk)
+
+
+def c_abs_rule(out, a: Shadow) -> Shadow:
+    with np.errstate(**ERRSTATE):
+        err = a.err + 2 * _u(out.dtype) * np.abs(out)
+    return finish(out, np.maximum(err, TINY), a.unk | _nonfinite(a.value))
+
+
+def c_sum_rule(out, a: Shadow, axes) -> Shadow:
+    """`out` keeps the reduced axes."""
+    n = int(np.prod([a.value.shape[i] for i in axes]))
+    z = np.abs(a.value.astype(np.complex128))
+    with np.errstate(**ERRSTATE):
+        total = np.sum(z, axis=axes, keepdims=True)
+        err = np.sum(a.err, axis=axes, keepdims=True)
+        err = err + 2 * max(n - 1, 0) * _u(out.dtype) * total
+    unk = np.any(a.unk | _nonfinite(a.value), axis=axes, keepdims=True) | _nonfinite(out)
+    return finish(out, np.maximum(err, TINY), unk)
+
+
+def fft_rule(out, a: Shadow, axes: tuple, kind: str, norm) -> Shadow:
+    """`axes`: the transformed axes (normalized); `out` has them at the same positions."""
+    x = a.value.astype(np.complex128)
+    big_n = max(math.prod(out.shape[i] if kind == "irfft" else x.shape[i] for i in axes), 1)
+    forward = {None: 1.0, "backward": 1.0, "ortho": big_n**-0.5, "forward": 1.0 / big_n}
+    inverse = {None: 1.0 / big_n, "backward": 1.0 / big_n, "ortho": big_n**-0.5, "forward": 1.0}
+    scale = (inverse if kind in ("ifft", "irfft") else forward)[norm]
+    twice = 2.0 if kind == "irfft" else 1.0
+    with np.errstate(**ERRSTATE):
+        norm2 = np.sqrt(np.sum(np.abs(x) ** 2, axis=axes, keepdims=True))
+        e_sum = np.sum(a.err, axis=axes, keepdims=True)
+        rounding = FFT_C * (math.log2(max(big_n, 1)) + 1) * _u(out.dtype) * math.sqrt(big_n)
+        err = scale * twice * (e_sum + rounding * norm2)
+    unk = np.any(a.unk | _nonfinite(x), axis=axes, keepdims=True)
+    # partial sums up to sum |x| before any scaling: where they may overflow the dtype, an
+    # implementation that scales last gives inf (fft([3.4e38, 3.4e38], norm="forward") in
+    # complex64: inf+nanj here, NumPy's 3.4e38): not a contract, undecided
+    with np.errstate(**ERRSTATE):
+        l1 = np.sum(np.abs(x), axis=axes, keepdims=True) * twice
+    unk = unk | (l1 >= float(np.finfo(out.dtype).max) / 2)
+    err = np.broadcast_to(np.maximum(err, TINY), out.shape)
+    unk = np.broadcast_to(unk, out.shape) | _nonfinite(out)
+    return finish(out, err, unk)

@@ -1,0 +1,150 @@
+"""Linear algebra steps in float32/float64: a drawer and its bounds.
+
+Each step takes a new square input A (n <= 5, maybe a batch of 2; ordinary values, no
+specials) and computes solve, inv, det, slogdet, cholesky of A A^T + n I, |Q| and |R| of
+qr, eigh's eigenvalues and |eigenvectors| of A + A^T, or svd's singular values. The
+decompositions are unique only up to signs (|.| removes them) and, for eigenvectors, only
+where eigenvalues are apart.
+
+Bounds, per matrix, from backward stability (Higham, "Accuracy and Stability of Numerical
+Algorithms", 2nd ed.): LU with partial pivoting, Householder QR, Cholesky and the symmetric
+eigen/SVD solvers have backward error ||dA|| <= c n u ||A|| (c = BACKWARD_C covers LU's
+growth factor, at most 2^(n-1) = 16 here, and the constants of 3n); the forward error is
+then at most kappa(A) times that for solve/inv/qr/cholesky (relative to the solution's
+norm), sqrt(n) kappa for det (relative) and slogdet (absolute), ||dA|| for eigenvalues and
+singular values (Weyl), and ||dA|| / gap for an eigenvector (Davis-Kahan). A matrix whose
+bound reaches ILL (kappa too large for the dtype) is undecided. Two conforming
+implementations differ by at most twice the bound, which is what _fuzz_check allows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from _fuzz_bounds import TINY, Shadow, finish, unit_roundoff
+from _fuzz_ops import Pool, Step
+from hypothesis import strategies as st
+
+BACKWARD_C = 50
+ILL = 0.1
+KINDS = ("solve", "inv", "det", "slogdet0", "slogdet1", "cholesky", "qr_q", "qr_r")
+KINDS += ("eigvalsh", "eigvech", "svdvals")
+TEXTS = {
+    "solve": "np.linalg.solve({0}, {1})",
+    "inv": "np.linalg.inv({0})",
+    "det": "np.linalg.det({0})",
+    "slogdet0": "np.linalg.slogdet({0})[0]",
+    "slogdet1": "np.linalg.slogdet({0})[1]",
+    "cholesky": "np.linalg.cholesky({0} @ np.swapaxes({0}, -1, -2) + N * np.eye(N, dtype=D))",
+    "qr_q": "np.abs(np.linalg.qr({0})[0])",
+    "qr_r": "np.abs(np.linalg.qr({0})[1])",
+    "eigvalsh": "np.linalg.eigh({0} + np.swapaxes({0}, -1, -2))[0]",
+    "eigvech": "np.abs(np.linalg.eigh({0} + np.swapaxes({0}, -1, -2))[1])",
+    "svdvals": "np.linalg.svd({0}, compute_uv=False)",
+}
+
+
+def _guarded(fn):
+    """NumPy's `fn`, or NaNs of its result's shape where it raises for a singular matrix
+    (compiled code cannot raise: such a matrix is undecided, its kappa is infinite)."""
+
+    def call(a, *rest):
+        try:
+            return fn(a, *rest)
+        except np.linalg.LinAlgError:
+            eye = np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape)
+            return np.full_like(fn(eye, *rest), np.nan)
+
+    return staticmethod(call)
+
+
+class NumpyLinalg:
+    """The oracles of solve and inv (F.linalg on the NumPy side)."""
+
+    solve = _guarded(np.linalg.solve)
+    inv = _guarded(np.linalg.inv)
+
+
+def linalg(draw, pool: Pool) -> Step | None:
+    n = draw(st.integers(1, 5))
+    batch = draw(st.sampled_from([(), (), (2,)]))
+    dtype = draw(st.sampled_from(["float32", "float64"]))
+    a = pool.add_input((*batch, n, n), dtype, special=False)
+    kind = draw(st.sampled_from(KINDS))
+    text = TEXTS[kind].replace("N", str(n)).replace("D", f"np.{dtype}")
+    oracle = text.replace("np.linalg.", "F.linalg.") if kind in ("solve", "inv") else None
+    if kind != "solve":
+        return Step(text, (a,), "linalg", (kind,), oracle)
+    b_shape = draw(st.sampled_from([(n,), (n, draw(st.integers(1, 3))), (*batch, n, 2)]))
+    b = pool.add_input(b_shape, dtype, special=False)
+    return Step(text, (a, b), "linalg", (kind,), oracle)
+
+
+def _norm2(m):
+    return np.linalg.norm(m, 2, axis=(-2, -1)) if m.size else np.zeros(m.shape[:-2])
+
+
+def _per_matrix(err, out, kind):
+    """A per-matrix bound (batch shape) broadcast over the matrix's output elements."""
+    trailing = {"det": 0, "slogdet0": 0, "slogdet1": 0, "eigvalsh": 1, "svdvals": 1}
+    k = trailing.get(kind, 2)
+    if kind == "solve":
+        k = out.ndim - err.ndim
+    return np.broadcast_to(err.reshape(err.shape + (1,) * k), out.shape)
+
+
+def _matrix(kind, a64):
+    if kind == "cholesky":
+        n = a64.shape[-1]
+        return a64 @ np.swapaxes(a64, -1, -2) + n * np.eye(n)
+    if kind.startswith("eig"):
+        return a64 + np.swapaxes(a64, -1, -2)
+    return a64
+
+
+def linalg_rule(out, args: list[Shadow], kind: str) -> Shadow:
+    a = args[0]
+    n = a.value.shape[-1]
+    u = unit_roundoff(a.value.dtype)
+    m = _matrix(kind, a.value.astype(np.float64))
+    with np.errstate(all="ignore"):
+        kappa = np.linalg.cond(m) if m.size else np.ones(m.shape[:-2])
+        back = BACKWARD_C * n * u  # relative backward error
+        if kind == "cholesky":  # both sides round A A^T + n I: n u relative more
+            back = back + n * u
+        err, ill = _bound(kind, out, m, back, kappa, args)
+    if kind not in ("eigvalsh", "svdvals"):  # Weyl's bound needs no condition number
+        ill = ill | ~np.isfinite(kappa)
+    unk = _per_matrix(ill, out, kind)
+    err = np.maximum(_per_matrix(err, out, kind), TINY)
+    return finish(out, np.where(unk, 0.0, err), unk)
+
+
+def _bound(kind, out, m, back, kappa, args):
+    """(per-matrix elementwise bound, per-matrix undecided)."""
+    n = m.shape[-1]
+    norm = _norm2(m)
+    out64 = out.astype(np.float64)
+    out64 = np.where(np.isfinite(out64), out64, 0.0)  # NaN of a singular matrix: undecided
+    if kind in ("eigvalsh", "svdvals"):
+        return back * norm, np.zeros(norm.shape, bool)
+    if kind == "det":
+        rel = np.sqrt(n) * kappa * back
+        return rel * np.abs(out64), rel >= ILL
+    if kind.startswith("slogdet"):
+        rel = np.sqrt(n) * kappa * back
+        return (np.zeros_like(rel) if kind == "slogdet0" else rel), rel >= ILL
+    if kind == "eigvech":
+        w = np.linalg.eigvalsh(m)
+        gaps = np.abs(w[..., :, None] - w[..., None, :]) + np.where(np.eye(n), np.inf, 0)
+        gap = np.min(gaps, axis=(-2, -1)) if n > 1 else np.full(m.shape[:-2], np.inf)
+        bound = 2 * back * norm / gap  # a unit vector moves by <= sqrt(2) sin(theta)
+        return bound, bound >= ILL
+    rel = kappa * back
+    if kind == "solve":  # ||x - x'|| <= rel ||x||: the norm of all solutions bounds each
+        return rel * np.sqrt(np.sum(out64 * out64)), rel >= ILL
+    # QR's perturbation (Sun): ||dQ||_F, ||dR|| / ||A|| within sqrt(2) kappa ||dA|| / ||A||
+    scale = {"inv": _norm2(out64), "qr_q": 2 * np.ones_like(norm), "qr_r": 2 * norm}
+    scale = scale.get(kind, norm)
+    if kind == "cholesky":
+        scale = np.sqrt(norm)
+    return rel * scale, rel >= ILL

@@ -42,30 +42,13 @@ def _buf(i: int, kind: str, where: int) -> K.Buffer:
     return b
 
 
-def _slots(buffers: dict[int, K.Buffer]) -> list[int]:
-    """Buffer ids in table order: a view's base before the view."""
-    done: set[int] = set()
-    order = []
-    for b in sorted(buffers):
-        chain = []
-        while b not in done:
-            chain.append(b)
-            if buffers[b].kind != "view":
-                break
-            b = buffers[b].base
-        for c in reversed(chain):
-            order.append(c)
-            done.add(c)
-    return order
-
-
 class StepTable:
     """The step functions and the tables of one `tj_run`."""
 
     def __init__(self, buffers: dict[int, K.Buffer], fn: str):
         self.buffers = buffers
         self.fn = fn
-        self.order = _slots(buffers)
+        self.order = K.base_first(buffers)  # the table order
         self.slot = {b: i for i, b in enumerate(self.order)}
         self.dedupe = KernelDedupe()
         self.functions: list[str] = []

@@ -213,7 +213,7 @@ class CudaExecutable:
                 self.const_arrays[b.id] = arr
                 self.const_ptrs[b.id] = arr.data.ptr
         self.temps = [b.id for b in schedule.buffers if b.kind == "temp"]
-        self.views = self._views_base_first()
+        self.views = [b for b in K.base_first(self.buffers) if self.buffers[b].kind == "view"]
         device = cupy.cuda.Device()
         self.max_blocks = device.attributes["MultiProcessorCount"] * BLOCKS_PER_SM
         kernels = iter(self._kernel_steps(program))
@@ -269,19 +269,6 @@ class CudaExecutable:
 
     def _native(self, step: K.Step) -> bool:
         return isinstance(step, K.Fallback) and is_native(step, self.buffers)
-
-    def _views_base_first(self) -> list[int]:
-        order, done = [], set()
-        for b in self.buffers.values():
-            chain = []
-            x = b
-            while x.kind == "view" and x.id not in done:
-                chain.append(x.id)
-                x = self.buffers[x.base]
-            for v in reversed(chain):
-                order.append(v)
-                done.add(v)
-        return order
 
     def __call__(self, args: Sequence, outs: Sequence | None = None) -> list:
         """Run; `outs` (donation): per output, None or the CuPy array to write it into

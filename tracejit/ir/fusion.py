@@ -459,9 +459,7 @@ def _buffers(f: _Fuser, steps: list[K.Step]) -> tuple[list[K.Buffer], list[int],
         b = f.buffer_of(v)
         if b not in kinds:  # pragma: no cover - every output is materialized
             raise InternalError("output without a buffer")
-        root = b
-        while kinds[root].kind == "view":
-            root = kinds[root].base
+        root = K.root(kinds, b)
         if kinds[root].kind in ("input", "const", "output") or root in claimed:
             new = len(kinds)
             kinds[new] = K.Buffer(new, v.shape, v.dtype, "output", index=i)

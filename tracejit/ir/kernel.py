@@ -127,6 +127,23 @@ class Buffer(Shaped):
     offset: int = -1  # a temp's byte offset in the arena (memory plan)
 
 
+def base_first(buffers: dict[int, Buffer]) -> list[int]:
+    """Buffer ids, ascending but for a view's base, which comes before the view."""
+    done: set[int] = set()
+    order = []
+    for b in sorted(buffers):
+        chain = []
+        while b not in done:
+            chain.append(b)
+            if buffers[b].kind != "view":
+                break
+            b = buffers[b].base
+        for c in reversed(chain):
+            order.append(c)
+            done.add(c)
+    return order
+
+
 def root(buffers: dict[int, Buffer], b: int) -> int:
     """The buffer that view `b` (of a view...) lies in; `b` itself when not a view."""
     while buffers[b].kind == "view":
@@ -405,6 +422,7 @@ __all__ = [
     "Schedule",
     "Store",
     "View",
+    "base_first",
     "expr_dtype",
     "format_expr",
     "format_schedule",

@@ -65,6 +65,16 @@ def float_indices(values: Sequence[Value]) -> list[int]:
     return [i for i, v in enumerate(values) if dtypes.is_inexact(v.dtype)]
 
 
+def scattered(n: int, *parts) -> list:
+    """`n` entries, None (a symbolic zero) but where a `(positions, values)` part puts its
+    values: a rule's per-operand results from the ones it computed."""
+    out: list = [None] * n
+    for positions, values in parts:
+        for i, v in zip(positions, values):
+            out[i] = v
+    return out
+
+
 def _kept_axes(ndim: int, axes: Sequence[int]) -> tuple[int, ...]:
     return tuple(i for i in range(ndim) if i not in axes)
 

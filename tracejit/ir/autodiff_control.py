@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from tracejit.errors import UnsupportedError
 from tracejit.ir import control  # noqa: F401  (registers scan, cond, while_loop)
-from tracejit.ir.autodiff import defvjp, float_indices, joint_graph
+from tracejit.ir.autodiff import defvjp, float_indices, joint_graph, scattered
 from tracejit.ir.builder import Emitter
 from tracejit.ir.graph import Graph, Node, Value, dependents, inline_graph
 from tracejit.ir.partition import needed_nodes, partition
@@ -103,14 +103,12 @@ def _scan_vjp(e, cts, *inputs, out, body, length, reverse, n_consts, n_carry):
     attrs = {"body": Region(bwd), "length": length, "reverse": not reverse}
     attrs.update(n_consts=len(b_consts), n_carry=n_b_carry)
     results = e.bind_all("scan", *b_consts, *init, *b_xs, **attrs)
-    in_cts: list = [None] * len(inputs)
-    for j, v in zip(float_carry, results):
-        in_cts[n_consts + j] = v
-    for i, v in zip(float_consts, results[len(float_carry) : n_b_carry]):
-        in_cts[i] = v
-    for j, v in zip(float_xs, results[n_b_carry:]):
-        in_cts[n_fixed + j] = v
-    return in_cts
+    return scattered(
+        len(inputs),
+        ([n_consts + j for j in float_carry], results),
+        (float_consts, results[len(float_carry) : n_b_carry]),
+        ([n_fixed + j for j in float_xs], results[n_b_carry:]),
+    )
 
 
 def _backward_body(part, g: Graph, res: _Residuals, wrt, n_consts: int, n_carry: int):
@@ -148,10 +146,7 @@ def _cond_vjp(e, cts, index, *operands, out, branches):
         )
     seeds = [cts[j] for j in seeded]
     results = e.bind_all("cond", index, *operands, *seeds, branches=tuple(backward))
-    in_cts: list = [None] * (1 + len(operands))
-    for i, v in zip(wrt, results):
-        in_cts[1 + i] = v
-    return in_cts
+    return scattered(1 + len(operands), ([1 + i for i in wrt], results))
 
 
 class WhileLoopNotReversible(UnsupportedError):

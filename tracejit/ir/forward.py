@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tracejit.ir import dtypes
-from tracejit.ir.autodiff import float_indices, joint_graph
+from tracejit.ir.autodiff import float_indices, joint_graph, scattered
 from tracejit.ir.builder import Emitter
 from tracejit.ir.graph import Graph, Node, Value, fresh, inline_graph
 from tracejit.ir.passes.dce import remove_dead_nodes
@@ -88,10 +88,7 @@ def jvp_by_transpose(e: Emitter, node: Node, ins: list[Value], tins: list) -> tu
     twice = joint_graph(joint, ct_inputs, x_cts)  # (x, ct, t) -> (y, x_ct, J t)
     zeros = [e.full(0.0, outs[j]) for j in seeded]
     results = inline_graph(e.graph.nodes, twice, ins + zeros + [tins[i] for i in wrt], "forward")
-    touts: list = [None] * n_out
-    for j, t in zip(seeded, results[n_out + len(wrt) :]):
-        touts[j] = t
-    return results[:n_out], touts
+    return results[:n_out], scattered(n_out, (seeded, results[n_out + len(wrt) :]))
 
 
 def emit_forward(e: Emitter, prim, *inputs: Value, **attrs) -> list[Value]:

@@ -10,7 +10,7 @@ one), and a `cond` whose branches return their outputs' tangents too. The predic
 from __future__ import annotations
 
 from tracejit.ir import control, dtypes  # noqa: F401  (control registers the primitives)
-from tracejit.ir.autodiff import float_indices
+from tracejit.ir.autodiff import float_indices, scattered
 from tracejit.ir.builder import Emitter
 from tracejit.ir.forward import defjvp, emit_forward, jvp_graph, tangent_or_zero
 from tracejit.ir.graph import Graph, Node, Value, fresh
@@ -45,10 +45,7 @@ def _while_jvp(e: Emitter, node: Node, ins: list[Value], tins: list) -> tuple:
     operands += [tangent_or_zero(e, tins[n_cc + n_bc + j], init[j]) for j in fc]
     attrs = {"cond": Region(new_cond), "body": Region(new_body), "n_cond_consts": n_cc}
     outs = emit_forward(e, node.prim, *operands, **attrs)
-    touts: list = [None] * n_carry
-    for j, t in zip(fc, outs[n_carry:]):
-        touts[j] = t
-    return outs[:n_carry], touts
+    return outs[:n_carry], scattered(n_carry, (fc, outs[n_carry:]))
 
 
 @defjvp("scan")
@@ -78,12 +75,9 @@ def _scan_jvp(e: Emitter, node: Node, ins: list[Value], tins: list) -> tuple:
     outs = emit_forward(e, node.prim, *operands, **new_attrs)
     n_ys = n_out - ncar
     ys = outs[ncar + len(fc) : ncar + len(fc) + n_ys]
-    touts: list = [None] * n_out
-    for j, t in zip(fc, outs[ncar : ncar + len(fc)]):
-        touts[j] = t
-    for j, t in zip(float_indices(g.outputs[ncar:]), outs[ncar + len(fc) + n_ys :]):
-        touts[ncar + j] = t
-    return outs[:ncar] + ys, touts
+    float_ys = [ncar + j for j in float_indices(g.outputs[ncar:])]
+    tys = outs[ncar + len(fc) + n_ys :]
+    return outs[:ncar] + ys, scattered(n_out, (fc, outs[ncar : ncar + len(fc)]), (float_ys, tys))
 
 
 @defjvp("cond")
@@ -94,10 +88,7 @@ def _cond_jvp(e: Emitter, node: Node, ins: list[Value], tins: list) -> tuple:
     new = tuple(Region(jvp_graph(b.graph, d)) for b in branches)
     outs = emit_forward(e, node.prim, *ins, *[tins[1 + i] for i in d], branches=new)
     n_out = len(first.outputs)
-    touts: list = [None] * n_out
-    for j, t in zip(float_indices(first.outputs), outs[n_out:]):
-        touts[j] = t
-    return outs[:n_out], touts
+    return outs[:n_out], scattered(n_out, (float_indices(first.outputs), outs[n_out:]))
 
 
 __all__: list[str] = []

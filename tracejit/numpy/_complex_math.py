@@ -31,35 +31,19 @@ def _parts(z):
     return real(z), imag(z)
 
 
-def _where(c, a, b):
-    return ew.where(c, a, b)
-
-
-def _real_dtype(x):
-    return aval_of(x)[0]
-
-
 def sqrt(z):
     """The principal square root; the branch cut on the negative real axis follows the
     sign of the imaginary part (also of -0.0), as C99's csqrt."""
     x, y = _parts(z)
-    h = _hypot(x, y)
+    h = hypot(x, y)
     t = ew.sqrt(ew.add(ew.multiply(ew.absolute(x), 0.5), ew.multiply(h, 0.5)))
     zero = ew.equal(t, 0.0)
-    u = ew.divide(y, ew.multiply(_where(zero, 1.0, t), 2.0))
-    re = _where(ew.greater_equal(x, 0.0), t, ew.absolute(u))
-    im = _where(ew.greater_equal(x, 0.0), u, _copysign(t, y))
-    re, im = _where(zero, 0.0, re), _where(zero, y, im)
+    u = ew.divide(y, ew.multiply(ew.where(zero, 1.0, t), 2.0))
+    re = ew.where(ew.greater_equal(x, 0.0), t, ew.absolute(u))
+    im = ew.where(ew.greater_equal(x, 0.0), u, copysign(t, y))
+    re, im = ew.where(zero, 0.0, re), ew.where(zero, y, im)
     inf_y = ew.isinf(y)  # sqrt(x +- i inf) = inf +- i inf, even for a NaN x
-    return make_complex(_where(inf_y, np.inf, re), _where(inf_y, y, im))
-
-
-def _hypot(x, y):
-    return hypot(x, y)
-
-
-def _copysign(x, y):
-    return copysign(x, y)
+    return make_complex(ew.where(inf_y, np.inf, re), ew.where(inf_y, y, im))
 
 
 def log(z):
@@ -68,11 +52,11 @@ def log(z):
     x, y = _parts(z)
     ax, ay = ew.absolute(x), ew.absolute(y)
     big, small = ew.maximum(ax, ay), ew.minimum(ax, ay)
-    h = _hypot(x, y)
+    h = hypot(x, y)
     near = ew.logical_and(ew.greater(h, 0.5), ew.less(h, 2.0))
-    big, small = _where(near, big, 1.0), _where(near, small, 0.0)
+    big, small = ew.where(near, big, 1.0), ew.where(near, small, 0.0)
     inner = ew.add(ew.multiply(ew.subtract(big, 1.0), ew.add(big, 1.0)), ew.multiply(small, small))
-    re = _where(near, ew.multiply(ew.log1p(inner), 0.5), ew.log(_where(near, 1.0, h)))
+    re = ew.where(near, ew.multiply(ew.log1p(inner), 0.5), ew.log(ew.where(near, 1.0, h)))
     return make_complex(re, ew.arctan2(y, x))
 
 
@@ -93,11 +77,11 @@ def log1p(z):
     accurate for small z (NumPy's nc_log1p, log(hypot(1 + x, y)), loses the low digits)."""
     x, y = _parts(z)
     x1 = ew.add(x, 1.0)
-    h = _hypot(x1, y)
+    h = hypot(x1, y)
     near = ew.logical_and(ew.greater(h, 0.5), ew.less(h, 2.0))
-    xs, ys = _where(near, x, 0.0), _where(near, y, 0.0)
+    xs, ys = ew.where(near, x, 0.0), ew.where(near, y, 0.0)
     inner = ew.add(ew.multiply(xs, ew.add(xs, 2.0)), ew.multiply(ys, ys))
-    re = _where(near, ew.multiply(ew.log1p(inner), 0.5), ew.log(_where(near, 1.0, h)))
+    re = ew.where(near, ew.multiply(ew.log1p(inner), 0.5), ew.log(ew.where(near, 1.0, h)))
     return make_complex(re, ew.arctan2(y, x1))
 
 
@@ -148,16 +132,16 @@ def cosh(z):
 def _tanh_parts(x, y):
     """(sinh x cosh x + i sin y cos y) / (sinh(x)**2 + cos(y)**2), glibc's ctanh; beyond the
     overflow threshold of cosh(x)**2 it is sign(x) + 4i sin y cos y exp(-2|x|)."""
-    info = np.finfo(_real_dtype(x))
+    info = np.finfo(aval_of(x)[0])
     far = ew.greater(ew.absolute(x), (info.maxexp - 1) * math.log(2.0) / 2.0)
-    xs = _where(far, 0.0, x)
+    xs = ew.where(far, 0.0, x)
     s, c = ew.sinh(xs), ew.cosh(xs)
     sy, cy = ew.sin(y), ew.cos(y)
     den = ew.add(ew.multiply(s, s), ew.multiply(cy, cy))
     scy = ew.multiply(sy, cy)
     tail = ew.multiply(ew.multiply(scy, 4.0), ew.exp(ew.multiply(ew.absolute(x), -2.0)))
-    re = _where(far, _copysign(1.0, x), ew.divide(ew.multiply(s, c), den))
-    return re, _where(far, tail, ew.divide(scy, den))
+    re = ew.where(far, copysign(1.0, x), ew.divide(ew.multiply(s, c), den))
+    return re, ew.where(far, tail, ew.divide(scy, den))
 
 
 def tanh(z):
@@ -254,14 +238,14 @@ def sign(z):
     """z / |z| (0 at 0) as NumPy 2's complex sign: an infinite part gives its sign
     (1 + 0j for inf + nan j), both parts infinite give NaN."""
     x, y = _parts(z)
-    m = _hypot(x, y)
+    m = hypot(x, y)
     inf_x, inf_y = ew.isinf(x), ew.isinf(y)
     zero = ew.equal(m, 0.0)
-    safe = _where(ew.logical_or(zero, ew.isinf(m)), 1.0, m)
-    re = _where(inf_x, _copysign(1.0, x), _where(inf_y | zero, 0.0, ew.divide(x, safe)))
-    im = _where(inf_x | zero, 0.0, _where(inf_y, _copysign(1.0, y), ew.divide(y, safe)))
+    safe = ew.where(ew.logical_or(zero, ew.isinf(m)), 1.0, m)
+    re = ew.where(inf_x, copysign(1.0, x), ew.where(inf_y | zero, 0.0, ew.divide(x, safe)))
+    im = ew.where(inf_x | zero, 0.0, ew.where(inf_y, copysign(1.0, y), ew.divide(y, safe)))
     both = ew.logical_and(inf_x, inf_y)
-    return make_complex(_where(both, np.nan, re), _where(both, np.nan, im))
+    return make_complex(ew.where(both, np.nan, re), ew.where(both, np.nan, im))
 
 
 def isnan(z):

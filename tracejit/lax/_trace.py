@@ -31,9 +31,7 @@ class Traced:
     consts: list  # the outer values (tracers) standing for the captured inputs
 
 
-def leaf_aval(x, name: str) -> AVal:
-    """(shape, dtype, weak) of an operand leaf; a clear error for a non-array."""
-    return abstractify(x, name)
+leaf_aval = abstractify  # (shape, dtype, weak) of an operand leaf; a clear error for others
 
 
 def trace_region(fun: Callable, in_tree: PyTreeDef, avals: list[AVal], label: str) -> Traced:

@@ -224,10 +224,6 @@ def _set_op(name, np_fn, ar1, ar2, size, fill_value, pick):
     return _compact(mask, values, int(size), fill)
 
 
-def _isin(x, y):
-    return isin(x, y)
-
-
 def intersect1d(ar1, ar2, assume_unique: bool = False, return_indices: bool = False, *,
                 size: int | None = None, fill_value=None):  # fmt: skip
     """`np.intersect1d`: sorted unique values in both (under `jit` with `size=`).
@@ -239,7 +235,7 @@ def intersect1d(ar1, ar2, assume_unique: bool = False, return_indices: bool = Fa
     if return_indices:
         raise UnsupportedError("intersect1d: return_indices is not supported")
     return _set_op("intersect1d", np.intersect1d, ar1, ar2, size, fill_value,
-                   lambda s1, f1, s2, f2: (s1, ew.logical_and(f1, _isin(s1, s2))))  # fmt: skip
+                   lambda s1, f1, s2, f2: (s1, ew.logical_and(f1, isin(s1, s2))))  # fmt: skip
 
 
 def setdiff1d(ar1, ar2, assume_unique: bool = False, *, size: int | None = None,
@@ -251,7 +247,7 @@ def setdiff1d(ar1, ar2, assume_unique: bool = False, *, size: int | None = None,
     array([1, 2])
     """
     return _set_op("setdiff1d", np.setdiff1d, ar1, ar2, size, fill_value,
-                   lambda s1, f1, s2, f2: (s1, ew.logical_and(f1, ew.logical_not(_isin(s1, s2)))))  # fmt: skip
+                   lambda s1, f1, s2, f2: (s1, ew.logical_and(f1, ew.logical_not(isin(s1, s2)))))  # fmt: skip
 
 
 def setxor1d(ar1, ar2, assume_unique: bool = False, *, size: int | None = None,
@@ -264,8 +260,8 @@ def setxor1d(ar1, ar2, assume_unique: bool = False, *, size: int | None = None,
     """
 
     def pick(s1, f1, s2, f2):
-        m1 = ew.logical_and(f1, ew.logical_not(_isin(s1, s2)))
-        m2 = ew.logical_and(f2, ew.logical_not(_isin(s2, s1)))
+        m1 = ew.logical_and(f1, ew.logical_not(isin(s1, s2)))
+        m2 = ew.logical_and(f2, ew.logical_not(isin(s2, s1)))
         values, mask = concatenate([s1, s2]), concatenate([m1, m2])
         order = lexsort((values, ew.logical_not(mask)))  # kept values first, sorted
         return bind("take", values, order, axis=0), bind("take", mask, order, axis=0)

@@ -30,14 +30,6 @@ from tracejit.ir.primitives import get as get_primitive
 MAX_BATCH = 32  # guarded steps queued per readback, at most
 
 
-def _inline(b: GraphBuilder, graph: Graph, inputs: list[Value]) -> list[Value]:
-    env: dict[Value, Value] = dict(zip(graph.inputs, inputs))
-    for node in graph.nodes:
-        outs = b.bind(node.prim, [env[v] for v in node.inputs], node.attrs, node.source)
-        env.update(zip(node.outputs, outs))
-    return [env[v] for v in graph.outputs]
-
-
 def guarded_step(cond: Graph, body: Graph, n_cond_consts: int) -> Graph:
     """The guarded step of a while loop's `cond` and `body` regions (see the module doc)."""
     n_carry = len(body.outputs)
@@ -50,10 +42,10 @@ def guarded_step(cond: Graph, body: Graph, n_cond_consts: int) -> Graph:
     b.graph.inputs = [*cond_consts, *body_consts, *carry, p]
     select, broadcast = get_primitive("select"), get_primitive("broadcast_in_dim")
     kept = []
-    for new, old in zip(_inline(b, body, [*body_consts, *carry]), carry):
+    for new, old in zip(b.inline(body, [*body_consts, *carry]), carry):
         mask = b.bind(broadcast, [p], {"shape": old.shape, "dims": ()})[0] if old.shape else p
         kept.append(b.bind(select, [mask, new, old], {})[0])
-    b.graph.outputs = [*kept, *_inline(b, cond, [*cond_consts, *kept])]
+    b.graph.outputs = [*kept, *b.inline(cond, [*cond_consts, *kept])]
     return b.graph
 
 

@@ -30,7 +30,6 @@ from collections.abc import Callable
 from tracejit.errors import InternalError
 from tracejit.ir.builder import GraphBuilder
 from tracejit.ir.graph import Graph, Value
-from tracejit.ir.interpret import eval_graph
 from tracejit.ir.primitives import OPAQUE, Primitive
 
 # Set by jit around the trace of a first compile; trace_flat hands it to that trace only.
@@ -126,19 +125,12 @@ def expand(graph: Graph) -> Graph | None:
                 (v.shape, v.dtype, v.weak) for v in node.outputs
             ]:
                 return None
-            outs = eval_graph(joint, ins, _binder(builder))
+            outs = builder.inline(joint, ins)
         else:
             outs = builder.bind(node.prim, ins, node.attrs, node.source, node.phase)
         env.update(zip(node.outputs, outs))
     builder.graph.outputs = [env[v] for v in graph.outputs]
     return builder.graph
-
-
-def _binder(builder: GraphBuilder):
-    def apply(node, xs):
-        return builder.bind(node.prim, xs, node.attrs, node.source, node.phase)
-
-    return apply
 
 
 __all__ = [

@@ -162,6 +162,14 @@ class GraphBuilder:
         outs = [Value(*aval) for aval in out_avals]
         return self._append(Node(prim, list(inputs), attrs, outs, source, phase), key)
 
+    def inline(self, graph: Graph, inputs: list[Value]) -> list[Value]:
+        """`graph`'s outputs, each of its nodes bound here (so interned) on `inputs`."""
+        env: dict[Value, Value] = dict(zip(graph.inputs, inputs))
+        for n in graph.nodes:
+            outs = self.bind(n.prim, [env[v] for v in n.inputs], n.attrs, n.source, n.phase)
+            env.update(zip(n.outputs, outs))
+        return [env[v] for v in graph.outputs]
+
     def add(self, node: Node) -> list[Value]:
         """Append the existing `node` unless an equal one exists; the outputs to use."""
         key, found = self._find(node_key(node.prim, node.inputs, node.attrs, len(node.outputs)))

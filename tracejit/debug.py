@@ -31,7 +31,7 @@ import numpy as np
 from tracejit.config import config
 from tracejit.errors import TracejitError
 from tracejit.ir.graph import Graph, Node, Value, format_graph
-from tracejit.ir.interpret import apply_primitive
+from tracejit.ir.interpret import evaluate
 
 # ---------------------------------------------------------------- dumps
 
@@ -155,13 +155,9 @@ def _describe(arr) -> str:
 
 
 def _rerun(graph: Graph, args: Sequence) -> dict[Value, np.ndarray]:
-    env: dict[Value, np.ndarray] = {
-        v: np.asarray(a, dtype=v.dtype) for v, a in zip(graph.inputs, args)
-    }
-    for node in graph.nodes:
-        outs = apply_primitive(node.prim, [env[v] for v in node.inputs], node.attrs)
-        env.update(zip(node.outputs, outs))
-    return env
+    """Every value of `graph`, by the reference interpreter."""
+    values = [*graph.inputs, *(v for n in graph.nodes for v in n.outputs)]
+    return dict(zip(values, evaluate(Graph(graph.inputs, graph.nodes, values), args)))
 
 
 def _origin(graph: Graph, env, start: Value) -> Node | int:

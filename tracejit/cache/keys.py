@@ -112,7 +112,7 @@ def package_hash() -> str:
         st = ext.stat()
         digest.update(f"{ext.name}:{st.st_size}:{st.st_mtime_ns}".encode())
     value = digest.hexdigest()
-    _write_memo(memo, value)
+    write_atomic(memo, value)
     return value
 
 
@@ -144,15 +144,21 @@ def _package_memo(signature: str) -> Path:
     return cache_root() / "toolchain" / f"tracejit-{signature[:32]}.sha256"
 
 
-def _write_memo(path: Path, value: str) -> None:
+def write_atomic(path: str | os.PathLike, text: str) -> None:
+    """`text` into `path` through a temporary file renamed over it (a reader sees all of it or
+    none); a read-only or full cache (or a concurrent clear) only costs the work again."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="ascii") as f:
-            f.write(value)
-        os.replace(tmp, path)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
     except OSError:
-        pass  # a read-only or full cache: hashed again next time
+        pass
 
 
 _identities: dict[str, str] = {}

@@ -19,10 +19,9 @@ import json
 import os
 import shlex
 import shutil
-import tempfile
 from collections.abc import Callable, Sequence
 
-from tracejit.cache.keys import cpu_identity
+from tracejit.cache.keys import cpu_identity, write_atomic
 
 
 def record_path(cxx: str, flags: Sequence[str]) -> str | None:
@@ -52,21 +51,6 @@ def _read(path: str) -> dict:
     return facts if isinstance(facts, dict) else {}
 
 
-def _write(path: str, facts: dict) -> None:
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w") as f:
-                json.dump(facts, f)
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-    except OSError:
-        pass  # a read-only or full cache (or a concurrent clear) only costs the probe again
-
-
 def remembered(
     cxx: str,
     flags: Sequence[str],
@@ -81,7 +65,7 @@ def remembered(
         return facts[name]
     value = compute()
     if path is not None:
-        _write(path, {**facts, name: value})
+        write_atomic(path, json.dumps({**facts, name: value}))
     return value
 
 

@@ -86,12 +86,11 @@ def record(traceable, traced, wrt: tuple[int, ...], seeded: tuple[int, ...], arg
     else None (the caller inlines the joint graph)."""
     from tracejit.cache import cache_key
     from tracejit.cache.joint import joint_parts
-    from tracejit.tracer.core import Tracer
+    from tracejit.tracer.core import Tracer, innermost_trace
 
-    traces = [a._trace for a in args if isinstance(a, Tracer)]
-    if not traces or traced.captured:
+    trace = innermost_trace(args)
+    if trace is None or traced.captured:
         return None
-    trace = max(traces, key=lambda t: t.level)
     if not (trace.defer_joints and trace.active):
         return None
     parts = joint_parts(traced.graph, traceable.joint_what(wrt, seeded, remat=True))

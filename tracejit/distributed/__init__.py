@@ -129,10 +129,9 @@ def axis_trace(axis_name: str):
 
 def _trace_of(tree):
     from tracejit.pytree import tree_leaves
-    from tracejit.tracer.core import Tracer
+    from tracejit.tracer.core import innermost_trace
 
-    traces = [x._trace for x in tree_leaves(tree) if isinstance(x, Tracer)]
-    return max(traces, key=lambda t: t.level) if traces else None
+    return innermost_trace(tree_leaves(tree))
 
 
 def spmd(fun, axis_name: str):

@@ -14,18 +14,13 @@ from tracejit.errors import IntegerOverflowError, ShapeError, TracejitTypeError,
 from tracejit.ir import dtypes
 from tracejit.ir.graph import ConstValue
 from tracejit.tracer.checks import check_int_fits, reject_subclass
-from tracejit.tracer.core import Trace, Tracer, bind
+from tracejit.tracer.core import Trace, Tracer, bind, innermost_trace
 
 ArrayLike = object  # Tracer | np.ndarray | np.generic | bool | int | float
 
 
 def is_python_scalar(x) -> bool:
     return isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic)
-
-
-def innermost_trace(xs) -> Trace | None:
-    traces = [x._trace for x in xs if isinstance(x, Tracer)]
-    return max(traces, key=lambda t: t.level) if traces else None
 
 
 def aval_of(x) -> tuple[np.dtype, bool]:

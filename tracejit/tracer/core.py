@@ -122,6 +122,12 @@ def leak_error(t: Tracer) -> TracerLeakError:
     )
 
 
+def innermost_trace(xs) -> Trace | None:
+    """The innermost (highest-level) trace among the tracers in `xs`; None if none is one."""
+    traces = [x._trace for x in xs if isinstance(x, Tracer)]
+    return max(traces, key=lambda t: t.level) if traces else None
+
+
 def bind(prim: Primitive | str, *args, **attrs):
     """Apply a primitive to arrays or tracers; returns one result or a list (multi-output)."""
     if type(prim) is str:

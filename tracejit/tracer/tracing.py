@@ -33,7 +33,7 @@ from tracejit.ir.interpret import eval_graph
 from tracejit.pytree import PyTreeDef, tree_flatten, tree_unflatten
 from tracejit.tracer import checks
 from tracejit.tracer.arguments import ArgSpec, SplitCall, abstractify
-from tracejit.tracer.core import Trace, Tracer, bind, leak_error
+from tracejit.tracer.core import Trace, Tracer, bind, innermost_trace, leak_error
 
 
 @dataclass
@@ -151,8 +151,7 @@ def inline(graph: Graph, args: Sequence) -> list:
     """
     if len(args) != len(graph.inputs):
         raise ArgumentError(f"graph takes {len(graph.inputs)} inputs, got {len(args)}")
-    traces = [a._trace for a in args if isinstance(a, Tracer)]
-    trace = max(traces, key=lambda t: t.level) if traces else None
+    trace = innermost_trace(args)
     for a in args:
         if isinstance(a, Tracer) and not a._trace.active:
             raise leak_error(a)

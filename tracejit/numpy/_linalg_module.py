@@ -13,25 +13,17 @@ import types
 import numpy as np
 
 from tracejit.errors import TracejitValueError, UnsupportedError
-from tracejit.ir import dtypes
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy import _linalg_eig as _eig
 from tracejit.numpy import _linalg_more as _more
 from tracejit.numpy import _linalg_solvers as _solvers
 from tracejit.numpy import _reductions as red
-from tracejit.numpy._complex import conj, real
 from tracejit.numpy._core import normalize_axis, promote, shape_of
 from tracejit.numpy._linalg import matmul, matrix_transpose, outer, tensordot, trace, vecdot
 from tracejit.numpy._manip import cross as _cross
 from tracejit.numpy._shape import diagonal as _diagonal
 from tracejit.numpy._shape import expand_dims, moveaxis, reshape
-
-
-def _abs2(x):
-    """|x|^2 elementwise, real (x * x for real x)."""
-    if dtypes.is_complex(x.dtype):
-        return real(ew.multiply(x, conj(x)))
-    return ew.multiply(x, x)
+from tracejit.numpy._variance import _abs_squared
 
 
 def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):
@@ -52,7 +44,7 @@ def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):
     if ord == 1:
         return red.sum(a, axis=axis, keepdims=keepdims)
     if ord == 2:
-        return ew.sqrt(red.sum(_abs2(x), axis=axis, keepdims=keepdims))
+        return ew.sqrt(red.sum(_abs_squared(x), axis=axis, keepdims=keepdims))
     p = float(ord)
     return ew.power(red.sum(ew.power(a, p), axis=axis, keepdims=keepdims), 1.0 / p)
 
@@ -81,7 +73,7 @@ def _matrix_norm(x, axes, keepdims, ord):
         raise TracejitValueError("Duplicate axes given.")
     a = ew.absolute(x)
     if ord in ("fro", None):
-        return ew.sqrt(red.sum(_abs2(x), axis=(r, c), keepdims=keepdims))
+        return ew.sqrt(red.sum(_abs_squared(x), axis=(r, c), keepdims=keepdims))
     if ord in (2, -2, "nuc"):  # from the singular values of the (r, c) matrices
         sv = _solvers.svdvals(moveaxis(x, (r, c), (-2, -1)))
         out = (
@@ -116,7 +108,7 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):
     (x,) = promote(x, to_float=True)
     nd = len(shape_of(x))
     if axis is None and ord is None:
-        return ew.sqrt(red.sum(_abs2(x), axis=None, keepdims=keepdims))
+        return ew.sqrt(red.sum(_abs_squared(x), axis=None, keepdims=keepdims))
     if axis is None:
         axis = tuple(range(nd))
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)

@@ -19,13 +19,7 @@ import functools
 import numpy as np
 
 from tracejit.const_array import ConstArray
-from tracejit.tracer.core import Tracer
-
-
-def _has_tracer(index) -> bool:
-    items = index if isinstance(index, (tuple, list)) else (index,)
-    return any(isinstance(i, Tracer) or isinstance(i, (tuple, list)) and _has_tracer(i)
-               for i in items)  # fmt: skip
+from tracejit.numpy._core import _has_tracer
 
 
 def _at(self):
@@ -35,7 +29,7 @@ def _at(self):
 
 
 def _getitem(self, index):
-    if _has_tracer(index):
+    if _has_tracer(index if isinstance(index, (tuple, list)) else (index,)):
         from tracejit.numpy._indexing import getitem
 
         return getitem(self.view(np.ndarray), index)

@@ -64,3 +64,31 @@ def test_float_in_minus_one_to_zero_converts_to_unsigned_zero(device):
         x = np.array([-0.5, -0.99, -0.0, 0.75, 2.5e18], dtype)
         got = tj.device_get(tj.jit(lambda x: x.astype(np.uint64), device=device)(x))
         np.testing.assert_array_equal(got, x.astype(np.uint64))
+
+
+def test_fft_of_float16_is_single_precision_as_numpy(device):
+    """NumPy transforms float16 in single precision: fft/rfft/fft2 give complex64 (were
+    complex128), irfft and hfft float16 (were float64/float32)."""
+    x = np.arange(6, dtype=np.float16).reshape(2, 3) - 2
+    names = ["fft", "rfft", "fft2", "irfft", "hfft"]
+    got = tj.device_get(tj.jit(lambda x: [getattr(tnp.fft, n)(x) for n in names], device=device)(x))
+    for name, g in zip(names, got):
+        want = getattr(np.fft, name)(x)
+        assert g.dtype == want.dtype, name
+        # NumPy rounds irfft's 1/N to float16: a float16 ulp of the result
+        np.testing.assert_allclose(g, want, rtol=0, atol=1e-2, err_msg=name)
+
+
+def test_float16_and_float32_exp_log_tanh_in_one_program_compile(device):
+    """float16 exp/log/tanh (in float32: expf) beside float32 ones declared tj_expf twice,
+    the inline function and the libmvec alias: a C++ compile error."""
+    h = np.array([0.5, 1.5, 2.0], np.float16)
+    f = h.astype(np.float32)
+
+    def both(h, f):
+        return [fn(x) for fn in (tnp.exp, tnp.log, tnp.tanh) for x in (h, f)]
+
+    got = tj.device_get(tj.jit(both, device=device)(h, f))
+    for g, fn, x in zip(got, [np.exp, np.exp, np.log, np.log, np.tanh, np.tanh], [h, f] * 3):
+        assert g.dtype == x.dtype
+        np.testing.assert_allclose(g, fn(x), rtol=2 * np.finfo(x.dtype).eps)

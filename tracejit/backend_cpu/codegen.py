@@ -307,7 +307,9 @@ def _generate(schedule: K.Schedule, name: str, loops) -> str:
         f"#define TJ_PARALLEL_BLOCKS {PARALLEL_BLOCKS}LL",
         f"#define TJ_GEMM_SPLIT_MIN {GEMM_SPLIT_MIN}LL",
         f"#define TJ_GEMM_SLAB {GEMM_SLAB}LL",
-        vector_math.declarations(uses),
+        # a float16/bfloat16 exp/log/tanh (computed in float32: `expf`) calls the inline
+        # float32 function where the unit defines it, not a second `tj_expf` from libmvec
+        vector_math.declarations({u for u in uses if f"tj_{u}" not in uses}),
         PRELUDE,
         *(text for name, text in INLINE_F32_C.items() if name in uses),
         ABI,

@@ -28,11 +28,14 @@ _INVERSE = {"fft": False, "rfft": False, "ifft": True, "irfft": True}
 
 def _operand(a, kind: str):
     a = tnp.asarray(a)
+    # NumPy: float16 and bfloat16 transform in single precision (complex64), as JAX
+    low = dtypes.is_low_precision(a.dtype)
     if kind == "rfft":
         if dtypes.is_complex(a.dtype):
             raise TracejitTypeError("rfft: expected a real operand, got a complex one")
-        return tnp.astype(a, real_dtype(a.dtype) if a.dtype.kind == "f" else np.float64)
-    base = a.dtype if a.dtype.kind in "fc" else np.float64
+        real = np.float32 if low else a.dtype if a.dtype.kind == "f" else np.float64
+        return tnp.astype(a, real_dtype(real))
+    base = np.float32 if low else a.dtype if a.dtype.kind in "fc" else np.float64
     return tnp.astype(a, complex_dtype(base))
 
 
@@ -83,6 +86,9 @@ def _transform(a, kind: str, s, axes, norm):
     _scale(norm, 1, False)  # validate before tracing anything
     for group_kind, group in _passes(kind, axes):
         x = _pass(x, group_kind, tuple(s[i] for i in group), tuple(axes[i] for i in group), norm)
+    in_dtype = tnp.asarray(a).dtype
+    if kind == "irfft" and dtypes.is_low_precision(in_dtype):
+        return tnp.astype(x, in_dtype)  # NumPy's irfft of float16 is float16
     return x
 
 
@@ -157,7 +163,9 @@ def _swapped(norm):
 
 def hfft(a, n=None, axis: int = -1, norm=None):
     """`np.fft.hfft`: the real transform of a Hermitian-symmetric signal's half."""
-    return irfft(tnp.conj(_operand(a, "fft")), n, axis, _swapped(norm))
+    out = irfft(tnp.conj(_operand(a, "fft")), n, axis, _swapped(norm))
+    in_dtype = tnp.asarray(a).dtype
+    return tnp.astype(out, in_dtype) if dtypes.is_low_precision(in_dtype) else out
 
 
 def ihfft(a, n=None, axis: int = -1, norm=None):

@@ -16,7 +16,7 @@ STATS: collections.Counter = collections.Counter()
 
 def _same_bits(got: np.ndarray, want: np.ndarray) -> np.ndarray:
     both_nan = np.isnan(got) & np.isnan(want)
-    kind = {4: np.int32, 8: np.int64}[got.dtype.itemsize]
+    kind = {2: np.int16, 4: np.int32, 8: np.int64}[got.dtype.itemsize]
     return (got.view(kind) == want.view(kind)) | both_nan
 
 

@@ -102,7 +102,10 @@ def fft_rule(out, a: Shadow, axes: tuple, kind: str, norm) -> Shadow:
     with np.errstate(**ERRSTATE):
         norm2 = np.sqrt(np.sum(np.abs(x) ** 2, axis=axes, keepdims=True))
         e_sum = np.sum(a.err, axis=axes, keepdims=True)
-        rounding = FFT_C * (math.log2(max(big_n, 1)) + 1) * _u(out.dtype) * math.sqrt(big_n)
+        # NumPy scales a float16 input's transform by 1/N rounded to float16 (its "real
+        # dtype"): one rounding of the input's precision on top of the output's
+        u = max(_u(out.dtype), _u(a.value.dtype))
+        rounding = FFT_C * (math.log2(max(big_n, 1)) + 1) * u * math.sqrt(big_n)
         err = scale * twice * (e_sum + rounding * norm2)
     unk = np.any(a.unk | _nonfinite(x), axis=axes, keepdims=True)
     # partial sums up to sum |x| before any scaling: where they may overflow the dtype, an

@@ -21,7 +21,7 @@ from _fuzz_ops import (
 from hypothesis import strategies as st
 
 CONVERT_TO = ("np.bool_", "np.int32", "np.int64", "np.float32", "np.float64", "np.int8", "np.uint8")
-CONVERT_TO += ("np.int16", "np.uint16", "np.uint32", "np.uint64")
+CONVERT_TO += ("np.int16", "np.uint16", "np.uint32", "np.uint64", "np.float16")
 
 
 def unary(draw, pool: Pool) -> Step | None:

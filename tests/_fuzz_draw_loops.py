@@ -14,26 +14,26 @@ BODIES = [ew.unary, ew.binary, ew.binary, ew.where, ew.clip]
 KINDS = ("fori", "while", "scan", "cond")
 
 
-def _body(draw, sub: Pool, carry_aval):
+def _body(draw, sub: Pool, carry_aval, bodies):
     """An elementwise step over sub-pool values 0 (carry) and 1 that keeps the carry's
     shape and dtype, or None after three tries."""
     from _fuzz_programs import _stand_in
 
     for _ in range(3):
-        step = draw(st.sampled_from(BODIES))(draw, sub)
+        step = draw(st.sampled_from(bodies))(draw, sub)
         out = None if step is None else _stand_in(step, sub)
         if out is not None and (out.shape, out.dtype) == carry_aval:
             return step
     return None
 
 
-def loop(draw, pool: Pool) -> Step | None:
+def loop(draw, pool: Pool, bodies=tuple(BODIES)) -> Step | None:
     c = pool.pick(draw)
     if c is None:
         return None
     kind = draw(st.sampled_from(KINDS))
     carry_aval = (pool.shape(c), pool.dtype(c))
-    sub = Pool()
+    sub = Pool(only_dtype=pool.only_dtype)
     sub.avals.append(carry_aval)
     if kind == "scan":
         steps = draw(st.integers(1, 4))
@@ -43,7 +43,7 @@ def loop(draw, pool: Pool) -> Step | None:
     else:
         b = partner(draw, pool, c, "bif")
         sub.avals.append(pool.avals[b])
-    body = _body(draw, sub, carry_aval)
+    body = _body(draw, sub, carry_aval, bodies)
     if body is None:
         return None
     extra = tuple(pool.add_input(*sub.avals[j]) for j in range(2, len(sub.avals)))

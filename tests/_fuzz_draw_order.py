@@ -56,7 +56,12 @@ def quantile(draw, pool: Pool) -> Step | None:
     q = draw(st.sampled_from(PERCENTILES if name == "percentile" else QUANTILES))
     q_arg = "" if name == "median" else f", {q}"
     text = f"np.{name}({{0}}{q_arg}, axis={axis!r}, keepdims={keepdims})"
-    return Step(text, (a,), "quantile", (normalized(axis, ndim), keepdims))
+    oracle = None
+    if pool.dtype(a).kind != "f" and name != "median":
+        # NumPy's lerp takes b - a in the integer dtype, which wraps (quantile of int8
+        # [5, -128] at 0.9 gave 41.9 for -34.9): the oracle interpolates converted values
+        oracle = text.replace("({0}", "(np.asarray({0}, np.float64)")
+    return Step(text, (a,), "quantile", (normalized(axis, ndim), keepdims), oracle)
 
 
 def select(draw, pool: Pool) -> Step | None:

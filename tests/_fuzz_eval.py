@@ -5,6 +5,7 @@ from __future__ import annotations
 import operator
 import warnings
 
+import _fuzz_bf16 as bf16
 import _fuzz_complex as cx
 import _fuzz_lax as lax
 import _fuzz_linalg as linalg
@@ -12,6 +13,7 @@ import _fuzz_order as order
 import _fuzz_patterns as patterns
 import _fuzz_reduce as red
 import _fuzz_rules as rules
+import ml_dtypes
 import numpy as np
 from _fuzz_bounds import Shadow, exact, finish
 from _fuzz_ops import Step
@@ -56,6 +58,7 @@ class NumpyF:
     nn = NumpyNN
     lax = lax.NumpyLax
     linalg = linalg.NumpyLinalg
+    bfloat16 = ml_dtypes.bfloat16
     erf = staticmethod(_erf)
     at_set = staticmethod(_at_set)
     at_add = staticmethod(_at_add)
@@ -130,6 +133,8 @@ def evaluate_step(step: Step, shadows: dict) -> Shadow:
     args = [operand(a, ints, shadows) for a in step.args]
     texts = [s.value if isinstance(a, int) else a for a, s in zip(step.args, args)]
     out = run_text(step.oracle or step.text, texts)
+    if step.rule == "bf16":
+        return bf16.bf16_rule(out, args, *step.params)
     if step.rule == "linalg":
         return linalg.linalg_rule(out, args, *step.params)
     if step.rule == "loop":

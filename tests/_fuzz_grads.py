@@ -8,10 +8,15 @@ values, which random floats are), layout and indexing, matmul, and the stable nn
 
 from __future__ import annotations
 
+import _fuzz_draw_index as index
+import _fuzz_draw_loops as loops
+import _fuzz_draw_order as order
 import _fuzz_draw_structural as structural
+import _fuzz_linalg as linalg
 import numpy as np
 from _fuzz_ops import Pool, Step, partner
 from _fuzz_programs import Program, draw_program, shapes
+from _fuzz_values import index_arrays
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -51,6 +56,41 @@ def smooth_reduction(draw, pool: Pool) -> Step | None:
     return step
 
 
+def smooth_loop(draw, pool: Pool) -> Step | None:
+    """fori_loop, while_loop, scan and cond over a smooth body."""
+    return loops.loop(draw, pool, (smooth_unary, smooth_binary))
+
+
+def real_fft(draw, pool: Pool) -> Step | None:
+    """The FFTs with real outputs: parts of fft/ifft/rfft/fft2 and irfft(rfft(x))."""
+    a = pool.pick(draw, kinds="f", min_ndim=1)
+    if a is None:
+        return None
+    ndim = len(pool.shape(a))
+    axis = draw(st.integers(-ndim, ndim - 1))
+    part = draw(st.sampled_from(["real", "imag"]))
+    norm = draw(st.sampled_from([None, "ortho", "forward"]))
+    kind = draw(st.sampled_from(["fft", "ifft", "rfft", "irfft", "fft2"]))
+    if kind == "irfft":
+        n = pool.shape(a)[axis]
+        text = f"np.fft.irfft(np.fft.rfft({{0}}, axis={axis}), n={n}, axis={axis}, norm={norm!r})"
+        return Step(text, (a,), "smooth")
+    if kind == "fft2":
+        if ndim < 2:
+            return None
+        return Step(f"np.{part}(np.fft.fft2({{0}}, norm={norm!r}))", (a,), "smooth")
+    return Step(f"np.{part}(np.fft.{kind}({{0}}, axis={axis}, norm={norm!r}))", (a,), "smooth")
+
+
+def smooth_linalg(draw, pool: Pool) -> Step | None:
+    """solve, inv, det, log|det|, cholesky, eigenvalues, singular values: smooth
+    where the matrix is nonsingular and the eigenvalues (singular values) distinct."""
+    step = linalg.linalg(draw, pool)
+    if step.params[0] in ("slogdet0", "eigvech", "qr_q", "qr_r"):  # kinks of |.| at 0
+        return None
+    return step
+
+
 DRAWERS = [
     (smooth_unary, 4),
     (smooth_binary, 4),
@@ -59,6 +99,14 @@ DRAWERS = [
     (structural.layout, 3),
     (structural.matmul, 1),
     (structural.pattern, 1),
+    (index.gather, 1),
+    (index.scatter, 1),
+    (index.dynamic_slice, 1),
+    (smooth_loop, 2),
+    (order.sort, 1),
+    (order.quantile, 1),
+    (real_fft, 1),
+    (smooth_linalg, 1),
 ]
 WEIGHTED = [d for d, w in DRAWERS for _ in range(w)]
 
@@ -72,29 +120,57 @@ def grad_programs(draw, max_steps: int = 5):
     float64 = lambda out: out.dtype == np.float64
     program = draw_program(draw, pool, WEIGHTED, max_steps, float64, 3)
     uniform = st.floats(-2, 2, allow_subnormal=False)
-    args = [draw(hnp.arrays(np.float64, pool.avals[i][0], elements=uniform)) for i in pool.inputs]
+    args = [
+        draw(index_arrays(*pool.avals[i], *pool.ranges[i]))
+        if i in pool.ranges
+        else draw(hnp.arrays(np.float64, pool.avals[i][0], elements=uniform))
+        for i in pool.inputs
+    ]
     outputs = [pool.avals[i][0] for i in program.outputs]
     weights = [draw(hnp.arrays(np.float64, shape, elements=uniform)) for shape in outputs]
     return program, args, weights
 
 
 def kink_gap(program: Program, args) -> float:
-    """The smallest gap between the two largest (smallest) elements any max (min) reduction
-    of `program` sees: finite differences across a tie would straddle the kink."""
+    """The smallest distance to a kink any step of `program` sees: the gap between the two
+    largest (smallest) elements of a max (min) reduction, between any two elements a sort
+    or quantile orders, between eigenvalues (singular values, and these from 0), and 0 for
+    a matrix too ill-conditioned (kappa > 1e6) for its inverse's derivatives: finite
+    differences across a kink would straddle it."""
     env = dict(zip(program.inputs, args))
     gap = np.inf
     for i, step in sorted(program.defs.items()):
         operands = [env[a] for a in step.args if isinstance(a, int)]
+        env[i] = program.values_at(env, i)
         if step.rule in ("max", "min") and operands[0].size:
             x = operands[0] * (1 if step.rule == "max" else -1)
-            axes = step.params[0]
-            n = int(np.prod([x.shape[a] for a in axes]))
-            moved = np.moveaxis(x, axes, range(-len(axes), 0))
-            rows = np.sort(moved.reshape(-1, n), axis=-1)
+            rows = _rows(x, step.params[0])
             if rows.shape[-1] >= 2:
                 gap = min(gap, float(np.min(rows[:, -1] - rows[:, -2])))
-        env[i] = program.values_at(env, i)
+        elif step.rule in ("sort", "quantile") and operands[0].size:
+            axes = step.params[0]
+            axes = range(operands[0].ndim) if axes is None else axes
+            rows = _rows(operands[0], (axes,) if isinstance(axes, int) else tuple(axes))
+            gap = min(gap, float(np.min(np.diff(rows, axis=-1), initial=np.inf)))
+        elif step.rule == "linalg":
+            gap = min(gap, _linalg_gap(step.params[0], operands[0], env[i]))
     return gap
+
+
+def _rows(x, axes):
+    """x's elements along `axes`, sorted, one row per other index."""
+    n = int(np.prod([x.shape[a] for a in axes]))
+    moved = np.moveaxis(x, axes, range(-len(axes), 0))
+    return np.sort(moved.reshape(-1, n), axis=-1)
+
+
+def _linalg_gap(kind: str, a, out) -> float:
+    if kind in ("eigvalsh", "svdvals"):
+        values = np.sort(out, axis=-1)
+        gap = float(np.min(np.diff(values, axis=-1), initial=np.inf))
+        return min(gap, float(np.min(np.abs(values)))) if kind == "svdvals" else gap
+    m = a @ np.swapaxes(a, -1, -2) + a.shape[-1] * np.eye(a.shape[-1]) if kind == "cholesky" else a
+    return 0.0 if np.any(np.linalg.cond(m) > 1e6) else np.inf
 
 
 def finite_inside(program: Program, args) -> bool:

@@ -171,6 +171,7 @@ def partner(draw, pool: Pool, a: int, kinds: str) -> int:
     if fits and draw(st.booleans()):
         return draw(st.sampled_from(fits))
     dtypes = (np.bool_, np.int32, np.int64, np.float32, np.float64, np.int8, np.uint8, np.uint32)
+    dtypes += (np.float16,)
     dtype = draw(st.sampled_from([d for d in dtypes if np.dtype(d).kind in kinds]))
     return pool.add_input(broadcast_partner_shape(draw, shape), dtype)
 

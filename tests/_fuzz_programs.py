@@ -17,6 +17,7 @@ import math
 import warnings
 from dataclasses import dataclass
 
+import _fuzz_bf16 as bf16
 import _fuzz_draw_complex as complex_
 import _fuzz_draw_elementwise as ew
 import _fuzz_draw_index as index
@@ -28,13 +29,13 @@ import numpy as np
 from _fuzz_bounds import Shadow, exact
 from _fuzz_eval import NumpyF, evaluate_step, run_text
 from _fuzz_ops import Pool, Step
-from _fuzz_values import DTYPES, SMALL_INTS, arrays, index_arrays
+from _fuzz_values import DTYPES, NARROW_DTYPES, arrays, index_arrays
 from hypothesis import strategies as st
 
 import tracejit as tj
 import tracejit.numpy as tnp
 
-SUPPORTED = {np.dtype(d) for d in DTYPES + SMALL_INTS + (np.complex64, np.complex128)}
+SUPPORTED = {np.dtype(d) for d in DTYPES + NARROW_DTYPES + (np.complex64, np.complex128)}
 MAX_SIZE = 256  # elements per value: keeps the NumPy oracle and the bounds cheap
 # (drawer, weight): elementwise steps are the most common, as in real programs.
 DRAWERS = [
@@ -62,6 +63,7 @@ DRAWERS = [
     (complex_.complex_op, 2),
     (complex_.fft, 2),
     (linalg.linalg, 2),
+    (bf16.bf16, 1),
 ]
 WEIGHTED = [d for d, w in DRAWERS for _ in range(w)]
 
@@ -69,6 +71,7 @@ WEIGHTED = [d for d, w in DRAWERS for _ in range(w)]
 class TracedF:
     nn = tj.nn
     lax = tj.lax
+    bfloat16 = tnp.bfloat16
     erf = staticmethod(tnp.erf)
 
 
@@ -128,7 +131,7 @@ shapes = st.sampled_from([0, 1, 2, 2, 3, 3]).flatmap(
 )
 INPUT_DTYPES = st.one_of(
     st.sampled_from([np.float32, np.float64, np.float32, np.float64, *DTYPES]),
-    st.sampled_from(SMALL_INTS),
+    st.sampled_from(NARROW_DTYPES),
 )
 
 

@@ -16,6 +16,9 @@ DTYPES = (np.bool_, np.int32, np.int64, np.float32, np.float64)
 # The narrow and unsigned integers: exact like the others (wraparound is NumPy's modular
 # arithmetic, shifts past the width give 0 or -1), drawn less often than DTYPES.
 SMALL_INTS = (np.int8, np.int16, np.uint8, np.uint16, np.uint32, np.uint64)
+# float16: every op rounds to half (NumPy computes in float32 and rounds, as tracejit does);
+# sums and matmul may accumulate in float32 (tracejit, like JAX): within the half's bounds
+NARROW_DTYPES = (*SMALL_INTS, np.float16)
 FLOAT_DTYPES = (np.float32, np.float64)
 LAYOUTS = ("C", "F", "strided", "reversed")
 
@@ -24,8 +27,9 @@ def _nan_payloads(dtype) -> list:
     """NaNs other than the canonical one: negative, with payload bits, signaling. An inline
     function that adds to a NaN's bits (issue 13 item 4) turns most of them into numbers."""
     bits = {4: (0xFFC00000, 0x7FC12345, 0x7F800001), 8: (0xFFF8000000000000, 0x7FF0000000000001)}
+    bits[2] = (0xFE00, 0x7E12, 0x7C01)
     size = np.dtype(dtype).itemsize
-    ints = np.array(bits[size], {4: np.uint32, 8: np.uint64}[size])
+    ints = np.array(bits[size], {2: np.uint16, 4: np.uint32, 8: np.uint64}[size])
     return list(ints.view(dtype))
 
 

@@ -33,14 +33,26 @@ FD_RTOL = 1e-5
 KINK_GAP = 1e-3  # FD steps of 1e-6 stay on one side of every max/min tie
 
 
-def _gradient_of(program):
-    """(xs, ws) -> d/dxs sum_i <out_i(xs), w_i>, for tj.jit and eagerly."""
+def _merged(floats, ints, is_int):
+    """The program's arguments in order from its float and its integer (index) inputs."""
+    floats, ints = iter(floats), iter(ints)
+    return [next(ints) if i else next(floats) for i in is_int]
+
+
+def _split(args):
+    """(float inputs, traced index inputs): only the floats are differentiated."""
+    return [a for a in args if a.dtype.kind == "f"], [a for a in args if a.dtype.kind != "f"]
+
+
+def _gradient_of(program, args):
+    """(xs, ints, ws) -> d/dxs sum_i <out_i(xs, ints), w_i>, for tj.jit and eagerly."""
     f = program.traced()
+    is_int = [a.dtype.kind != "f" for a in args]
 
-    def loss(xs, ws):
-        return sum(tnp.sum(o * w) for o, w in zip(f(*xs), ws))
+    def loss(xs, ints, ws):
+        return sum(tnp.sum(o * w) for o, w in zip(f(*_merged(xs, ints, is_int)), ws))
 
-    return lambda xs, ws: tj.grad(loss)(xs, ws)
+    return lambda xs, ints, ws: tj.grad(loss)(xs, ints, ws)
 
 
 def _numpy_loss(program, weights):
@@ -62,6 +74,7 @@ def _checked(program, args, weights):
         [
             numeric_grad(lambda x, i=i: numpy_loss(args[:i] + [x] + args[i + 1 :]), a, eps)
             for i, a in enumerate(args)
+            if a.dtype.kind == "f"
         ]
         for eps in (1e-6, 2.5e-7)
     )
@@ -83,14 +96,14 @@ def test_compiled_gradients_match_eager_and_finite_differences(batch, device):
     oracles = [_checked(*case) for case in batch]
     batch = [case for case, o in zip(batch, oracles) if o is not None]
     oracles = [o for o in oracles if o is not None]
-    functions = [_gradient_of(program) for program, _, _ in batch]
-    arg_lists = [(args, weights) for _, args, weights in batch]
+    functions = [_gradient_of(program, args) for program, args, _ in batch]
+    arg_lists = [(*_split(args), weights) for _, args, weights in batch]
     compiled = run_batch(functions, arg_lists, device)
     problems = []
     for (program, args, weights), got, (fd, scale) in zip(batch, compiled, oracles):
         if got is None:
             continue
-        eager = _gradient_of(program)(args, weights)
+        eager = _gradient_of(program, args)(*_split(args), weights)
         STATS[f"gradient programs on {device}"] += 1
         report = f"{program!r}\nargs={args!r}\nweights={weights!r}\nfd={fd!r}\ngot={got!r}"
         if _far(got, eager, EAGER_RTOL * scale):

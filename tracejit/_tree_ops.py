@@ -7,22 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import optree
+
+from tracejit._tree_def import NS, PyTreeDef, child_keys, flatten_up_to, one_level
 from tracejit.errors import TracejitTypeError, TracejitValueError
-from tracejit.pytree import (
-    _BUILTIN_NODES,
-    _LEAF,
-    _REGISTRY,
-    PyTreeDef,
-    _child_keys,
-    _children,
-    _flatten_up_to,
-    _is_namedtuple_type,
-    _node,
-    tree_flatten,
-    tree_leaves,
-    tree_structure,
-    tree_unflatten,
-)
+from tracejit.pytree import tree_flatten, tree_leaves, tree_structure, tree_unflatten
 
 
 def tree_transpose(
@@ -67,7 +56,7 @@ def tree_broadcast(prefix_tree: Any, full_tree: Any, is_leaf: Callable | None = 
     (1, {'a': 2, 'b': 2}, (3, 3))
     """
     leaves, treedef = tree_flatten(prefix_tree, is_leaf)
-    subtrees = _flatten_up_to(treedef, full_tree, "tree_broadcast", "full_tree", "prefix_tree")
+    subtrees = flatten_up_to(treedef, full_tree, "tree_broadcast", "full_tree", "prefix_tree")
     out = [x for x, sub in zip(leaves, subtrees) for _ in range(tree_structure(sub).num_leaves)]
     return tree_unflatten(tree_structure(full_tree), out)
 
@@ -110,7 +99,7 @@ def treedef_tuple(treedefs: Iterable[PyTreeDef]) -> PyTreeDef:
     treedefs = tuple(treedefs)
     for td in treedefs:
         _check_treedef("treedef_tuple", td)
-    return PyTreeDef(tuple, None, treedefs)
+    return PyTreeDef(optree.treespec_tuple([td.spec for td in treedefs], namespace=NS))
 
 
 def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]:
@@ -129,11 +118,7 @@ def all_leaves(iterable: Iterable, is_leaf: Callable | None = None) -> bool:
     >>> all_leaves([1, "a", 2.0]), all_leaves([1, None]), all_leaves([[1]])
     (True, False, False)
     """
-    items = list(iterable)
-    if is_leaf is None:
-        return all(_children(x) is None for x in items)
-    leaves = tree_leaves(items, is_leaf)
-    return len(leaves) == len(items) and all(a is b for a, b in zip(items, leaves))
+    return optree.all_leaves(iterable, is_leaf, namespace=NS)
 
 
 def flatten_one_level(tree) -> tuple[list, Any]:
@@ -143,8 +128,8 @@ def flatten_one_level(tree) -> tuple[list, Any]:
     >>> flatten_one_level({"b": [1, 2], "a": 3})
     ([3, [1, 2]], ('a', 'b'))
     """
-    _, aux, children, _ = _one_level("flatten_one_level", tree)
-    return children, aux
+    children, node = _one_level("flatten_one_level", tree)
+    return children, PyTreeDef(node).node_data()[1]
 
 
 def flatten_one_level_with_keys(tree) -> tuple[list[tuple], Any]:
@@ -153,31 +138,30 @@ def flatten_one_level_with_keys(tree) -> tuple[list[tuple], Any]:
     >>> flatten_one_level_with_keys([7])
     ([(SequenceKey(idx=0), 7)], None)
     """
-    kind, aux, children, keys = _one_level("flatten_one_level_with_keys", tree)
-    entries = _child_keys(_node(kind, aux, (_LEAF,) * len(children), keys))
-    return list(zip(entries, children)), aux
+    children, node = _one_level("flatten_one_level_with_keys", tree)
+    return list(zip(child_keys(node), children)), PyTreeDef(node).node_data()[1]
 
 
-def _one_level(what: str, tree) -> tuple:
-    node = _children(tree)
-    if node is None:
+def _one_level(what: str, tree) -> tuple[list, optree.PyTreeSpec]:
+    children, node = one_level(tree)
+    if node.is_leaf():
         raise TracejitValueError(
             f"{what}: a {type(tree).__name__} is a leaf, not a pytree node (nodes: tuple, list, "
             "dict, None, namedtuples and registered types)"
         )
-    return node
+    return children, node
 
 
 def is_tree_node(typ: type) -> bool:
     """Whether instances of the type `typ` are pytree nodes (built in, a namedtuple or
-    registered).
+    registered; unlike JAX, as optree: also `collections.deque` and structseqs).
 
     >>> is_tree_node(list), is_tree_node(type(None)), is_tree_node(int)
     (True, True, False)
     """
     if not isinstance(typ, type):
         raise TracejitTypeError(f"is_tree_node: needs a type, got {typ!r}")
-    return typ in _BUILTIN_NODES or typ in _REGISTRY or _is_namedtuple_type(typ)
+    return optree.register_pytree_node.get(typ, namespace=NS) is not None
 
 
 def _check_treedef(what: str, treedef) -> PyTreeDef:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tracejit import custom_closure
+from tracejit._tree_ops import treedef_tuple
 from tracejit.errors import (
     CustomRuleClosureError,
     ShapeError,
@@ -39,7 +40,7 @@ from tracejit.ir.custom_call import CustomCall, custom_vjp_call_p, inline_graph
 from tracejit.ir.graph import Graph, Value, fresh
 from tracejit.ir.linearity import first_nonlinear
 from tracejit.ir.passes.dce import remove_dead_nodes
-from tracejit.pytree import PyTreeDef, tree_flatten, tree_unflatten
+from tracejit.pytree import PyTreeDef, is_pair, tree_flatten, tree_unflatten
 from tracejit.tracer.arguments import abstractify
 from tracejit.tracer.core import Tracer, bind
 from tracejit.tracer.tracing import Traced, trace_flat
@@ -287,14 +288,14 @@ class custom_vjp(_Custom):
         fwd_fn = lambda *d: self.fwd(*sig.full_args(d))
         fwd = _trace(fwd_fn, sig.in_tree, sig.avals, f"{name} fwd", closure)
         tree = fwd.out_tree
-        if tree.kind is not tuple or len(tree.subtrees) != 2 or tree.subtrees[0] != primal.out_tree:
+        if not is_pair(tree) or tree.children()[0] != primal.out_tree:
             raise TracejitTypeError(
                 f"custom_vjp {name!r}: fwd must return (output, residuals) with the output "
                 f"structured as the function's ({primal.out_tree}), got {tree}"
             )
         n_out = len(primal.graph.outputs)
         res_avals = _avals_of(fwd.graph.outputs[n_out:])
-        res_tree = tree.subtrees[1]
+        res_tree = tree.children()[1]
         nondiff = sig.nondiff()
 
         def bwd_flat(*leaves):
@@ -309,8 +310,8 @@ class custom_vjp(_Custom):
 
 def _input_cotangents(bwd: Traced, sig: _Signature, name: str) -> Graph:
     """The bwd graph with exactly one output per differentiable input leaf, typed like it."""
-    tree, n_diff = bwd.out_tree, len(sig.in_tree.subtrees)
-    if tree.kind is not tuple or len(tree.subtrees) != n_diff:
+    tree, n_diff = bwd.out_tree, len(sig.in_tree.children())
+    if tree.node_data() != (tuple, None) or len(tree.children()) != n_diff:
         raise TracejitTypeError(
             f"custom_vjp {name!r}: bwd must return a tuple with one cotangent per "
             f"differentiable argument ({n_diff}), got {tree}"
@@ -319,7 +320,7 @@ def _input_cotangents(bwd: Traced, sig: _Signature, name: str) -> Graph:
     b = Emitter(graph)
     outs = iter(bwd.graph.outputs)
     flat_avals = iter(sig.avals)
-    for i, (arg_tree, sub) in enumerate(zip(sig.in_tree.subtrees, tree.subtrees)):
+    for i, (arg_tree, sub) in enumerate(zip(sig.in_tree.children(), tree.children())):
         zero = _zero_leaves(sub, arg_tree)
         if zero is None:
             raise TracejitTypeError(
@@ -341,14 +342,15 @@ def _input_cotangents(bwd: Traced, sig: _Signature, name: str) -> Graph:
 def _zero_leaves(ct: PyTreeDef, arg: PyTreeDef) -> list[bool] | None:
     """Per leaf of `arg`, whether `ct` (arg's structure, None for zero subtrees) has a zero
     there; None when the structures do not fit."""
-    if ct.kind is type(None):
+    ct_data, arg_data = ct.node_data(), arg.node_data()
+    if ct_data == (type(None), None):
         return [True] * arg.num_leaves
-    if ct.kind is None or arg.kind is None:
-        return [False] if ct.kind is arg.kind else None
-    if ct.kind is not arg.kind or ct.aux != arg.aux or len(ct.subtrees) != len(arg.subtrees):
+    if ct_data is None or arg_data is None:
+        return [False] if ct_data is arg_data else None
+    if ct_data != arg_data or len(ct.children()) != len(arg.children()):
         return None
     out: list[bool] = []
-    for c, a in zip(ct.subtrees, arg.subtrees):
+    for c, a in zip(ct.children(), arg.children()):
         sub = _zero_leaves(c, a)
         if sub is None:
             return None
@@ -413,7 +415,7 @@ class custom_jvp(_Custom):
         name = self.__name__
         flat = _flat_tree(2 * n)
         jvp = _trace(jvp_flat, flat, list(avals) + tangent_avals, f"{name} jvp", closure)
-        want = PyTreeDef(tuple, None, (primal.out_tree, primal.out_tree))
+        want = treedef_tuple((primal.out_tree, primal.out_tree))
         if jvp.out_tree != want:
             raise TracejitTypeError(
                 f"custom_jvp {name!r}: the jvp must return (output, tangent) structured as "

@@ -19,7 +19,7 @@ from tracejit.ir import dtypes
 from tracejit.ir.forward import jvp_graph
 from tracejit.ir.graph import Value
 from tracejit.ir.passes import optimize
-from tracejit.pytree import tree_flatten, tree_unflatten
+from tracejit.pytree import is_pair, tree_flatten, tree_unflatten
 from tracejit.tracer.core import Tracer, bind
 from tracejit.tracer.tracing import inline
 from tracejit.transforms import _check_float_inputs, _shape, _Traceable
@@ -56,9 +56,9 @@ class ForwardJVP:
         traced, self.leaves, names = _Traceable(fun, "jvp").trace(primals, {}, range(len(primals)))
         self.traced, self.has_aux = traced, has_aux
         tree = traced.out_tree
-        if has_aux and (tree.kind is not tuple or len(tree.subtrees) != 2):
+        if has_aux and not is_pair(tree):
             raise TracejitTypeError("jvp(has_aux=True) needs the function to return (out, aux)")
-        self.main_tree = tree.subtrees[0] if has_aux else tree
+        self.main_tree = tree.children()[0] if has_aux else tree
         n_main = self.main_tree.num_leaves
         graph = traced.graph
         check_float_outputs(graph.outputs[:n_main])

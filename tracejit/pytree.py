@@ -1,33 +1,34 @@
-"""Pytrees: nested tuples, lists, dicts, namedtuples, None and registered classes.
+"""Pytrees: nested tuples, lists, dicts, namedtuples, None and registered classes, as in
+`jax.tree_util`, on optree (https://github.com/metaopt/optree) in tracejit's own optree
+namespace (types registered here are nodes for tracejit only).
+
+As JAX: None is a node without children, dict and defaultdict children follow the sorted
+keys, OrderedDict's the insertion order. Unlike JAX (as optree): keys that do not sort
+among themselves go in optree's total order (numbers first; JAX raises), a rebuilt dict has
+the key order of the dict its structure came from (JAX: sorted; equal dicts either way),
+and `collections.deque` and structseqs are nodes (JAX: leaves).
 
 >>> leaves, treedef = tree_flatten({"w": 1, "b": (2, None)})
 >>> leaves
 [2, 1]
 >>> tree_unflatten(treedef, [20, 10])
-{'b': (20, None), 'w': 10}
+{'w': 10, 'b': (20, None)}
 """
 
 from __future__ import annotations
 
 import functools
-from collections import OrderedDict, defaultdict
-from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
 from typing import Any
 
+import optree
+
+from tracejit._tree_def import NS, PyTreeDef, child_keys, flatten_up_to, one_level
 from tracejit._tree_keys import (
-    DictKey,
-    FlattenedIndexKey,
-    GetAttrKey,
-    KeyEntry,
     KeyPath,
-    SequenceKey,
     keystr,
 )
 from tracejit.errors import TracejitTypeError, TracejitValueError
-
-# cls -> (flatten, unflatten, flatten_with_keys or None)
-_REGISTRY: dict[type, tuple[Callable, Callable, Callable | None]] = {}
 
 
 def register_pytree_node(cls: type, flatten: Callable, unflatten: Callable) -> None:
@@ -37,7 +38,12 @@ def register_pytree_node(cls: type, flatten: Callable, unflatten: Callable) -> N
     ...     def __init__(self, a, b): self.a, self.b = a, b
     >>> register_pytree_node(Pair, lambda p: ((p.a, p.b), None), lambda aux, ch: Pair(*ch))
     """
-    _register(cls, flatten, unflatten, None)
+    try:
+        optree.register_pytree_node(cls, flatten, unflatten, namespace=NS)
+    except ValueError:
+        raise TracejitValueError(f"{cls.__name__} is already a pytree node type") from None
+    except TypeError as e:
+        raise TracejitTypeError(f"register_pytree_node: {e}") from None
 
 
 def register_pytree_with_keys(
@@ -48,8 +54,8 @@ def register_pytree_with_keys(
 ) -> None:
     """Register `cls` with a key for each child, for its key paths:
     `flatten_with_keys(obj) -> (((key, child), ...), aux)` (keys such as `GetAttrKey`),
-    `unflatten(aux, children) -> obj`; `flatten` as in `register_pytree_node` (by default
-    the children of `flatten_with_keys`).
+    `unflatten(aux, children) -> obj`; `flatten` (JAX's faster flatten without keys) is
+    not needed: optree keeps the keys in the structure.
 
     >>> class Named:
     ...     def __init__(self, **kw): self.kw = kw
@@ -62,256 +68,55 @@ def register_pytree_with_keys(
     ["['a']", "['b']"]
     """
 
-    def children_and_aux(obj):
+    def children_aux_keys(obj):
         pairs, aux = flatten_with_keys(obj)
-        return [child for _, child in pairs], aux
+        pairs = tuple(pairs)
+        return [child for _, child in pairs], aux, [key for key, _ in pairs]
 
-    _register(cls, flatten or children_and_aux, unflatten, flatten_with_keys)
-
-
-def _register(cls: type, flatten, unflatten, flatten_with_keys) -> None:
-    if cls in _REGISTRY or cls in _BUILTIN_NODES:
-        raise TracejitValueError(f"{cls.__name__} is already a pytree node type")
-    _REGISTRY[cls] = (flatten, unflatten, flatten_with_keys)
-
-
-_BUILTIN_NODES = (tuple, list, dict, type(None), OrderedDict, defaultdict)
-
-
-def _is_namedtuple(x) -> bool:
-    return isinstance(x, tuple) and hasattr(type(x), "_fields")
-
-
-@dataclass(frozen=True)
-class PyTreeDef:
-    """The structure of a pytree: its node type, auxiliary data and the structures of its
-    children (leaf: kind None). The methods are JAX's `PyTreeDef`'s.
-
-    >>> td = tree_structure({"a": (1, None), "b": [2]})
-    >>> td.num_leaves, td.num_nodes, td.children()
-    (2, 6, [tuple(*, None), list(*)])
-    >>> td.flatten_up_to({"a": ("x", None), "b": [[3, 4]]})
-    ['x', [3, 4]]
-    >>> tree_structure([0, 0]).compose(tree_structure((0, 0)))
-    list(tuple(*, *), tuple(*, *))
-    """
-
-    kind: Any  # None for a leaf, else the node's type
-    aux: Hashable = None
-    subtrees: tuple[PyTreeDef, ...] = ()
-
-    @property
-    def num_leaves(self) -> int:
-        if self.kind is None:
-            return 1
-        return sum(c.num_leaves for c in self.subtrees)
-
-    @property
-    def num_nodes(self) -> int:
-        """Nodes and leaves (a `None` counts one, as in JAX)."""
-        return 1 + sum(c.num_nodes for c in self.subtrees)
-
-    def children(self) -> list[PyTreeDef]:
-        """The structures of the immediate children (`[]` for a leaf or `None`)."""
-        return list(self.subtrees)
-
-    def node_data(self) -> tuple[type, Hashable] | None:
-        """`(node type, auxiliary data)`, None for a leaf (a dict's data: its keys)."""
-        return None if self.kind is None else (self.kind, self.aux)
-
-    def unflatten(self, leaves) -> Any:
-        """`tree_unflatten(self, leaves)`, as JAX's `PyTreeDef.unflatten`."""
-        return tree_unflatten(self, leaves)
-
-    def flatten_up_to(self, tree) -> list:
-        """The subtrees of `tree` at this structure's leaves (it must be a prefix of
-        `tree`'s structure; else a TracejitValueError saying where they part)."""
-        return _flatten_up_to(self, tree, "PyTreeDef.flatten_up_to", "the tree", "the treedef")
-
-    def compose(self, inner: PyTreeDef) -> PyTreeDef:
-        """This structure with `inner` in place of each leaf."""
-        if not isinstance(inner, PyTreeDef):
-            raise TracejitTypeError(f"PyTreeDef.compose: needs a PyTreeDef, got {inner!r}")
-        if self.kind is None:
-            return inner
-        return replace(self, subtrees=tuple(c.compose(inner) for c in self.subtrees))
-
-    def __repr__(self) -> str:
-        if self.kind is None:
-            return "*"
-        inner = ", ".join(repr(c) for c in self.subtrees)
-        if self.kind is dict:
-            inner = ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.aux, self.subtrees))
-            return "{" + inner + "}"
-        if self.kind is type(None):
-            return "None"
-        return f"{self.kind.__name__}({inner})"
-
-
-_LEAF = PyTreeDef(None)
-
-
-@dataclass(frozen=True)
-class _KeyedTreeDef(PyTreeDef):
-    """A node of a type registered with keys: the children's key entries ride along for key
-    paths (not compared; a separate class keeps PyTreeDef's construction, on every jitted
-    call's path, at three fields)."""
-
-    keys: tuple = field(default=(), compare=False)
-
-
-def _node(kind, aux, children: tuple, keys: tuple | None) -> PyTreeDef:
-    return (
-        PyTreeDef(kind, aux, children) if keys is None else _KeyedTreeDef(kind, aux, children, keys)
-    )
-
-
-def _sorted_keys(x: dict) -> tuple:
-    try:
-        return tuple(sorted(x))
-    except TypeError:
-        raise TracejitTypeError(
-            f"a pytree dict's keys must sort (leaves follow the sorted keys); got {list(x)!r}"
-        ) from None
-
-
-def _dict_keys(td: PyTreeDef) -> tuple | None:
-    """The keys of a dict-like node (dict, OrderedDict, defaultdict), None for others."""
-    if td.kind is dict or td.kind is OrderedDict:
-        return td.aux
-    return td.aux[1] if td.kind is defaultdict else None
-
-
-def _children(x) -> tuple[Any, Hashable, list, tuple | None] | None:
-    """(kind, aux, children, keys) for a node, None for a leaf; keys: the children's key
-    entries where the type was registered with them, else None. As JAX: dict and defaultdict
-    children in sorted key order, OrderedDict's in insertion order."""
-    t = type(x)
-    if x is None:
-        return type(None), None, [], None
-    if t is tuple or t is list:
-        return t, None, list(x), None
-    if t is dict:
-        keys = _sorted_keys(x)
-        return dict, keys, [x[k] for k in keys], None
-    if t is OrderedDict:
-        keys = tuple(x)
-        return t, keys, [x[k] for k in keys], None
-    if t is defaultdict:
-        keys = _sorted_keys(x)
-        return t, (x.default_factory, keys), [x[k] for k in keys], None
-    if _is_namedtuple(x):
-        return t, None, list(x), None
-    if t in _REGISTRY:
-        flatten, _, with_keys = _REGISTRY[t]
-        if with_keys is None:
-            children, aux = flatten(x)
-            return t, aux, list(children), None
-        pairs, aux = with_keys(x)
-        pairs = list(pairs)
-        return t, aux, [child for _, child in pairs], tuple(key for key, _ in pairs)
-    return None
+    register_pytree_node(cls, children_aux_keys, unflatten)
 
 
 def tree_flatten(tree, is_leaf: Callable[[Any], bool] | None = None) -> tuple[list, PyTreeDef]:
     """Leaves in order (dict keys sorted) and the structure to rebuild the tree."""
-    return _flatten(tree, None if is_leaf is None else lambda _, x: is_leaf(x), False)
+    leaves, spec = optree.tree_flatten(tree, is_leaf, namespace=NS)
+    return leaves, PyTreeDef(spec)
 
 
-def _flatten(tree, is_leaf, with_paths: bool) -> tuple[list, PyTreeDef]:
-    """`tree_flatten` with `is_leaf(path, x)`; the paths (of key entries) are computed only
-    `with_paths` (else None)."""
-    leaves: list = []
-
-    def go(x, path) -> PyTreeDef:
-        node = None if (is_leaf is not None and is_leaf(path, x)) else _children(x)
-        if node is None:
-            leaves.append(x)
-            return _LEAF
-        kind, aux, children, keys = node
-        if not with_paths:
-            return _node(kind, aux, tuple([go(c, None) for c in children]), keys)
-        entries = _child_keys(_node(kind, aux, (_LEAF,) * len(children), keys))
-        subtrees = [go(c, (*path, key)) for c, key in zip(children, entries)]
-        return _node(kind, aux, tuple(subtrees), keys)
-
-    treedef = go(tree, () if with_paths else None)
-    return leaves, treedef
+def flatten_spec(tree) -> tuple[list, optree.PyTreeSpec]:
+    """`tree_flatten` with optree's bare structure (hashed on jit's per-call path)."""
+    return optree.tree_flatten(tree, namespace=NS)
 
 
 def tree_unflatten(treedef: PyTreeDef, leaves) -> Any:
     """Rebuild a tree of `treedef`'s structure from `leaves`."""
-    it = iter(leaves)
-
-    def go(td: PyTreeDef):
-        if td.kind is None:
-            return next(it)
-        children = [go(c) for c in td.subtrees]
-        if td.kind is type(None):
-            return None
-        if td.kind is tuple or td.kind is list:
-            return td.kind(children)
-        if td.kind is dict or td.kind is OrderedDict:
-            return td.kind(zip(td.aux, children))
-        if td.kind is defaultdict:
-            return defaultdict(td.aux[0], zip(td.aux[1], children))
-        if td.kind in _REGISTRY:
-            return _REGISTRY[td.kind][1](td.aux, children)
-        return td.kind(*children)  # namedtuple
-
-    try:
-        out = go(treedef)
-    except StopIteration:
-        raise TracejitValueError(
-            f"tree_unflatten: fewer leaves than the structure's {treedef.num_leaves}"
-        ) from None
-    if next(it, _SENTINEL) is not _SENTINEL:
-        raise TracejitValueError("tree_unflatten: more leaves than the structure holds")
-    return out
-
-
-_SENTINEL = object()
+    if not isinstance(treedef, PyTreeDef):
+        raise TracejitTypeError(f"tree_unflatten: needs a PyTreeDef, got {treedef!r}")
+    return treedef.unflatten(leaves)
 
 
 def tree_leaves(tree, is_leaf: Callable[[Any], bool] | None = None) -> list:
-    return tree_flatten(tree, is_leaf)[0]
+    return optree.tree_leaves(tree, is_leaf, namespace=NS)
 
 
 def tree_structure(tree, is_leaf: Callable[[Any], bool] | None = None) -> PyTreeDef:
-    return tree_flatten(tree, is_leaf)[1]
+    return PyTreeDef(optree.tree_structure(tree, is_leaf, namespace=NS))
 
 
-def _child_keys(td: PyTreeDef) -> list[KeyEntry]:
-    """The key entry of each child of the node `td`, as JAX names them."""
-    if isinstance(td, _KeyedTreeDef):
-        return list(td.keys)
-    keys = _dict_keys(td)
-    if keys is not None:
-        return [DictKey(k) for k in keys]
-    if td.kind is tuple or td.kind is list:
-        return [SequenceKey(i) for i in range(len(td.subtrees))]
-    if _is_namedtuple_type(td.kind):
-        return [GetAttrKey(name) for name in td.kind._fields]
-    return [FlattenedIndexKey(i) for i in range(len(td.subtrees))]
-
-
-def _is_namedtuple_type(kind) -> bool:
-    return isinstance(kind, type) and issubclass(kind, tuple) and hasattr(kind, "_fields")
+def is_pair(treedef: PyTreeDef) -> bool:
+    """Whether `treedef` is a pair's, `(a, b)` (a function's `(output, aux)` result)."""
+    return treedef.spec.kind is optree.PyTreeKind.TUPLE and treedef.spec.num_children == 2
 
 
 def treedef_paths(treedef: PyTreeDef) -> list[KeyPath]:
     """The key path of every leaf of `treedef`, in leaf order."""
-    out: list[KeyPath] = []
+    return _paths(treedef.spec)
 
-    def go(td: PyTreeDef, path: KeyPath):
-        if td.kind is None:
-            out.append(path)
-            return
-        for key, child in zip(_child_keys(td), td.subtrees):
-            go(child, (*path, key))
 
-    go(treedef, ())
-    return out
+def _paths(spec: optree.PyTreeSpec) -> list[KeyPath]:
+    if spec.is_leaf():
+        return [()]
+    keys = child_keys(spec)
+    return [(k, *p) for k, child in zip(keys, spec.children()) for p in _paths(child)]
 
 
 def keystr_paths(treedef: PyTreeDef, prefix: str) -> list[str]:
@@ -328,14 +133,25 @@ def tree_flatten_with_path(
     >>> tree_flatten_with_path({"b": [7], "a": 8})[0]
     [((DictKey(key='a'),), 8), ((DictKey(key='b'), SequenceKey(idx=0)), 7)]
     """
-    leaves, treedef = _flatten_for_paths(tree, is_leaf, is_leaf_takes_path)
-    return list(zip(treedef_paths(treedef), leaves)), treedef
-
-
-def _flatten_for_paths(tree, is_leaf, is_leaf_takes_path: bool) -> tuple[list, PyTreeDef]:
     if is_leaf is None or not is_leaf_takes_path:
-        return tree_flatten(tree, is_leaf)
-    return _flatten(tree, is_leaf, True)
+        leaves, treedef = tree_flatten(tree, is_leaf)
+        return list(zip(treedef_paths(treedef), leaves)), treedef
+    pairs: list = []
+    verdicts: list[bool] = []  # is_leaf's, for every node optree visits, in its (pre-)order
+
+    def walk(x, path: KeyPath) -> None:
+        verdicts.append(bool(is_leaf(path, x)))
+        children, node = (None, None) if verdicts[-1] else one_level(x)
+        if node is None or node.is_leaf():
+            pairs.append((path, x))
+            return
+        for key, child in zip(child_keys(node), children):
+            walk(child, (*path, key))
+
+    walk(tree, ())
+    verdict = iter(verdicts)
+    treedef = tree_structure(tree, lambda _: next(verdict))
+    return pairs, treedef
 
 
 def tree_leaves_with_path(
@@ -349,64 +165,6 @@ def tree_leaves_with_path(
     return tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
 
 
-def _node_text(kind, aux, n: int) -> str:
-    if kind is None or kind is type(None):
-        return "a leaf" if kind is None else "None"
-    keys = _dict_keys(PyTreeDef(kind, aux))
-    what = f"keys {list(keys)}" if keys is not None else f"{n} children"
-    return f"a {kind.__name__} node with {what}"
-
-
-class _Mismatch(Exception):
-    """Where `_flatten_up_to` found the two structures apart: the key path is gathered while
-    the walk unwinds, so the walk itself builds no paths."""
-
-    def __init__(self, first: str, other: str):
-        self.first, self.other, self.path = first, other, ()
-
-
-def _flatten_up_to(
-    treedef: PyTreeDef, tree, what: str, which: str, prefix: str = "the first tree"
-) -> list:
-    """The subtrees of `tree` at the leaves of `treedef`, which must be a prefix of its
-    structure (JAX's `flatten_up_to`); a named error where it is not (naming `tree` as
-    `which`, and `treedef`'s tree as `prefix`)."""
-    out: list = []
-
-    def go(td: PyTreeDef, x):
-        if td.kind is None:
-            out.append(x)
-            return
-        kind, aux, children, _ = _children(x) or (None, None, [], None)
-        if kind is not td.kind or aux != td.aux or len(children) != len(td.subtrees):
-            n = len(td.subtrees)
-            raise _Mismatch(_node_text(td.kind, td.aux, n), _node_text(kind, aux, len(children)))
-        for i, (child_td, child) in enumerate(zip(td.subtrees, children)):
-            try:
-                go(child_td, child)
-            except _Mismatch as m:
-                m.path = (_child_keys(td)[i], *m.path)
-                raise
-
-    try:
-        go(treedef, tree)
-    except _Mismatch as m:
-        raise TracejitValueError(
-            f"{what}: {which} has structure {tree_structure(tree)}, of which {prefix}'s "
-            f"structure {treedef} must be a prefix; at {keystr(m.path) or 'the root'} "
-            f"{prefix} has {m.first} but {which} has {m.other}"
-        ) from None
-    return out
-
-
-def _leaves_of_all(
-    what: str, tree, rest, is_leaf, is_leaf_takes_path: bool = False
-) -> tuple[PyTreeDef, list, list]:
-    leaves, treedef = _flatten_for_paths(tree, is_leaf, is_leaf_takes_path)
-    others = [_flatten_up_to(treedef, r, what, f"argument {i + 2}") for i, r in enumerate(rest)]
-    return treedef, leaves, others
-
-
 def tree_map(f: Callable, tree, *rest, is_leaf: Callable[[Any], bool] | None = None) -> Any:
     """Apply `f` leaf-wise over `tree` and the trees `rest`, as `jax.tree_util.tree_map`:
     each of `rest` has the structure of `tree` or `tree`'s as a prefix (then `f` gets the
@@ -417,8 +175,13 @@ def tree_map(f: Callable, tree, *rest, is_leaf: Callable[[Any], bool] | None = N
     >>> tree_map(lambda a, b: (a, b), [1, 2], [(3, 4), 5])
     [(1, (3, 4)), (2, 5)]
     """
-    treedef, leaves, others = _leaves_of_all("tree_map", tree, rest, is_leaf)
-    return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others)])
+    leaves, treedef = tree_flatten(tree, is_leaf)
+    others = _others("tree_map", treedef, rest)
+    return treedef.spec.unflatten([f(*xs) for xs in zip(leaves, *others)])
+
+
+def _others(what: str, treedef: PyTreeDef, rest: tuple) -> list[list]:
+    return [flatten_up_to(treedef, r, what, f"argument {i + 2}") for i, r in enumerate(rest)]
 
 
 def tree_map_with_path(
@@ -430,11 +193,12 @@ def tree_map_with_path(
     >>> tree_map_with_path(lambda p, x: keystr(p), {"a": (0, 0)})
     {'a': ("['a'][0]", "['a'][1]")}
     """
-    treedef, leaves, others = _leaves_of_all(
-        "tree_map_with_path", tree, rest, is_leaf, is_leaf_takes_path
-    )
-    paths = treedef_paths(treedef)
-    return tree_unflatten(treedef, [f(p, *xs) for p, *xs in zip(paths, leaves, *others)])
+    pairs, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
+    others = _others("tree_map_with_path", treedef, rest)
+    return treedef.spec.unflatten([f(*p, *xs) for p, *xs in zip(pairs, *others)])
+
+
+_SENTINEL = object()
 
 
 def tree_reduce(function: Callable, tree, initializer: Any = _SENTINEL, is_leaf=None) -> Any:

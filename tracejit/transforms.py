@@ -26,7 +26,7 @@ from tracejit.ir.graph import Graph, verify
 from tracejit.ir.partition import partition
 from tracejit.ir.passes import optimize
 from tracejit.ir.rematerialize import rematerialize
-from tracejit.pytree import PyTreeDef, tree_flatten, tree_unflatten
+from tracejit.pytree import PyTreeDef, is_pair, tree_flatten, tree_unflatten
 from tracejit.tracer.arguments import ArgSpec
 from tracejit.tracer.core import Tracer, bind
 from tracejit.tracer.tracing import TraceCache, Traced, inline
@@ -155,12 +155,12 @@ def _check_float_inputs(graph: Graph, wrt: Sequence[int], names: list[str], what
 def _scalar_output_index(traced: Traced, has_aux: bool, what: str) -> int:
     tree = traced.out_tree
     if has_aux:
-        if tree.kind is not tuple or len(tree.subtrees) != 2:
+        if not is_pair(tree):
             raise TracejitTypeError(
                 f"{what}(has_aux=True) needs the function to return (value, aux)"
             )
-        tree = tree.subtrees[0]
-    if tree.kind is not None:
+        tree = tree.children()[0]
+    if tree.node_data() is not None:
         raise TracejitTypeError(f"{what} needs the function to return one array, got a {tree!r}")
     out = traced.graph.outputs[0]
     if out.shape != () or not dtypes.is_float(out.dtype):
@@ -304,9 +304,9 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, memory_budget: float | N
     out_tree = traced.out_tree
     n_main = len(graph.outputs)
     if has_aux:
-        if out_tree.kind is not tuple or len(out_tree.subtrees) != 2:
+        if not is_pair(out_tree):
             raise TracejitTypeError("vjp(has_aux=True) needs the function to return (out, aux)")
-        out_tree = out_tree.subtrees[0]
+        out_tree = out_tree.children()[0]
         n_main = out_tree.num_leaves
     _, trees = _leaf_ranges(primals, range(len(primals)))
     wrt = tuple(range(len(leaves)))

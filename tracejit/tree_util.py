@@ -3,7 +3,7 @@ users reach for (the same functions are also top-level: `tj.tree_map` is
 `tj.tree_util.tree_map`).
 
 >>> import tracejit as tj
->>> tj.tree_util.tree_map(lambda x: 2 * x, {"w": 1, "b": (2, None)})
+>>> tj.tree_util.tree_map(lambda x: 2 * x, {"b": (2, None), "w": 1})
 {'b': (4, None), 'w': 2}
 """
 
@@ -13,6 +13,16 @@ from tracejit._tree_classes import (
     register_pytree_node_class,
     register_pytree_with_keys_class,
     register_static,
+)
+from tracejit._tree_def import PyTreeDef
+from tracejit._tree_keys import (
+    DictKey,
+    FlattenedIndexKey,
+    GetAttrKey,
+    KeyEntry,
+    KeyPath,
+    SequenceKey,
+    keystr,
 )
 from tracejit._tree_ops import (
     all_leaves,
@@ -27,14 +37,6 @@ from tracejit._tree_ops import (
     treedef_tuple,
 )
 from tracejit.pytree import (
-    DictKey,
-    FlattenedIndexKey,
-    GetAttrKey,
-    KeyEntry,
-    KeyPath,
-    PyTreeDef,
-    SequenceKey,
-    keystr,
     register_pytree_node,
     register_pytree_with_keys,
     tree_all,

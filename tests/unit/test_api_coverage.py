@@ -47,11 +47,12 @@ def test_the_walker_reads_aliases_and_dotted_names():
 
 
 def test_tree_util_is_the_pytree_functions_under_jax_s_module_name():
-    from tracejit import _tree_classes, _tree_ops, pytree
+    from tracejit import _tree_classes, _tree_def, _tree_keys, _tree_ops, pytree
 
+    modules = (pytree, _tree_classes, _tree_def, _tree_keys, _tree_ops)
     for name in tj.tree_util.__all__:  # the pytree modules' own objects, no copies
         obj = getattr(tj.tree_util, name)
-        assert any(obj is getattr(m, name, None) for m in (pytree, _tree_classes, _tree_ops))
+        assert any(obj is getattr(m, name, None) for m in modules)
     public = {n for n in dir(tj.tree_util) if n.isidentifier() and not n.startswith("_")}
     assert public == set(tj.tree_util.__all__)  # (pytest's rewriter may add '@py_...' names)
     tree = {"w": 1.0, "b": (2.0, None)}

@@ -95,6 +95,13 @@ def test_treedef_methods():
         td.flatten_up_to({"a": ([1], 2), "b": [3]})
     with pytest.raises(TracejitTypeError, match="compose: needs a PyTreeDef"):
         td.compose((0, 0))
+    assert td.walk(lambda xs, data: (data, xs), lambda x: -x, [1, 2]) == (
+        ["a", "b"],
+        ((None, (-1, (None, ()))), (None, (-2,))),
+    )
+    rebuild = tj.tree_util.PyTreeDef.from_node_data_and_children
+    for t in (td, S(None), S(7), S(Pair(1, [2])), S(Op(1)), S(Partial(max, 1, k=2))):
+        assert rebuild(t.node_data(), t.children()) == t
 
 
 def test_treedef_functions():
@@ -193,7 +200,8 @@ def test_one_level_and_is_tree_node():
             flatten_one_level(leaf)
     types = (list, tuple, dict, type(None), collections.defaultdict, Pt, Pair, Mode, Op, Partial)
     assert all(is_tree_node(t) for t in types)
-    assert not any(is_tree_node(t) for t in (int, str, object, np.ndarray, collections.deque))
+    assert not any(is_tree_node(t) for t in (int, str, object, np.ndarray, frozenset))
+    assert is_tree_node(collections.deque)  # as optree (JAX: a leaf)
     with pytest.raises(TracejitTypeError, match="is_tree_node: needs a type"):
         is_tree_node([1])
 
@@ -243,8 +251,19 @@ def test_the_same_results_as_jax():
     for n in range(1, 9):
         xs = list(range(n))
         assert tree_reduce_associative(pair, xs) == jtu.tree_reduce_associative(pair, xs)
-    for t in (1, None, [1, None], {"a": (1, [])}, Pair(1, None), collections.OrderedDict(z=1)):
+    for t in (
+        1,
+        None,
+        [1, None],
+        {"a": (1, [])},
+        Pair(1, None),
+        collections.OrderedDict(z=1),
+        Pt(1, [2]),
+    ):
         td, jtd = S(t), jtu.tree_structure(t)
+        walk = lambda xs, data: (xs, data if type(data) is not list else tuple(data))
+        leaves = list(range(td.num_leaves))
+        assert td.walk(walk, str, leaves) == jtd.walk(walk, str, leaves)
         assert (td.num_nodes, td.num_leaves) == (jtd.num_nodes, jtd.num_leaves)
         assert treedef_is_leaf(td) == jtu.treedef_is_leaf(jtd)
         assert [c.num_nodes for c in td.children()] == [c.num_nodes for c in jtd.children()]

@@ -34,12 +34,12 @@ def broadcast_prefix(spec: AxisSpec, full: PyTreeDef, what: str) -> list:
     out: list = []
 
     def go(s: PyTreeDef, f: PyTreeDef):
-        if s.kind is None:
+        if s.node_data() is None:
             out.extend([next(it)] * f.num_leaves)
             return
-        if s.kind is not f.kind or s.aux != f.aux or len(s.subtrees) != len(f.subtrees):
+        if s.node_data() != f.node_data() or len(s.children()) != len(f.children()):
             raise TracejitValueError(f"vmap: {what} {spec!r} is not a prefix of the structure {f}")
-        for sc, fc in zip(s.subtrees, f.subtrees):
+        for sc, fc in zip(s.children(), f.children()):
             go(sc, fc)
 
     go(spec_def, full)

@@ -61,7 +61,7 @@ def scan_flat(f, init_leaves, init_tree, x_leaves, x_tree, length: int, reverse:
     flat = lambda carry, xs: body(*carry, *xs)
     for _ in range(2):  # a second trace only when weak initial values must be promoted
         traced = trace_region(flat, in_tree, carry_avals + x_avals, "scan body")
-        carry_tree = traced.out_tree.subtrees[0]
+        carry_tree = traced.out_tree.children()[0]
         got = out_avals(traced.graph, 0, carry_tree.num_leaves)
         promoted = promote_weak(carry_avals, got) if carry_tree == init_tree else None
         if promoted is None:
@@ -89,7 +89,7 @@ def scan_flat(f, init_leaves, init_tree, x_leaves, x_tree, length: int, reverse:
         n_consts=len(traced.consts),
         n_carry=n_carry,
     )
-    return list(outs[:n_carry]), list(outs[n_carry:]), traced.out_tree.subtrees[1]
+    return list(outs[:n_carry]), list(outs[n_carry:]), traced.out_tree.children()[1]
 
 
 def scan(

@@ -30,7 +30,7 @@ from ._trace import (
 def _trace_cond(cond_fun, tree, avals):
     traced = trace_region(cond_fun, tree, avals, "while_loop cond_fun")
     got = out_avals(traced.graph)
-    if traced.out_tree.kind is not None or len(got) != 1 or got[0][:2] != ((), np.bool_):
+    if traced.out_tree.node_data() is not None or len(got) != 1 or got[0][:2] != ((), np.bool_):
         shown = ", ".join(aval_str(a) for a in got)
         raise ShapeError(
             f"while_loop: cond_fun must return a boolean scalar, got {traced.out_tree} of "

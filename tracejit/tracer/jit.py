@@ -31,7 +31,7 @@ from tracejit.ir import dtypes
 from tracejit.ir.custom_call import expand_custom_calls
 from tracejit.ir.graph import Graph
 from tracejit.ir.passes import optimize, unused_inputs
-from tracejit.pytree import tree_flatten, tree_unflatten
+from tracejit.pytree import flatten_spec, tree_flatten, tree_unflatten
 from tracejit.tracer import checks
 from tracejit.tracer.arguments import ArgSpec, SplitCall, abstractify, as_tuple
 from tracejit.tracer.core import Tracer
@@ -98,7 +98,7 @@ class Jitted:
             return self._call_donating(args, kwargs)
         if not kwargs and not self.static_argnums and not config.debug_nans:
             sig = [self.device or config.default_device]
-            for x in args:
+            for x in args:  # plain arrays (the loop of _host_signature, inlined)
                 if type(x) is not np.ndarray and type(x) is not ConstArray:
                     break
                 sig.append((x.shape, x.dtype))
@@ -106,7 +106,12 @@ class Jitted:
                 fast = self._fast.get(tuple(sig))
                 if fast is not None:
                     outs = _results(fast[0](list(args)))
-                    return outs[0] if fast[1] is None else tree_unflatten(fast[1], outs)
+                    return outs[0] if fast[1] is None else fast[1].unflatten(outs)
+            leaves, spec = flatten_spec(args)  # pytree arguments: keyed by their structure too
+            fast = self._fast.get(_host_signature([sig[0], spec], leaves))
+            if fast is not None:
+                outs = _results(fast[0](leaves))
+                return outs[0] if fast[1] is None else fast[1].unflatten(outs)
         return self._dispatch(args, kwargs)
 
     def _dispatch(self, args, kwargs, donated: tuple[int, ...] = ()):
@@ -140,13 +145,22 @@ class Jitted:
             outs = _results(run_donating(executable, arrays, leaves, donated))
         else:
             outs = _results(executable(arrays))
-        if not kwargs and not self.static_argnums and all(type(x) in _HOST for x in args):
-            sig = (device, *((x.shape, x.dtype) for x in args))
-            self._fast[sig] = (executable, None if out_tree.kind is None else out_tree)
+        if not kwargs and not self.static_argnums:
+            self._remember_fast(args, leaves, avals, device, entry)
         if config.debug_nans:
             host = _host_copies if device == "cuda" else lambda xs: xs
             debug.check_outputs(self._graphs[key], host(arrays), host(outs), self._label())
         return tree_unflatten(out_tree, outs)
+
+    def _remember_fast(self, args, leaves, avals, device: str, entry) -> None:
+        """Key this signature for `_call`'s fast paths where every leaf is a host array of its
+        traced dtype (the executable then takes the leaves as they are)."""
+        if not all(type(x) in _HOST and x.dtype == a[1] for x, a in zip(leaves, avals)):
+            return
+        plain = len(args) == len(leaves) and all(type(x) in _HOST for x in args)
+        head = [device] if plain else [device, flatten_spec(args)[1]]
+        out = entry[1].spec
+        self._fast[_host_signature(head, leaves)] = (entry[0], None if out.is_leaf() else out)
 
     def _call_donating(self, args, kwargs):
         """A call with donated arguments: refuse consumed ones, run with the outputs that
@@ -312,6 +326,16 @@ def _results(outs: list) -> list:
     """Host outputs as ConstArray views: plain NumPy arrays that also have JAX's
     `.block_until_ready()` and `.at[...]` (device arrays are returned as they are)."""
     return [ConstArray.of(o) for o in outs]
+
+
+def _host_signature(head: list, leaves: list) -> tuple | None:
+    """`head` and the (shape, dtype) of each leaf: a key of `Jitted._fast`; None when a leaf
+    is no host array."""
+    for x in leaves:
+        if type(x) is not np.ndarray and type(x) is not ConstArray:
+            return None
+        head.append((x.shape, x.dtype))
+    return tuple(head)
 
 
 def _fast_aval(x):

@@ -16,7 +16,14 @@ from typing import Any
 import optree
 from optree import PyTreeKind
 
-from tracejit._tree_keys import DictKey, FlattenedIndexKey, GetAttrKey, KeyEntry, SequenceKey
+from tracejit._tree_keys import (
+    DictKey,
+    FlattenedIndexKey,
+    GetAttrKey,
+    KeyEntry,
+    SequenceKey,
+    keystr,
+)
 from tracejit.errors import TracejitTypeError, TracejitValueError
 
 NS = "tracejit"  # the optree namespace of tracejit's registered node types
@@ -194,8 +201,6 @@ def flatten_up_to(
     try:
         _up_to(treedef.spec, tree, out)
     except _Mismatch as m:
-        from tracejit._tree_keys import keystr
-
         raise TracejitValueError(
             f"{what}: {which} has structure {PyTreeDef(spec)}, of which {prefix}'s "
             f"structure {treedef} must be a prefix; at {keystr(m.path) or 'the root'} "

@@ -57,6 +57,7 @@ def register_pytree_with_keys(
     `unflatten(aux, children) -> obj`; `flatten` (JAX's faster flatten without keys) is
     not needed: optree keeps the keys in the structure.
 
+    >>> from tracejit.tree_util import DictKey
     >>> class Named:
     ...     def __init__(self, **kw): self.kw = kw
     >>> register_pytree_with_keys(

@@ -34,8 +34,8 @@ def register_pytree_node_class(cls: type) -> type:
 
 def register_pytree_with_keys_class(cls: type) -> type:
     """Register `cls` by its own methods, with keys: `obj.tree_flatten_with_keys() ->
-    (((key, child), ...), aux)`, the classmethod `cls.tree_unflatten(aux, children)` and,
-    where it has one, `obj.tree_flatten()`; returns `cls` (a class decorator).
+    (((key, child), ...), aux)` and the classmethod `cls.tree_unflatten(aux, children)`
+    (`obj.tree_flatten()`, JAX's faster flatten, is not used); returns `cls` (a decorator).
 
     >>> from tracejit.tree_util import keystr, tree_flatten_with_path
     >>> @register_pytree_with_keys_class
@@ -49,10 +49,7 @@ def register_pytree_with_keys_class(cls: type) -> type:
     ['.x', '.y']
     """
     _need_methods("register_pytree_with_keys_class", cls, "tree_flatten_with_keys")
-    flatten = (lambda obj: obj.tree_flatten()) if hasattr(cls, "tree_flatten") else None
-    register_pytree_with_keys(
-        cls, lambda obj: obj.tree_flatten_with_keys(), cls.tree_unflatten, flatten
-    )
+    register_pytree_with_keys(cls, lambda obj: obj.tree_flatten_with_keys(), cls.tree_unflatten)
     return cls
 
 

@@ -83,11 +83,9 @@ class PyTreeDef:
         """The tree of this structure with `leaves` (as many as `num_leaves`)."""
         leaves = leaves if isinstance(leaves, (list, tuple)) else list(leaves)
         if len(leaves) != self.spec.num_leaves:
-            fewer = "fewer" if len(leaves) < self.spec.num_leaves else "more"
-            raise TracejitValueError(
-                f"tree_unflatten: {fewer} leaves ({len(leaves)}) than the structure {self} "
-                f"holds ({self.spec.num_leaves})"
-            )
+            more = "more" if len(leaves) > self.spec.num_leaves else "fewer"
+            n = f"{more} leaves ({len(leaves)}) than the structure {self} holds"
+            raise TracejitValueError(f"tree_unflatten: {n} ({self.spec.num_leaves})")
         return self.spec.unflatten(leaves)
 
     def flatten_up_to(self, tree) -> list:

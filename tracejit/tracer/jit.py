@@ -145,22 +145,19 @@ class Jitted:
             outs = _results(run_donating(executable, arrays, leaves, donated))
         else:
             outs = _results(executable(arrays))
-        if not kwargs and not self.static_argnums:
-            self._remember_fast(args, leaves, avals, device, entry)
+        if (
+            not kwargs
+            and not self.static_argnums
+            and all(type(x) in _HOST and x.dtype == a[1] for x, a in zip(leaves, avals))
+        ):  # keyed for _call's fast paths, which hand the leaves over as they are
+            plain = len(args) == len(leaves) and all(type(x) in _HOST for x in args)
+            head = [device] if plain else [device, flatten_spec(args)[1]]
+            out = None if out_tree.spec.is_leaf() else out_tree.spec
+            self._fast[_host_signature(head, leaves)] = (executable, out)
         if config.debug_nans:
             host = _host_copies if device == "cuda" else lambda xs: xs
             debug.check_outputs(self._graphs[key], host(arrays), host(outs), self._label())
         return tree_unflatten(out_tree, outs)
-
-    def _remember_fast(self, args, leaves, avals, device: str, entry) -> None:
-        """Key this signature for `_call`'s fast paths where every leaf is a host array of its
-        traced dtype (the executable then takes the leaves as they are)."""
-        if not all(type(x) in _HOST and x.dtype == a[1] for x, a in zip(leaves, avals)):
-            return
-        plain = len(args) == len(leaves) and all(type(x) in _HOST for x in args)
-        head = [device] if plain else [device, flatten_spec(args)[1]]
-        out = entry[1].spec
-        self._fast[_host_signature(head, leaves)] = (entry[0], None if out.is_leaf() else out)
 
     def _call_donating(self, args, kwargs):
         """A call with donated arguments: refuse consumed ones, run with the outputs that
@@ -329,8 +326,7 @@ def _results(outs: list) -> list:
 
 
 def _host_signature(head: list, leaves: list) -> tuple | None:
-    """`head` and the (shape, dtype) of each leaf: a key of `Jitted._fast`; None when a leaf
-    is no host array."""
+    """`head` and each leaf's (shape, dtype): a `Jitted._fast` key; None for a non-host leaf."""
     for x in leaves:
         if type(x) is not np.ndarray and type(x) is not ConstArray:
             return None

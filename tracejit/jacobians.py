@@ -77,11 +77,7 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = Fa
     (array([0., 0.]), array([1., 1.]))
     """
     primals, tangents = tuple(primals), tuple(tangents)
-    if tree_flatten(primals)[1] != tree_flatten(tangents)[1]:
-        raise TracejitTypeError(
-            f"jvp: tangents {tree_flatten(tangents)[1]} do not match primals "
-            f"{tree_flatten(primals)[1]}"
-        )
+    check_tangents(*tree_flatten(primals), tangents)  # before tracing anything
     try:
         res = _transposed(fun, primals, has_aux)
     except WhileLoopNotReversible:

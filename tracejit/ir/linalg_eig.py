@@ -36,31 +36,23 @@ from tracejit.errors import UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.ir.autodiff import defvjp
 from tracejit.ir.fft_prims import complex_dtype
-from tracejit.ir.linalg_prims import LinAlgShapeError, _eye_like, _mT
+from tracejit.ir.linalg_prims import _eye_like, _mT, _square
+from tracejit.ir.linalg_svd import finite_stand_in
 from tracejit.ir.primitives import OPAQUE, register
-
-_DTYPES = (np.float32, np.float64, np.complex64, np.complex128)
 
 
 def _eig_rule(avals, eigvec_derivs=False):
-    ((shape, dt, _),) = avals
-    if len(shape) < 2 or shape[-1] != shape[-2]:
-        raise LinAlgShapeError(f"eig: needs square matrices in the last two axes, got {shape}")
-    if np.dtype(dt) not in _DTYPES:
-        raise UnsupportedError(f"eig needs float32/64 or complex64/128 operands, got {dt}")
+    shape, dt = _square("eig", avals[0])
     c = complex_dtype(dt)
-    return [(tuple(shape[:-1]), c, False), (tuple(shape), c, False)]
+    return [(shape[:-1], c, False), (shape, c, False)]
 
 
 def _eig_impl(a, eigvec_derivs=False):
     c = complex_dtype(a.dtype)
-    if not np.isfinite(a).all():
-        bad = ~np.isfinite(a).all(axis=(-2, -1))
-        a = np.where(bad[..., None, None], 0, a)
-        w, v = np.linalg.eig(a)
+    a, bad = finite_stand_in(a)  # NaN for a non-finite matrix (NumPy raises LinAlgError)
+    w, v = np.linalg.eig(a)
+    if bad is not None:
         w[bad], v[bad] = np.nan, np.nan
-    else:
-        w, v = np.linalg.eig(a)
     return w.astype(c), v.astype(c)
 
 
@@ -69,10 +61,10 @@ def _eigvals_rule(avals):
 
 
 def _eigvals_impl(a):
-    bad = ~np.isfinite(a).all(axis=(-2, -1))
-    w = np.linalg.eigvals(np.where(bad[..., None, None], 0, a) if bad.any() else a)
-    w = w.astype(complex_dtype(a.dtype))
-    w[bad] = np.nan
+    a, bad = finite_stand_in(a)
+    w = np.linalg.eigvals(a).astype(complex_dtype(a.dtype))
+    if bad is not None:
+        w[bad] = np.nan
     return w
 
 

@@ -23,13 +23,13 @@ from tracejit.numpy._shape import expand_dims, reshape
 from tracejit.tracer.core import bind
 
 
-def _stack(name: str, a):
+def _matrices(name: str, a, square: bool = True):
+    """`a` as a float stack of (square) matrices, or LinAlgShapeError."""
     (a,) = promote(a, to_float=True)
     shape = tuple(shape_of(a))
-    if len(shape) < 2 or shape[-1] != shape[-2]:
-        raise LinAlgShapeError(
-            f"{name}: needs square matrices in the last two axes, got shape {shape}"
-        )
+    if len(shape) < 2 or (square and shape[-1] != shape[-2]):
+        what = "square matrices" if square else "matrices"
+        raise LinAlgShapeError(f"{name}: needs {what} in the last two axes, got shape {shape}")
     return a
 
 
@@ -45,7 +45,7 @@ def solve(a, b):
     >>> tnp.linalg.solve(np.array([[2.0, 0.0], [0.0, 4.0]]), np.array([2.0, 2.0]))
     array([1. , 0.5])
     """
-    a = _stack("solve", a)
+    a = _matrices("solve", a)
     a, b = promote(a, b, to_float=True)
     n, bs = shape_of(a)[-1], tuple(shape_of(b))
     vector = len(bs) == 1
@@ -68,7 +68,7 @@ def inv(a):
     array([[0.5 , 0.  ],
            [0.  , 0.25]])
     """
-    return bind("inv", _stack("inv", a))
+    return bind("inv", _matrices("inv", a))
 
 
 def cholesky(a, /, *, upper: bool = False):
@@ -81,7 +81,7 @@ def cholesky(a, /, *, upper: bool = False):
     array([[2., 0.],
            [1., 1.]])
     """
-    return bind("cholesky", _stack("cholesky", a), upper=bool(upper))
+    return bind("cholesky", _matrices("cholesky", a), upper=bool(upper))
 
 
 def det(a):
@@ -91,7 +91,7 @@ def det(a):
     >>> float(tnp.linalg.det(np.array([[1.0, 2.0], [3.0, 4.0]])))
     -2.0000000000000004
     """
-    return bind("det", _stack("det", a))
+    return bind("det", _matrices("det", a))
 
 
 class SlogdetResult(NamedTuple):
@@ -106,7 +106,7 @@ def slogdet(a):
     >>> tnp.linalg.slogdet(np.array([[0.0, 2.0], [3.0, 0.0]])).sign
     array(-1.)
     """
-    sign, logabs = bind("slogdet", _stack("slogdet", a))
+    sign, logabs = bind("slogdet", _matrices("slogdet", a))
     return SlogdetResult(sign, logabs)
 
 
@@ -131,7 +131,7 @@ def _lower(name: str, a, UPLO: str):
     """`a`'s stack with the triangle `UPLO` names as its lower one (the one eigh reads)."""
     if UPLO not in ("L", "U"):
         raise TracejitValueError("UPLO argument must be 'L' or 'U'")
-    a = _stack(name, a)
+    a = _matrices(name, a)
     return a if UPLO == "L" else _mH(a)  # the upper triangle, as a lower one
 
 
@@ -152,13 +152,6 @@ class SVDResult(NamedTuple):
     Vh: object
 
 
-def _matrices(name: str, a):
-    (a,) = promote(a, to_float=True)
-    if len(shape_of(a)) < 2:
-        raise LinAlgShapeError(f"{name}: needs matrices in the last two axes, got {shape_of(a)}")
-    return a
-
-
 def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False):
     """`np.linalg.svd`: U, S, Vh with a = U diag(S) Vh (differentiable with full_matrices=False
     or square a). `compute_uv=False` computes S alone (the vectors only to differentiate it).
@@ -168,7 +161,7 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
     >>> tnp.linalg.svd(np.array([[3.0, 0.0], [0.0, -4.0]]), compute_uv=False)
     array([4., 3.])
     """
-    a = _matrices("svd", a)
+    a = _matrices("svd", a, square=False)
     if not compute_uv:
         return bind("svdvals", a)
     return SVDResult(*bind("svd", a, full_matrices=bool(full_matrices)))
@@ -194,7 +187,7 @@ def qr(a, mode: str = "reduced"):
     """
     if mode not in ("reduced", "complete", "r"):
         raise TracejitValueError(f"qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
-    q, r = bind("qr", _matrices("qr", a), complete=mode == "complete")
+    q, r = bind("qr", _matrices("qr", a, square=False), complete=mode == "complete")
     return r if mode == "r" else QRResult(q, r)
 
 
@@ -207,7 +200,7 @@ def pinv(a, rcond=None, hermitian: bool = False, *, rtol=None):
     array([[0.5, 0. ],
            [0. , 0. ]])
     """
-    a = _matrices("pinv", a)
+    a = _matrices("pinv", a, square=False)
     *lead, m, n = shape_of(a)
     if rcond is not None and rtol is not None:
         raise TracejitValueError("`rtol` and `rcond` can't be both set.")

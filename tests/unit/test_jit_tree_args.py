@@ -39,3 +39,16 @@ def test_leaf_order_dtype_and_outputs():
     out = f(od, x)
     np.testing.assert_array_equal(f({"a": out["d"], "b": b}, x)["d"], a - b - b)
     np.testing.assert_array_equal(f({"a": a.astype(np.float64), "b": b}, x)["d"], a - b)
+
+
+def test_keyword_arguments_are_keyed_by_name_and_static_ones_by_value():
+    f = tj.jit(lambda x, y=None, z=None: x * 2 if z is None else x * 3, device="numpy")
+    g = tj.jit(lambda x, *, k: x * k, static_argnames="k", device="numpy")  # (keyword-only)
+    a, b = np.arange(3, dtype=F32), np.ones(3, F32)
+    for _ in range(2):
+        np.testing.assert_array_equal(f(a, y=b), a * 2)
+        np.testing.assert_array_equal(f(a, z=b), a * 3)
+        np.testing.assert_array_equal(f(x=a, z=b), a * 3)
+        np.testing.assert_array_equal(f(a, b), a * 2)
+        np.testing.assert_array_equal(g(a, k=2), a * 2)
+        np.testing.assert_array_equal(g(a, k=3), a * 3)

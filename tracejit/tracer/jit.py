@@ -96,9 +96,11 @@ class Jitted:
     def _call(self, args, kwargs):
         if self.donate_argnums:
             return self._call_donating(args, kwargs)
-        if not kwargs and not self.static_argnums and not config.debug_nans:
+        if not self.static_argnums and not self.spec.static_argnames and not config.debug_nans:
             sig = [self.device or config.default_device]
-            for x in args:  # plain arrays (the loop of _host_signature, inlined)
+            # plain arrays, positional (the loop of _host_signature, inlined); a keyword
+            # argument, a dict, ends the loop
+            for x in (kwargs,) if kwargs else args:
                 if type(x) is not np.ndarray and type(x) is not ConstArray:
                     break
                 sig.append((x.shape, x.dtype))
@@ -107,7 +109,8 @@ class Jitted:
                 if fast is not None:
                     outs = _results(fast[0](list(args)))
                     return outs[0] if fast[1] is None else fast[1].unflatten(outs)
-            leaves, spec = flatten_spec(args)  # pytree arguments: keyed by their structure too
+            # pytree arguments: keyed by their structure too
+            leaves, spec = flatten_spec((args, kwargs) if kwargs else args)
             fast = self._fast.get(_host_signature([sig[0], spec], leaves))
             if fast is not None:
                 outs = _results(fast[0](leaves))
@@ -146,12 +149,13 @@ class Jitted:
         else:
             outs = _results(executable(arrays))
         if (
-            not kwargs
-            and not self.static_argnums
+            not self.static_argnums
+            and not self.spec.static_argnames
             and all(type(x) in _HOST and x.dtype == a[1] for x, a in zip(leaves, avals))
         ):  # keyed for _call's fast paths, which hand the leaves over as they are
-            plain = len(args) == len(leaves) and all(type(x) in _HOST for x in args)
-            head = [device] if plain else [device, flatten_spec(args)[1]]
+            plain = not kwargs and len(args) == len(leaves) and all(type(x) in _HOST for x in args)
+            tree = (args, kwargs) if kwargs else args
+            head = [device] if plain else [device, flatten_spec(tree)[1]]
             out = None if out_tree.spec.is_leaf() else out_tree.spec
             self._fast[_host_signature(head, leaves)] = (executable, out)
         if config.debug_nans:

@@ -37,17 +37,12 @@ C_TYPES = {
     np.dtype(np.complex64): "tj_c64",
     np.dtype(np.complex128): "tj_c128",
 }
+_INTEGERS = [dt for dt in C_TYPES if dt.kind in "iu"]
 # The unsigned type integer arithmetic wraps in: at least 32 bits, so C's promotion of the
 # narrow types to int never overflows (uint16 * uint16 would overflow a signed int).
-WRAP_TYPES = {
-    np.dtype(t): ("uint64_t" if np.dtype(t).itemsize == 8 else "uint32_t")
-    for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
-}
+WRAP_TYPES = {dt: "uint64_t" if dt.itemsize == 8 else "uint32_t" for dt in _INTEGERS}
 # The unsigned type of the same width (shift counts compare in it).
-UNSIGNED = {
-    np.dtype(t): f"uint{np.dtype(t).itemsize * 8}_t"
-    for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
-}
+UNSIGNED = {dt: f"uint{dt.itemsize * 8}_t" for dt in _INTEGERS}
 
 TYPES_PRELUDE = (
     r"""

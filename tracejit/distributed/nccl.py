@@ -19,11 +19,11 @@ import functools
 import numpy as np
 
 from tracejit import distributed
+from tracejit.distributed.native import KINDS
 from tracejit.distributed.threads import OWNER
 from tracejit.errors import DistributedError
 from tracejit.ir import kernel as K
 
-COLLECTIVES = ("psum", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute", "axis_index")
 _TYPES = {
     "float64": "NCCL_FLOAT64",
     "float32": "NCCL_FLOAT32",
@@ -39,7 +39,7 @@ _OPS = {"psum": "NCCL_SUM", "pmax": "NCCL_MAX", "pmin": "NCCL_MIN", "psum_scatte
 
 
 def is_collective(step: K.Step) -> bool:
-    return isinstance(step, K.Fallback) and step.prim in COLLECTIVES
+    return isinstance(step, K.Fallback) and step.prim in KINDS  # every collective
 
 
 @functools.cache

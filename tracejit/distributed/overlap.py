@@ -29,22 +29,20 @@ import math
 
 from tracejit.ir.graph import Graph
 
-COLLECTIVES = frozenset(("psum", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute"))
-
 
 def collectives_early(graph: Graph) -> Graph:
     """`graph` with its nodes reordered so that each collective runs as early as it can."""
     nodes = graph.nodes
-    if not any(n.prim.name in COLLECTIVES for n in nodes):
+    if not any(n.prim.effectful for n in nodes):  # a collective (ir/primitives.py)
         return graph
     producer = {v: i for i, n in enumerate(nodes) for v in n.outputs}
     deps = [{producer[v] for v in n.inputs if v in producer} for n in nodes]
-    effectful = [i for i, n in enumerate(nodes) if getattr(n.prim, "effectful", False)]
+    effectful = [i for i, n in enumerate(nodes) if n.prim.effectful]
     for before, after in itertools.pairwise(effectful):
         deps[after].add(before)
     rank = [math.inf] * len(nodes)  # the first collective that needs node i
     for i in reversed(range(len(nodes))):
-        if nodes[i].prim.name in COLLECTIVES:
+        if nodes[i].prim.effectful:
             rank[i] = min(rank[i], i)
         for d in deps[i]:
             rank[d] = min(rank[d], rank[i])

@@ -7,6 +7,8 @@ are constants. Functions of traced values trace.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from tracejit.errors import ShapeError, TracejitTypeError, TracejitValueError, UnsupportedError
@@ -142,7 +144,7 @@ def piecewise(x, condlist, funclist, *args, **kw):
         condlist = [condlist]
     condlist = [asarray(c) for c in condlist]
     if len(funclist) == len(condlist) + 1:
-        none = ew.logical_not(_any_of(condlist))
+        none = ew.logical_not(functools.reduce(ew.logical_or, condlist))
         condlist = condlist + [none]
     elif len(funclist) != len(condlist):
         raise TracejitValueError(
@@ -154,13 +156,6 @@ def piecewise(x, condlist, funclist, *args, **kw):
         val = fn(x, *args, **kw) if callable(fn) else fn
         out = ew.where(cond, cast(promote(val)[0], out.dtype) if not callable(fn) else val, out)
     return cast(out, promote(x)[0].dtype)
-
-
-def _any_of(conds):
-    acc = conds[0]
-    for c in conds[1:]:
-        acc = ew.logical_or(acc, c)
-    return acc
 
 
 def isin(element, test_elements, assume_unique: bool = False, invert: bool = False, *,

@@ -7,6 +7,7 @@ The solvers and decompositions (solve, inv, cholesky, det, slogdet, eigh, svd, p
 
 from __future__ import annotations
 
+import functools
 import sys
 import types
 
@@ -126,10 +127,7 @@ def multi_dot(arrays):
     >>> tnp.linalg.multi_dot([np.ones(2), np.ones((2, 3)), np.ones(3)])
     array(6.)
     """
-    out = arrays[0]
-    for a in arrays[1:]:
-        out = matmul(out, a)
-    return out
+    return functools.reduce(matmul, arrays)
 
 
 def matrix_power(a, n: int):

@@ -92,3 +92,18 @@ def test_float16_and_float32_exp_log_tanh_in_one_program_compile(device):
     for g, fn, x in zip(got, [np.exp, np.exp, np.log, np.log, np.tanh, np.tanh], [h, f] * 3):
         assert g.dtype == x.dtype
         np.testing.assert_allclose(g, fn(x), rtol=2 * np.finfo(x.dtype).eps)
+
+
+def test_integer_compared_with_an_out_of_range_python_int_as_numpy(device):
+    """NumPy 2 compares uint8 with -1 or 300 (all False / all True, NEP 50); tracejit
+    raised IntegerOverflowError, saying NumPy raised too."""
+    u = np.array([0, 1, 255], np.uint8)
+
+    def f(u):
+        return [u < -1, u >= -1, -1 == u, u != 300, 300 > u, tnp.less_equal(u, 2**70)]
+
+    got = tj.device_get(tj.jit(f, device=device)(u))
+    want = [u < -1, u >= -1, -1 == u, u != 300, 300 > u, np.less_equal(u, 2**70)]
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype == np.bool_
+        np.testing.assert_array_equal(g, w)

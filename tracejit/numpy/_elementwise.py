@@ -48,11 +48,37 @@ _STYLES = {
 }
 
 
+# x OP c for a Python int c outside x's integer dtype, when c is above (below) every value
+_ABOVE = {"lt": True, "le": True, "gt": False, "ge": False, "eq": False, "ne": True}
+_SWAPPED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
+
+
+def _out_of_range_compare(prim: str, xs):
+    """NumPy 2 (NEP 50) compares an integer array with a Python int outside its dtype's
+    range (uint8 < -1 is False everywhere) instead of raising: that constant, or None."""
+    if prim not in _ABOVE or len(xs) != 2:
+        return None
+    for k, (x, c) in enumerate((xs, xs[::-1])):
+        dt = aval_of(x)[0]
+        if type(c) is not int or dt.kind not in "iu":
+            continue
+        info = np.iinfo(dt)
+        if info.min <= c <= info.max:
+            return None
+        op = prim if k == 0 else _SWAPPED[prim]
+        value = _ABOVE[op] if c > info.max or op in ("eq", "ne") else not _ABOVE[op]
+        return bind("eq" if value else "ne", x, x)  # all True / all False (x is no NaN)
+    return None
+
+
 def _wrapper(prim: str, name: str, style: str):
     """tnp's `name`: operands prepared as `style` says, promoted, broadcast, then `prim`."""
     prepare, to_float = _STYLES[style]
 
     def call(*xs):
+        constant = _out_of_range_compare(prim, xs)
+        if constant is not None:
+            return constant
         for x in xs:
             if aval_of(x)[0].kind == "c":
                 from tracejit.numpy._complex_math import COMPLEX_UFUNCS

@@ -14,6 +14,7 @@ names NumPy lacks (`F.nn` is `tracejit.nn`; the NumPy side replaces those steps 
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from dataclasses import dataclass
 
@@ -36,7 +37,10 @@ import tracejit as tj
 import tracejit.numpy as tnp
 
 SUPPORTED = {np.dtype(d) for d in DTYPES + NARROW_DTYPES + (np.complex64, np.complex128)}
-MAX_SIZE = 256  # elements per value: keeps the NumPy oracle and the bounds cheap
+# TRACEJIT_FUZZ_LARGE=1: also long axes (past vector widths, tiles and the parallel split),
+# up to 4096 elements per value; a campaign option, slower (the oracle's argsort is n^2)
+LARGE = os.environ.get("TRACEJIT_FUZZ_LARGE") == "1"
+MAX_SIZE = 4096 if LARGE else 256  # elements per value: keeps the oracle and bounds cheap
 # (drawer, weight): elementwise steps are the most common, as in real programs.
 DRAWERS = [
     (ew.unary, 4),
@@ -129,6 +133,10 @@ SIDES = st.sampled_from([1, 2, 3, 4, 0, 1, 5])  # size-1 and size-0 axes are com
 shapes = st.sampled_from([0, 1, 2, 2, 3, 3]).flatmap(
     lambda n: st.lists(SIDES, min_size=n, max_size=n).map(tuple)
 )
+if LARGE:  # one long axis among short ones, half of the time
+    long_shapes = st.tuples(shapes, st.sampled_from([17, 33, 64, 130, 1000]), st.integers(0, 3))
+    long_shapes = long_shapes.map(lambda t: t[0][: t[2]] + (t[1],) + t[0][t[2] :])
+    shapes = st.one_of(shapes, long_shapes.filter(lambda s: math.prod(s) <= MAX_SIZE))
 INPUT_DTYPES = st.one_of(
     st.sampled_from([np.float32, np.float64, np.float32, np.float64, *DTYPES]),
     st.sampled_from(NARROW_DTYPES),

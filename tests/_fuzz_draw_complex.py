@@ -2,8 +2,8 @@
 
 Complex values enter as new inputs (parts of ordinary and of extreme magnitude, no NaN or
 infinity: _fuzz_values), as `x + 1j * y` of real values, or out of an FFT; they flow through
-+ - *, abs, conj, real, imag, sum, the layout and gather steps, and fft/ifft/rfft/irfft/fft2
-(every norm, along any axis).
++ - * /, exp, log, sqrt, sin, cos, reciprocal, square, abs, conj, real, imag, sum, the layout
+and gather steps, and fft/ifft/rfft/irfft/fft2 (every norm, along any axis).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from _fuzz_ops import Pool, Step, axes_of, normalized, partner
 from hypothesis import strategies as st
 
 NORMS = (None, "ortho", "forward", "backward")
+FUNCS = ("exp", "log", "sqrt", "sin", "cos", "reciprocal", "square")
 
 
 def _complex_value(draw, pool: Pool) -> int:
@@ -29,7 +30,9 @@ def complex_op(draw, pool: Pool) -> Step | None:
         b = partner(draw, pool, a, "f")
         return Step("({0} + 1j * {1})", (a, b), "c_make")
     z = _complex_value(draw, pool)
-    name = draw(st.sampled_from(["+", "-", "*", "abs", "conj", "real", "imag", "neg", "sum"]))
+    name = draw(st.sampled_from([*"+-*/", "abs", "conj", "real", "imag", "neg", "sum", *FUNCS]))
+    if name in FUNCS:
+        return Step(f"np.{name}({{0}})", (z,), "c_func", (name,))
     if name in ("abs", "conj", "real", "imag"):
         rule = "c_abs" if name == "abs" else "c_exact"
         return Step(f"np.{'absolute' if name == 'abs' else name}({{0}})", (z,), rule)
@@ -44,7 +47,7 @@ def complex_op(draw, pool: Pool) -> Step | None:
         w = partner(draw, pool, z, "cf")
     else:
         w = draw(st.sampled_from(["2.0", "0.5", "(-1.0)", "1j", "(0.5 - 2j)"]))
-    rule = "c_mul" if name == "*" else "c_add"
+    rule = {"*": "c_mul", "/": "c_div"}.get(name, "c_add")
     return Step(f"({{0}} {name} {{1}})", (z, w), rule)
 
 

@@ -87,6 +87,7 @@ ELEMENTWISE = {
     "c_make": cx.c_make_rule,
     "c_add": cx.c_add_rule,
     "c_mul": cx.c_mul_rule,
+    "c_div": cx.c_div_rule,
     "c_abs": cx.c_abs_rule,
     "c_exact": cx.c_exact_rule,
     **{"nn:" + k: v for k, v in patterns.NN_RULES.items()},
@@ -151,6 +152,8 @@ def evaluate_step(step: Step, shadows: dict) -> Shadow:
         return _select(step, out, [broadcast(s, out.shape) for s in args])
     if step.rule == "searchsorted":
         return order.searchsorted_rule(out, *args)
+    if step.rule == "c_func":
+        return cx.c_func_rule(out, args[0], *step.params)
     if step.rule in ELEMENTWISE or step.rule.startswith("where") or step.rule == "clip":
         return _elementwise(step, out, [broadcast(s, out.shape) for s in args])
     return _structural(step, out, args)

@@ -150,7 +150,8 @@ def kink_gap(program: Program, args) -> float:
         elif step.rule in ("sort", "quantile") and operands[0].size:
             axes = step.params[0]
             axes = range(operands[0].ndim) if axes is None else axes
-            rows = _rows(operands[0], (axes,) if isinstance(axes, int) else tuple(axes))
+            # (floats: a quantile of traced indices sorts integers)
+            rows = _rows(operands[0] * 1.0, (axes,) if isinstance(axes, int) else tuple(axes))
             gap = min(gap, float(np.min(np.diff(rows, axis=-1), initial=np.inf)))
         elif step.rule == "linalg":
             gap = min(gap, _linalg_gap(step.params[0], operands[0], env[i]))

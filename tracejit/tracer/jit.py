@@ -66,9 +66,11 @@ class Jitted:
         self._graphs: dict[Any, Graph] = {}  # the optimized graph per key, for debug_nans
         # (leaf, dtype): a Python int argument the graph converts to a narrower integer dtype
         self._int_args: dict[Any, list] = {}
-        # hot path: for positional plain ndarrays (no statics, no kwargs) the (shape, dtype) of
-        # each argument is the whole signature, so flattening and abstractifying are skipped
+        # hot paths (no static arguments): a call whose leaves are all host arrays is keyed by
+        # the device, the arguments' structure (none for positional plain arrays) and each
+        # leaf's (shape, dtype), and runs without abstractifying (_call)
         self._fast: dict[Any, tuple] = {}
+        self._fast_ok = not self.static_argnums and not self.spec.static_argnames
 
     def trace(self, args: tuple, kwargs: dict) -> tuple[Traced, list]:
         """The traced graph for this call's signature (traced once per signature), and the
@@ -96,7 +98,7 @@ class Jitted:
     def _call(self, args, kwargs):
         if self.donate_argnums:
             return self._call_donating(args, kwargs)
-        if not self.static_argnums and not self.spec.static_argnames and not config.debug_nans:
+        if self._fast_ok and not config.debug_nans:
             sig = [self.device or config.default_device]
             # plain arrays, positional (the loop of _host_signature, inlined); a keyword
             # argument, a dict, ends the loop
@@ -148,10 +150,8 @@ class Jitted:
             outs = _results(run_donating(executable, arrays, leaves, donated))
         else:
             outs = _results(executable(arrays))
-        if (
-            not self.static_argnums
-            and not self.spec.static_argnames
-            and all(type(x) in _HOST and x.dtype == a[1] for x, a in zip(leaves, avals))
+        if self._fast_ok and all(
+            type(x) in _HOST and x.dtype == a[1] for x, a in zip(leaves, avals)
         ):  # keyed for _call's fast paths, which hand the leaves over as they are
             plain = not kwargs and len(args) == len(leaves) and all(type(x) in _HOST for x in args)
             tree = (args, kwargs) if kwargs else args

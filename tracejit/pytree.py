@@ -24,10 +24,7 @@ from typing import Any
 import optree
 
 from tracejit._tree_def import NS, PyTreeDef, child_keys, flatten_up_to, one_level
-from tracejit._tree_keys import (
-    KeyPath,
-    keystr,
-)
+from tracejit._tree_keys import KeyPath, keystr
 from tracejit.errors import TracejitTypeError, TracejitValueError
 
 

@@ -9,8 +9,8 @@
 # If pytest/hypothesis are missing on that machine, put their wheels in benchmarks/wheels/
 # (pip download --only-binary=:all: --python-version 3.12 -d benchmarks/wheels pytest hypothesis
 #  pytest-xdist execnet)
-# and the runtime dependencies it may lack (filelock, platformdirs, scipy-openblas32, ml_dtypes,
-# optree and its typing-extensions: pip download --only-binary=:all: --python-version 3.12 ...)
+# and the runtime dependencies it may lack (platformdirs, scipy-openblas32, ml_dtypes,
+# optree and its typing-extensions; filelock for a cache test: pip download --only-binary=:all: --python-version 3.12 ...)
 # and they are installed from there.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

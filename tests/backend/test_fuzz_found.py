@@ -107,3 +107,25 @@ def test_integer_compared_with_an_out_of_range_python_int_as_numpy(device):
     for g, w in zip(got, want):
         assert g.dtype == w.dtype == np.bool_
         np.testing.assert_array_equal(g, w)
+
+
+def test_float_ufuncs_of_small_ints_take_numpy_smallest_float(device):
+    """NumPy's float ufuncs pick the first float loop every operand casts to safely:
+    arctan2(int8, uint8) is float16 (was float32, from their int16); hypot, logaddexp,
+    copysign, heaviside of int8 are float16, of int16 float32 (were float64)."""
+    i8 = np.array([1, -3], np.int8)
+    u8 = np.array([1, 200], np.uint8)
+    i16 = np.array([1, -5], np.int16)
+    cases = [("arctan2", i8, u8), ("arctan2", i8, i16), ("hypot", i8, i8), ("hypot", u8, i16)]
+    cases += [("logaddexp", i8, u8), ("copysign", i16, i8), ("heaviside", i8, i8)]
+
+    def f(*xs):
+        return [
+            getattr(tnp, name)(xs[2 * k], xs[2 * k + 1]) for k, (name, _, _) in enumerate(cases)
+        ]
+
+    got = tj.device_get(tj.jit(f, device=device)(*[x for _, a, b in cases for x in (a, b)]))
+    for g, (name, a, b) in zip(got, cases):
+        want = getattr(np, name)(a, b)
+        assert g.dtype == want.dtype, (name, a.dtype, b.dtype)
+        np.testing.assert_allclose(g, want, rtol=2 * np.finfo(want.dtype).eps)

@@ -5,6 +5,7 @@ Every function here accepts tracers, NumPy arrays, NumPy scalars and Python scal
 
 from __future__ import annotations
 
+import functools
 import operator
 import struct
 
@@ -145,8 +146,16 @@ def promote(*xs, to_float: bool | str = False):
     dt, weak = found
     if to_float and not dtypes.is_inexact(dt):
         smallest = to_float == "ufunc" and not weak
-        dt = np.promote_types(dt, np.float16) if smallest else np.dtype(np.float64)
+        dt = _smallest_float(avals) if smallest else np.dtype(np.float64)
     return unify(xs, dt, weak)
+
+
+def _smallest_float(avals) -> np.dtype:
+    """NumPy's float ufunc loop for integer/bool operands: the first of float16, float32,
+    float64 that every (strong) operand casts to safely; int8 with uint8 is float16, not
+    the float32 of their promoted int16 (weak Python scalars adopt the others' type)."""
+    strong = [np.promote_types(d, np.float16) for d, w in avals if not w]
+    return functools.reduce(np.promote_types, strong)
 
 
 # (dtype, weak) of the operands -> their promoted (dtype, weak): promote runs for nearly

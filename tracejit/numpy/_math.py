@@ -25,7 +25,9 @@ newaxis = None
 
 
 def _floats(*xs):
-    return promote(*xs, to_float=True)
+    """Ints and bools as NumPy's float ufuncs take them: the smallest float every operand
+    casts to safely (int8 -> float16, int32 -> float64)."""
+    return promote(*xs, to_float="ufunc")
 
 
 def _real_floats(name: str, *xs):
@@ -172,7 +174,7 @@ def sinc(x):
     >>> float(tnp.sinc(0.0)), abs(float(tnp.sinc(1.0))) < 1e-15
     (1.0, True)
     """
-    (x,) = _floats(x)
+    (x,) = promote(x, to_float=True)  # not a ufunc: ints become float64
     zero = ew.equal(x, 0.0)
     y = ew.multiply(ew.where(zero, 1.0, x), math.pi)
     return ew.where(zero, 1.0, ew.divide(ew.sin(y), y))
@@ -289,7 +291,7 @@ def isclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = Fa
     >>> tnp.isclose(np.array([1.0, np.nan]), np.array([1.0 + 1e-9, np.nan]), equal_nan=True)
     array([ True,  True])
     """
-    a, b = _floats(a, b)
+    a, b = promote(a, b, to_float=True)  # not a ufunc: ints become float64
     finite = ew.logical_and(ew.isfinite(a), ew.isfinite(b))
     diff = ew.absolute(ew.subtract(ew.where(finite, a, 0.0), ew.where(finite, b, 0.0)))
     near = ew.less_equal(

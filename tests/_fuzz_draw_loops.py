@@ -1,5 +1,5 @@
 """Drawers of lax control flow: fori_loop, while_loop, scan (forward and reverse; the final
-carry or the stacked carries) and cond, each over a body of one elementwise step drawn by
+carry or the stacked carries), cond and switch, each over a body of one elementwise step drawn by
 the elementwise drawers on the carry and a closed-over value (scan: the current slice of
 xs). The body keeps the carry's shape and dtype (lax's rule); the NumPy side runs the same
 text with _fuzz_lax.NumpyLax, and the bound is the body's, once per iteration."""
@@ -11,7 +11,7 @@ from _fuzz_ops import Pool, Step, broadcast_partner_shape, partner
 from hypothesis import strategies as st
 
 BODIES = [ew.unary, ew.binary, ew.binary, ew.where, ew.clip]
-KINDS = ("fori", "while", "scan", "cond")
+KINDS = ("fori", "while", "scan", "cond", "switch")
 
 
 def _body(draw, sub: Pool, carry_aval, bodies):
@@ -65,6 +65,24 @@ def loop(draw, pool: Pool, bodies=tuple(BODIES)) -> Step | None:
         p = pool.index_input((), "int32", -1, 1)
         cond = f"F.lax.cond({{{len(args)}}} > 0, lambda c: {text}, lambda c: c, {{0}})"
         return Step(cond, (*args, p), "loop", (kind, body, 1, ()))
+    if kind == "switch":  # the index is clamped into the branches, as lax does
+        p = pool.index_input((), "int32", -2, 3)
+        branches = f"[lambda c: c, lambda c: {text}, lambda c: c]"
+        switch = f"F.lax.switch({{{len(args)}}}, {branches}, {{0}})"
+        return Step(switch, (*args, p), "loop", (kind, body, 1, ()))
     reverse, which = draw(st.booleans()), draw(st.integers(0, 1))
     scan = f"F.lax.scan(lambda c, x: (lambda n: (n, n))({text}), {{0}}, {{1}}, reverse={reverse})"
     return Step(f"{scan}[{which}]", args, "loop", (kind, body, count, (reverse, which)))
+
+
+def associative_scan(draw, pool: Pool) -> Step | None:
+    """lax.associative_scan of add, maximum or minimum along an axis, maybe reversed: the
+    dtype is kept (NumPy's add.accumulate would widen int8 to int64: the oracle passes it)."""
+    a = pool.pick(draw, min_ndim=1)
+    if a is None:
+        return None
+    ndim = len(pool.shape(a))
+    op = draw(st.sampled_from(["add", "maximum", "minimum"]))
+    axis, reverse = draw(st.integers(-ndim, ndim - 1)), draw(st.booleans())
+    text = f"F.lax.associative_scan(np.{op}, {{0}}, reverse={reverse}, axis={axis})"
+    return Step(text, (a,), "assoc", (op, axis % ndim, reverse))

@@ -138,6 +138,8 @@ def evaluate_step(step: Step, shadows: dict) -> Shadow:
         return bf16.bf16_rule(out, args, *step.params)
     if step.rule == "linalg":
         return linalg.linalg_rule(out, args, *step.params)
+    if step.rule == "assoc":
+        return lax.assoc_shadow(step, out, args[0])
     if step.rule == "loop":
         return lax.loop_shadow(step, out, args, evaluate_step)
     if step.rule == "gather":

@@ -64,6 +64,7 @@ DRAWERS = [
     (index.scatter, 1),
     (index.dynamic_slice, 1),
     (loops.loop, 2),
+    (loops.associative_scan, 1),
     (complex_.complex_op, 2),
     (complex_.fft, 2),
     (linalg.linalg, 2),

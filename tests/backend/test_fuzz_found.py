@@ -129,3 +129,19 @@ def test_float_ufuncs_of_small_ints_take_numpy_smallest_float(device):
         want = getattr(np, name)(a, b)
         assert g.dtype == want.dtype, (name, a.dtype, b.dtype)
         np.testing.assert_allclose(g, want, rtol=2 * np.finfo(want.dtype).eps)
+
+
+def test_gradient_of_a_scan_with_an_empty_carry(device):
+    """A scan whose carry has a size-0 axis, differentiated: the stacked residuals' rows are
+    size-0 views (the CUDA emulator refused their pointer past the 0-byte allocation)."""
+
+    def step(c, x):
+        n = 1 / (1 + c * c)
+        return n, n
+
+    def f(c0, xs):
+        return tnp.sum(tj.lax.scan(step, c0, xs)[0])
+
+    c0, xs = np.zeros((0,)), np.array([-0.6, 0.1, 0.0, 0.0])
+    got = tj.device_get(tj.jit(tj.grad(f), device=device)(c0, xs))
+    assert got.shape == (0,) and got.dtype == np.float64

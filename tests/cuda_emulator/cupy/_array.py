@@ -25,9 +25,12 @@ class ndarray:
         if memptr is None:
             memptr = MemoryPointer(Memory(nbytes))
         mem = memptr.mem
-        if memptr.offset + nbytes > mem.size:
+        offset = memptr.offset
+        if nbytes == 0:  # touches no memory: CuPy takes any pointer (row t of a (4, 0) array)
+            offset = min(offset, mem.size)
+        elif offset + nbytes > mem.size:
             raise ValueError("the memory pointer's allocation is too small for this array")
-        self._a = np.ndarray(shape, dtype, buffer=mem.buf, offset=memptr.offset, strides=strides)
+        self._a = np.ndarray(shape, dtype, buffer=mem.buf, offset=offset, strides=strides)
         self._mem = mem
         self.base = None  # as CuPy: an array made on a memory pointer has no base
 

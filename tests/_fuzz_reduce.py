@@ -126,7 +126,8 @@ def cumprod_rule(out, a: Shadow, axis: int) -> Shadow:
     """NumPy's order, tracejit's contract (ir/structural.py): p_k = p_(k-1) * x_k rounded,
     a chain of mul_rule steps. Exact where the factors are (every overflow, zero sign and NaN
     is NumPy's), else about k u plus the factors' relative errors; an inexact prefix near the
-    overflow threshold, or one times an infinity, is undecided (finish)."""
+    overflow threshold, or one times an infinity, is undecided (finish). float16: see
+    _half_products."""
     unk = np.logical_or.accumulate(a.unk, axis=axis) if a.unk.size else a.unk
     if out.dtype.kind != "f" or out.size == 0:
         return finish(out, 0.0, unk)
@@ -139,7 +140,28 @@ def cumprod_rule(out, a: Shadow, axis: int) -> Shadow:
         x = Shadow(at(a.value, k), at(a.err, k), at(a.unk, k))
         p.append(mul_rule(at(out, k), p[-1], x))
     err = np.stack([s.err for s in p], axis)
-    return finish(out, err, unk | np.stack([s.unk for s in p], axis))
+    unk = unk | np.stack([s.unk for s in p], axis)
+    if out.dtype == np.float16:
+        err, unk = _half_products(out, a, axis, err, unk)
+    return finish(out, err, unk)
+
+
+def _half_products(out, a: Shadow, axis: int, err, unk):
+    """float16 products: NumPy rounds each partial product to half, tracejit keeps them in
+    float32 (as JAX) and rounds once, so they differ by up to k u (the k-th product's k - 1
+    roundings, one more for the final one); a finite prefix that may overflow or underflow
+    half's range (inf or 0 in one, not the other) is undecided."""
+    x = a.f64
+    u = unit_roundoff(np.float16)
+    k = np.arange(1, x.shape[axis] + 1).reshape([-1 if i == axis else 1 for i in range(x.ndim)])
+    with np.errstate(**ERRSTATE):
+        mags = np.cumprod(np.where(np.isfinite(x), np.abs(x), 1.0), axis=axis)
+        exact_zero = np.logical_or.accumulate(x == 0, axis=axis)
+        rounding = k * u * np.abs(out.astype(np.float64))
+        err = err + np.where(np.isfinite(out) & ~exact_zero, rounding, 0.0)
+    fi = np.finfo(np.float16)
+    edge = (mags >= float(fi.max) / 2) | (mags <= 2 * float(fi.smallest_normal))
+    return err, unk | (edge & ~exact_zero)
 
 
 def nancumprod_rule(out, a: Shadow, axis: int) -> Shadow:

@@ -129,6 +129,12 @@ def test_float_ufuncs_of_small_ints_take_numpy_smallest_float(device):
         want = getattr(np, name)(a, b)
         assert g.dtype == want.dtype, (name, a.dtype, b.dtype)
         np.testing.assert_allclose(g, want, rtol=2 * np.finfo(want.dtype).eps)
+    # a weak Python int adopts int8 (float16) but not bool (int64: float64)
+    flags = np.array([True, False])
+    got = tj.device_get(
+        tj.jit(lambda i, b: (tnp.arctan2(i, 7), tnp.arctan2(7, b)), device=device)(i8, flags)
+    )
+    assert [g.dtype for g in got] == [np.arctan2(i8, 7).dtype, np.arctan2(7, flags).dtype]
 
 
 def test_gradient_of_a_scan_with_an_empty_carry(device):

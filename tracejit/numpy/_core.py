@@ -146,16 +146,19 @@ def promote(*xs, to_float: bool | str = False):
     dt, weak = found
     if to_float and not dtypes.is_inexact(dt):
         smallest = to_float == "ufunc" and not weak
-        dt = _smallest_float(avals) if smallest else np.dtype(np.float64)
+        dt = _smallest_float(avals, dt) if smallest else np.dtype(np.float64)
     return unify(xs, dt, weak)
 
 
-def _smallest_float(avals) -> np.dtype:
+def _smallest_float(avals, promoted) -> np.dtype:
     """NumPy's float ufunc loop for integer/bool operands: the first of float16, float32,
-    float64 that every (strong) operand casts to safely; int8 with uint8 is float16, not
-    the float32 of their promoted int16 (weak Python scalars adopt the others' type)."""
-    strong = [np.promote_types(d, np.float16) for d, w in avals if not w]
-    return functools.reduce(np.promote_types, strong)
+    float64 that every operand casts to safely; int8 with uint8 is float16, not the float32
+    of their promoted int16. A weak Python int adopts an integer operand's type (int8 with
+    7: float16) but not a bool's (bool with 7 is int64: float64), as `promoted` says."""
+    floats = [np.promote_types(d, np.float16) for d, w in avals if not w]
+    if len(floats) < len(avals):
+        floats.append(np.promote_types(promoted, np.float16))
+    return functools.reduce(np.promote_types, floats)
 
 
 # (dtype, weak) of the operands -> their promoted (dtype, weak): promote runs for nearly

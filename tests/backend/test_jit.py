@@ -252,3 +252,20 @@ def test_a_compiled_function_prints_what_the_jitted_one_prints(capsys):
     compiled = f.lower(np.ones(2)).compile()
     np.testing.assert_array_equal(compiled(np.full(2, 3.0)), [6.0, 6.0])
     assert capsys.readouterr().out == "x is [3. 3.]\n"
+
+
+def test_scalar_and_static_arguments_on_the_fast_path_run_compiled(device):
+    # the fast path hands a compiled function scalars converted as the general path does
+    f = tj.jit(
+        lambda x, lr, n, training=False: x * lr + n if training else x - n,
+        static_argnames="training",
+        device=device,
+    )
+    x = np.arange(4, dtype=np.int32)
+    for lr, n in [(2, 3), (5, -1), (7, 2**31 - 32)]:  # the second and third calls are keyed
+        out = f(x, lr, n, training=True)
+        assert len(f._executables) == 1 and out.dtype == np.int32
+        np.testing.assert_array_equal(tj.device_get(out), x * lr + n)
+    np.testing.assert_array_equal(tj.device_get(f(x, 2, 3)), x - 3)
+    with pytest.raises(tj.errors.IntegerOverflowError, match=r"argument n .*int32"):
+        f(x, 2, 2**31, training=True)

@@ -35,6 +35,7 @@ from tracejit.pytree import flatten_spec, tree_flatten, tree_unflatten
 from tracejit.tracer import checks
 from tracejit.tracer.arguments import ArgSpec, SplitCall, abstractify, as_tuple
 from tracejit.tracer.core import Tracer
+from tracejit.tracer.fast_keys import HOST, StaticSplit, convert, leaf_key, store_plan
 from tracejit.tracer.jit_options import (
     ShapeDtypeStruct,
     check_donate,
@@ -66,11 +67,15 @@ class Jitted:
         self._graphs: dict[Any, Graph] = {}  # the optimized graph per key, for debug_nans
         # (leaf, dtype): a Python int argument the graph converts to a narrower integer dtype
         self._int_args: dict[Any, list] = {}
-        # hot paths (no static arguments): a call whose leaves are all host arrays is keyed by
-        # the device, the arguments' structure (none for positional plain arrays) and each
-        # leaf's (shape, dtype), and runs without abstractifying (_call)
+        # hot paths: a call whose leaves are host arrays and scalars is keyed by the device,
+        # the static values, the arguments' structure (none for positional plain arrays) and
+        # each leaf's (shape, dtype) or scalar type, and runs without abstractifying (_call,
+        # fast_keys.py): key -> (executable, output structure or None, scalar conversions)
         self._fast: dict[Any, tuple] = {}
-        self._fast_ok = not self.static_argnums and not self.spec.static_argnames
+        statics = self.static_argnums or self.spec.static_argnames
+        self._split = (
+            StaticSplit(self.static_argnums, self.spec.static_argnames) if statics else None
+        )
 
     def trace(self, args: tuple, kwargs: dict) -> tuple[Traced, list]:
         """The traced graph for this call's signature (traced once per signature), and the
@@ -98,26 +103,50 @@ class Jitted:
     def _call(self, args, kwargs):
         if self.donate_argnums:
             return self._call_donating(args, kwargs)
-        if self._fast_ok and not config.debug_nans:
-            sig = [self.device or config.default_device]
-            # plain arrays, positional (the loop of _host_signature, inlined); a keyword
-            # argument, a dict, ends the loop
-            for x in (kwargs,) if kwargs else args:
-                if type(x) is not np.ndarray and type(x) is not ConstArray:
-                    break
-                sig.append((x.shape, x.dtype))
-            else:
-                fast = self._fast.get(tuple(sig))
-                if fast is not None:
-                    outs = _results(fast[0](list(args)))
-                    return outs[0] if fast[1] is None else fast[1].unflatten(outs)
-            # pytree arguments: keyed by their structure too
-            leaves, spec = flatten_spec((args, kwargs) if kwargs else args)
-            fast = self._fast.get(_host_signature([sig[0], spec], leaves))
-            if fast is not None:
-                outs = _results(fast[0](leaves))
-                return outs[0] if fast[1] is None else fast[1].unflatten(outs)
+        if not config.debug_nans:
+            device = self.device or config.default_device
+            if self._split is None:
+                sig = [device]
+                # plain arrays, positional (leaf_key's loop, inlined); a keyword argument,
+                # a dict, or a scalar ends the loop
+                for x in (kwargs,) if kwargs else args:
+                    if type(x) is not np.ndarray and type(x) is not ConstArray:
+                        break
+                    sig.append((x.shape, x.dtype))
+                else:
+                    fast = self._fast.get(tuple(sig))
+                    if fast is not None:
+                        outs = _results(fast[0](list(args)))
+                        return outs[0] if fast[1] is None else fast[1].unflatten(outs)
+            out = self._call_keyed(args, kwargs, device)
+            if out is not _MISS:
+                return out
         return self._dispatch(args, kwargs)
+
+    def _call_keyed(self, args, kwargs, device):
+        """The fast path of pytree, scalar and static arguments; _MISS when not keyed."""
+        leaves, key = self._fast_key(args, kwargs, device)
+        try:
+            fast = self._fast.get(key)
+        except TypeError:  # an unhashable static value: the general path names it
+            return _MISS
+        if fast is None:
+            return _MISS
+        if fast[2]:
+            leaves = convert(leaves, fast[2])
+            if leaves is None:  # a Python int out of range: the general path raises
+                return _MISS
+        outs = _results(fast[0](leaves))
+        return outs[0] if fast[1] is None else fast[1].unflatten(outs)
+
+    def _fast_key(self, args, kwargs, device) -> tuple[list, tuple]:
+        """The traced leaves of a call, and its `_fast` key (fast_keys.py)."""
+        if self._split is None:
+            leaves, spec = flatten_spec((args, kwargs) if kwargs else args)
+            return leaves, leaf_key([device, spec], leaves)
+        static, tree = self._split(args, kwargs)
+        leaves, spec = flatten_spec(tree)
+        return leaves, leaf_key([device, static, spec], leaves)
 
     def _dispatch(self, args, kwargs, donated: tuple[int, ...] = ()):
         """The general call: inline into an enclosing trace, or look up / compile and run.
@@ -143,25 +172,33 @@ class Jitted:
                 checks.check_int_fits(leaves[i], dtype, f"argument {name}")
         executable, out_tree = entry
         arrays = [
-            np.asarray(x, dtype=a[1]) if type(x) in _HOST else _leaf_array(x, a[1], device)
+            np.asarray(x, dtype=a[1]) if type(x) in HOST else _leaf_array(x, a[1], device)
             for x, a in zip(leaves, avals)
         ]
         if donated and not config.debug_nans:
             outs = _results(run_donating(executable, arrays, leaves, donated))
         else:
             outs = _results(executable(arrays))
-        if self._fast_ok and all(
-            type(x) in _HOST and x.dtype == a[1] for x, a in zip(leaves, avals)
-        ):  # keyed for _call's fast paths, which hand the leaves over as they are
-            plain = not kwargs and len(args) == len(leaves) and all(type(x) in _HOST for x in args)
-            tree = (args, kwargs) if kwargs else args
-            head = [device] if plain else [device, flatten_spec(tree)[1]]
-            out = None if out_tree.spec.is_leaf() else out_tree.spec
-            self._fast[_host_signature(head, leaves)] = (executable, out)
+        if not self.donate_argnums:
+            self._keep_fast(key, args, kwargs, leaves, avals, entry)
         if config.debug_nans:
             host = _host_copies if device == "cuda" else lambda xs: xs
             debug.check_outputs(self._graphs[key], host(arrays), host(outs), self._label())
         return tree_unflatten(out_tree, outs)
+
+    def _keep_fast(self, key, args, kwargs, leaves, avals, entry):
+        """Key this call for _call's fast paths, where its leaves say its signature."""
+        plan = store_plan(leaves, avals, self._int_args.get(key, ()))
+        if plan is None:
+            return
+        executable, out_tree = entry
+        out = None if out_tree.spec.is_leaf() else out_tree.spec
+        plain = self._split is None and not kwargs and not plan and len(args) == len(leaves)
+        if plain and all(type(x) in HOST for x in args):  # _call's first loop
+            fast_key = tuple([key[3]] + [(x.shape, x.dtype) for x in args])
+        else:
+            fast_key = self._fast_key(args, kwargs, key[3])[1]
+        self._fast[fast_key] = (executable, out, plan)
 
     def _call_donating(self, args, kwargs):
         """A call with donated arguments: refuse consumed ones, run with the outputs that
@@ -319,8 +356,7 @@ def _fmt(aval) -> str:
     return f"{dtypes.short_name(dtype)}[{','.join(map(str, shape))}]{' (weak)' if weak else ''}"
 
 
-# Host arrays the fast paths take as they are: NumPy's, and the ConstArray views jit returns.
-_HOST = (np.ndarray, ConstArray)
+_MISS = object()  # _call_keyed: the call is not keyed
 
 
 def _results(outs: list) -> list:
@@ -329,17 +365,8 @@ def _results(outs: list) -> list:
     return [ConstArray.of(o) for o in outs]
 
 
-def _host_signature(head: list, leaves: list) -> tuple | None:
-    """`head` and each leaf's (shape, dtype): a `Jitted._fast` key; None for a non-host leaf."""
-    for x in leaves:
-        if type(x) is not np.ndarray and type(x) is not ConstArray:
-            return None
-        head.append((x.shape, x.dtype))
-    return tuple(head)
-
-
 def _fast_aval(x):
-    if type(x) in _HOST:
+    if type(x) in HOST:
         return x.shape, dtypes.canonical(x.dtype), False
     return abstractify(x, "argument")
 

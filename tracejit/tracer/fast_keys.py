@@ -1,0 +1,103 @@
+"""The keys of `jit`'s fast paths: a call looked up without abstractifying its arguments.
+
+A key is the device, the static arguments' values (when the function has any), the traced
+arguments' optree structure and, per leaf, `(shape, dtype)` for a host array or the type
+of a scalar leaf. The key of a call the general path has run is stored only where it says
+everything that path's signature says (structure, avals, static values, device):
+
+- a host array whose dtype is its own canonical one (its aval is `(shape, dtype, False)`);
+- a Python bool, int or float (exactly these types: the aval is `((), dtype, True)`, the
+  dtype `dtypes.python_scalar_dtype` gives), or a NumPy scalar of a supported dtype
+  (`((), dtype, False)`): the aval depends on the type only.
+
+Scalar leaves are converted as the general path converts them (`np.asarray(x, dtype)`);
+a Python int is range-checked first, against int64 or the narrower dtype the graph
+converts it to (`checks.weak_int_targets`): out of range, the call takes the general path,
+which raises the same `IntegerOverflowError` as before.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tracejit.const_array import ConstArray
+from tracejit.ir import dtypes
+
+# Host arrays the fast paths pass as they are: NumPy's, and the ConstArray views jit returns.
+HOST = (np.ndarray, ConstArray)
+_PYTHON_SCALARS = (bool, int, float)
+_NUMPY_SCALARS = frozenset(dt.type for dt in dtypes.SUPPORTED)
+
+
+def leaf_key(head: list, leaves: list) -> tuple:
+    """`head`, then per leaf `(shape, dtype)` for a host array and the type of any other:
+    a `Jitted._fast` key (one `store_plan` accepted, or one never stored)."""
+    for x in leaves:
+        t = type(x)
+        head.append((x.shape, x.dtype) if t is np.ndarray or t is ConstArray else t)
+    return tuple(head)
+
+
+def store_plan(leaves: list, avals: tuple, int_targets: list) -> tuple | None:
+    """How a fast call converts its leaves: `(index, dtype, int bounds or None)` per scalar
+    leaf; None when a leaf's key would not determine its aval (the call is not keyed).
+    `int_targets`: (leaf index, narrower integer dtype) pairs of the general path."""
+    narrow = dict(int_targets)
+    plan = []
+    for i, (x, (_, dtype, _)) in enumerate(zip(leaves, avals)):
+        t = type(x)
+        if t in HOST:
+            if x.dtype != dtype:
+                return None
+        elif t in _PYTHON_SCALARS or (t in _NUMPY_SCALARS and x.dtype == dtype):
+            bounds = None
+            if t is int:
+                info = np.iinfo(narrow.get(i, dtype))
+                bounds = (int(info.min), int(info.max))
+            plan.append((i, dtype, bounds))
+        else:
+            return None
+    return tuple(plan)
+
+
+def convert(leaves: list, plan: tuple) -> list | None:
+    """The leaves as the executable takes them (scalars as 0-d arrays); None when a Python
+    int is out of range (the general path raises the error)."""
+    leaves = list(leaves)
+    for i, dtype, bounds in plan:
+        x = leaves[i]
+        if bounds is not None and not bounds[0] <= x <= bounds[1]:
+            return None
+        leaves[i] = np.asarray(x, dtype=dtype)
+    return leaves
+
+
+class StaticSplit:
+    """Splits a call of a function with static arguments as `ArgSpec.split` does, cheaply:
+    `(static key, traced tree)`. The key holds the number of positional arguments, the
+    static positional values and the sorted static keyword (name, value) pairs; the tree
+    is `(traced positional tuple, traced keyword dict)`, `ArgSpec.split`'s `dynamic`."""
+
+    def __init__(self, static_argnums: set[int], static_argnames: set[str]):
+        self.nums = static_argnums
+        self.names = static_argnames
+        self.sorted_names = sorted(static_argnames)
+        self.plans: dict[int, tuple[list[int], list[int]]] = {}
+
+    def __call__(self, args: tuple, kwargs: dict) -> tuple[tuple, tuple]:
+        n = len(args)
+        plan = self.plans.get(n)
+        if plan is None:
+            static = [i for i in sorted(self.nums) if i < n]
+            plan = self.plans[n] = (static, [i for i in range(n) if i not in self.nums])
+        static_kw: tuple = ()
+        dyn_kw = kwargs
+        if kwargs:
+            names = self.names
+            static_kw = tuple([(k, kwargs[k]) for k in self.sorted_names if k in kwargs])
+            dyn_kw = {k: v for k, v in kwargs.items() if k not in names}
+        key = (n, tuple([args[i] for i in plan[0]]), static_kw)
+        return key, (tuple([args[i] for i in plan[1]]), dyn_kw)
+
+
+__all__ = ["HOST", "StaticSplit", "convert", "leaf_key", "store_plan"]

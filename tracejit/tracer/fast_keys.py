@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from tracejit.const_array import ConstArray
+from tracejit.errors import IntegerOverflowError
 from tracejit.ir import dtypes
 
 # Host arrays the fast paths pass as they are: NumPy's, and the ConstArray views jit returns.
@@ -60,16 +61,24 @@ def store_plan(leaves: list, avals: tuple, int_targets: list) -> tuple | None:
     return tuple(plan)
 
 
-def convert(leaves: list, plan: tuple) -> list | None:
-    """The leaves as the executable takes them (scalars as 0-d arrays); None when a Python
-    int is out of range (the general path raises the error)."""
-    leaves = list(leaves)
-    for i, dtype, bounds in plan:
-        x = leaves[i]
-        if bounds is not None and not bounds[0] <= x <= bounds[1]:
-            return None
-        leaves[i] = np.asarray(x, dtype=dtype)
-    return leaves
+class OutOfRange(IntegerOverflowError):
+    """A fast call's Python int is out of range; never escapes: the general path raises
+    the error naming the argument."""
+
+
+def converting(executable, plan: tuple):
+    """`executable`, taking the leaves of a fast call: scalars converted as `plan` says
+    (0-d arrays), Python ints range-checked first (`OutOfRange`)."""
+
+    def run(leaves: list) -> list:  # (a list of the caller's own: converted in place)
+        for i, dtype, bounds in plan:
+            x = leaves[i]
+            if bounds is not None and not bounds[0] <= x <= bounds[1]:
+                raise OutOfRange
+            leaves[i] = np.asarray(x, dtype=dtype)
+        return executable(leaves)
+
+    return run
 
 
 class StaticSplit:
@@ -100,4 +109,4 @@ class StaticSplit:
         return key, (tuple([args[i] for i in plan[1]]), dyn_kw)
 
 
-__all__ = ["HOST", "StaticSplit", "convert", "leaf_key", "store_plan"]
+__all__ = ["HOST", "OutOfRange", "StaticSplit", "converting", "leaf_key", "store_plan"]

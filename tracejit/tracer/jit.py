@@ -35,7 +35,14 @@ from tracejit.pytree import flatten_spec, tree_flatten, tree_unflatten
 from tracejit.tracer import checks
 from tracejit.tracer.arguments import ArgSpec, SplitCall, abstractify, as_tuple
 from tracejit.tracer.core import Tracer
-from tracejit.tracer.fast_keys import HOST, StaticSplit, convert, leaf_key, store_plan
+from tracejit.tracer.fast_keys import (
+    HOST,
+    OutOfRange,
+    StaticSplit,
+    converting,
+    leaf_key,
+    store_plan,
+)
 from tracejit.tracer.jit_options import (
     ShapeDtypeStruct,
     check_donate,
@@ -70,7 +77,8 @@ class Jitted:
         # hot paths: a call whose leaves are host arrays and scalars is keyed by the device,
         # the static values, the arguments' structure (none for positional plain arrays) and
         # each leaf's (shape, dtype) or scalar type, and runs without abstractifying (_call,
-        # fast_keys.py): key -> (executable, output structure or None, scalar conversions)
+        # fast_keys.py): key -> (executable, converting scalars if any; output structure or
+        # None for a single output)
         self._fast: dict[Any, tuple] = {}
         statics = self.static_argnums or self.spec.static_argnames
         self._split = (
@@ -118,26 +126,22 @@ class Jitted:
                     if fast is not None:
                         outs = _results(fast[0](list(args)))
                         return outs[0] if fast[1] is None else fast[1].unflatten(outs)
-            out = self._call_keyed(args, kwargs, device)
-            if out is not _MISS:
-                return out
+                # pytree and scalar arguments: keyed by their structure too
+                leaves, spec = flatten_spec((args, kwargs) if kwargs else args)
+                fast = self._fast.get(leaf_key([device, spec], leaves))
+            else:
+                leaves, key = self._fast_key(args, kwargs, device)
+                try:
+                    fast = self._fast.get(key)
+                except TypeError:  # an unhashable static value: the general path names it
+                    fast = None
+            if fast is not None:
+                try:
+                    outs = _results(fast[0](leaves))
+                except OutOfRange:  # a Python int: the general path raises the error
+                    return self._dispatch(args, kwargs)
+                return outs[0] if fast[1] is None else fast[1].unflatten(outs)
         return self._dispatch(args, kwargs)
-
-    def _call_keyed(self, args, kwargs, device):
-        """The fast path of pytree, scalar and static arguments; _MISS when not keyed."""
-        leaves, key = self._fast_key(args, kwargs, device)
-        try:
-            fast = self._fast.get(key)
-        except TypeError:  # an unhashable static value: the general path names it
-            return _MISS
-        if fast is None:
-            return _MISS
-        if fast[2]:
-            leaves = convert(leaves, fast[2])
-            if leaves is None:  # a Python int out of range: the general path raises
-                return _MISS
-        outs = _results(fast[0](leaves))
-        return outs[0] if fast[1] is None else fast[1].unflatten(outs)
 
     def _fast_key(self, args, kwargs, device) -> tuple[list, tuple]:
         """The traced leaves of a call, and its `_fast` key (fast_keys.py)."""
@@ -198,7 +202,7 @@ class Jitted:
             fast_key = tuple([key[3]] + [(x.shape, x.dtype) for x in args])
         else:
             fast_key = self._fast_key(args, kwargs, key[3])[1]
-        self._fast[fast_key] = (executable, out, plan)
+        self._fast[fast_key] = (converting(executable, plan) if plan else executable, out)
 
     def _call_donating(self, args, kwargs):
         """A call with donated arguments: refuse consumed ones, run with the outputs that
@@ -354,9 +358,6 @@ def _signature_diffs(old, key, names: list[str]) -> list[str]:
 def _fmt(aval) -> str:
     shape, dtype, weak = aval
     return f"{dtypes.short_name(dtype)}[{','.join(map(str, shape))}]{' (weak)' if weak else ''}"
-
-
-_MISS = object()  # _call_keyed: the call is not keyed
 
 
 def _results(outs: list) -> list:

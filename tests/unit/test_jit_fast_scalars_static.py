@@ -56,6 +56,7 @@ I32 = np.arange(4, dtype=np.int32)
         (X32, [2, -7, 0]),  # a Python int: weak int64
         (I32, [2, -7, 2**31 - 1]),  # int32 + a Python int: int32 (in range)
         (X32, [True, False]),  # a Python bool
+        (X32, [1 + 2j, 0.5j]),  # a Python complex: weak, complex64 beside float32
         (X32, [F32(0.25), F32(2)]),  # NumPy scalars: strong
         (X32, [np.float64(0.25)]),  # a float64 NumPy scalar promotes to float64
         (I32, [np.int8(3), np.int8(-1)]),
@@ -70,7 +71,7 @@ def test_scalar_arguments_take_the_fast_path_with_numpys_results(x, scalars):
 
 def test_each_scalar_type_is_its_own_signature():
     f = tracked(lambda x, s: x + s)
-    values = [True, 1, 1.0, F32(1), np.float64(1), np.int64(1)]
+    values = [True, 1, 1.0, 1 + 0j, F32(1), np.float64(1), np.int64(1)]
     for _ in range(2):
         for s in values:
             check_same(f(X32, s), X32 + s)

@@ -31,7 +31,7 @@ def abstractify(x, name: str) -> tuple[tuple[int, ...], np.dtype, bool]:
     """(shape, dtype, weak) of one argument leaf, or a clear error for a non-array."""
     if isinstance(x, Tracer):
         return x.shape, x.dtype, x.weak
-    if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+    if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic):
         dtype = dtypes.python_scalar_dtype(x)
         checks.check_int_fits(x, dtype, f"argument {name}")
         return (), dtype, True

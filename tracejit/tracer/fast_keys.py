@@ -6,8 +6,8 @@ of a scalar leaf. The key of a call the general path has run is stored only wher
 everything that path's signature says (structure, avals, static values, device):
 
 - a host array whose dtype is its own canonical one (its aval is `(shape, dtype, False)`);
-- a Python bool, int or float (exactly these types: the aval is `((), dtype, True)`, the
-  dtype `dtypes.python_scalar_dtype` gives), or a NumPy scalar of a supported dtype
+- a Python bool, int, float or complex (exactly these types: the aval is
+  `((), dtype, True)`, the dtype `dtypes.python_scalar_dtype` gives), or a NumPy scalar of a supported dtype
   (`((), dtype, False)`): the aval depends on the type only.
 
 Scalar leaves are converted as the general path converts them (`np.asarray(x, dtype)`);
@@ -26,7 +26,7 @@ from tracejit.ir import dtypes
 
 # Host arrays the fast paths pass as they are: NumPy's, and the ConstArray views jit returns.
 HOST = (np.ndarray, ConstArray)
-_PYTHON_SCALARS = (bool, int, float)
+_PYTHON_SCALARS = (bool, int, float, complex)
 _NUMPY_SCALARS = frozenset(dt.type for dt in dtypes.SUPPORTED)
 
 

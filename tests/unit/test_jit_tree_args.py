@@ -52,3 +52,14 @@ def test_keyword_arguments_are_keyed_by_name_and_static_ones_by_value():
         np.testing.assert_array_equal(f(a, b), a * 2)
         np.testing.assert_array_equal(g(a, k=2), a * 2)
         np.testing.assert_array_equal(g(a, k=3), a * 3)
+
+
+def test_keyword_arguments_are_not_a_trailing_positional_dict():
+    # f((x, y), {"k": z}) and f(x, y, k=z) flatten to the same structure and leaves when the
+    # keywords are flattened beside the positional tuple: their keys must still differ
+    f = tj.jit(lambda a, b=None, k=None: a[0] + b["k"] if k is None else a - b + k, device="numpy")
+    x, y, z = (np.full(2, v, F32) for v in (1, 2, 10))
+    for _ in range(2):
+        np.testing.assert_array_equal(f((x, y), {"k": z}), x + z)
+        np.testing.assert_array_equal(f(x, y, k=z), x - y + z)
+    assert len(f._fast) == 2

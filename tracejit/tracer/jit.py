@@ -111,50 +111,53 @@ class Jitted:
     def _call(self, args, kwargs):
         if self.donate_argnums:
             return self._call_donating(args, kwargs)
-        if not config.debug_nans:
-            device = self.device or config.default_device
-            if self._split is None:
-                sig = [device]
-                # plain arrays, positional (leaf_key's loop, inlined); a keyword argument,
-                # a dict, or a scalar ends the loop
-                for x in (kwargs,) if kwargs else args:
-                    if type(x) is not np.ndarray and type(x) is not ConstArray:
-                        break
-                    sig.append((x.shape, x.dtype))
-                else:
-                    fast = self._fast.get(tuple(sig))
-                    if fast is not None:
-                        outs = _results(fast[0](list(args)))
-                        return outs[0] if fast[1] is None else fast[1].unflatten(outs)
-                # pytree and scalar arguments: keyed by their structure too
-                leaves, spec = flatten_spec((args, kwargs) if kwargs else args)
-                fast = self._fast.get(leaf_key([device, spec], leaves))
-            else:
-                leaves, key = self._fast_key(args, kwargs, device)
-                try:
-                    fast = self._fast.get(key)
-                except TypeError:  # an unhashable static value: the general path names it
-                    fast = None
-            if fast is not None:
-                try:
-                    outs = _results(fast[0](leaves))
-                except OutOfRange:  # a Python int: the general path raises the error
-                    return self._dispatch(args, kwargs)
-                return outs[0] if fast[1] is None else fast[1].unflatten(outs)
-        return self._dispatch(args, kwargs)
-
-    def _fast_key(self, args, kwargs, device) -> tuple[list, tuple]:
-        """The traced leaves of a call, and its `_fast` key (fast_keys.py)."""
+        if config.debug_nans:
+            return self._dispatch(args, kwargs)
+        device = self.device or config.default_device
         if self._split is None:
-            leaves, spec = flatten_spec((args, kwargs) if kwargs else args)
-            return leaves, leaf_key([device, spec], leaves)
-        static, tree = self._split(args, kwargs)
-        leaves, spec = flatten_spec(tree)
-        return leaves, leaf_key([device, static, spec], leaves)
+            sig = [device]
+            # plain arrays, positional (leaf_key's loop, inlined); a keyword argument, a
+            # dict, or a scalar ends the loop
+            for x in (kwargs,) if kwargs else args:
+                if type(x) is not np.ndarray and type(x) is not ConstArray:
+                    break
+                sig.append((x.shape, x.dtype))
+            else:
+                key = tuple(sig)
+                fast = self._fast.get(key)
+                if fast is None:
+                    return self._dispatch(args, kwargs, fast_key=key)
+                outs = _results(fast[0](list(args)))
+                return outs[0] if fast[1] is None else fast[1].unflatten(outs)
+            # pytree and scalar arguments: keyed by their structure too, and by whether
+            # there are keyword arguments (f((x, y), {"k": z}) is not f(x, y, k=z))
+            if kwargs:
+                leaves, spec = flatten_spec((args, kwargs))
+                key = leaf_key([device, _KEYWORDS, spec], leaves)
+            else:
+                leaves, spec = flatten_spec(args)
+                key = leaf_key([device, spec], leaves)
+            fast = self._fast.get(key)
+        else:
+            static, tree = self._split(args, kwargs)
+            leaves, spec = flatten_spec(tree)
+            key = leaf_key([device, static, spec], leaves)
+            try:
+                fast = self._fast.get(key)
+            except TypeError:  # an unhashable static value: the general path names it
+                return self._dispatch(args, kwargs)
+        if fast is None:
+            return self._dispatch(args, kwargs, fast_key=key)
+        try:
+            outs = _results(fast[0](leaves))
+        except OutOfRange:  # a Python int: the general path raises the error
+            return self._dispatch(args, kwargs)
+        return outs[0] if fast[1] is None else fast[1].unflatten(outs)
 
-    def _dispatch(self, args, kwargs, donated: tuple[int, ...] = ()):
+    def _dispatch(self, args, kwargs, donated: tuple[int, ...] = (), fast_key=None):
         """The general call: inline into an enclosing trace, or look up / compile and run.
-        `donated`: leaves whose buffers the outputs may reuse (donate_argnums)."""
+        `donated`: leaves whose buffers the outputs may reuse (donate_argnums); `fast_key`:
+        the call's key for _call's fast paths (stored where its leaves say the signature)."""
         call = self.spec.split(args, kwargs)
         leaves, treedef = tree_flatten(call.dynamic)
         if any(isinstance(x, Tracer) for x in leaves):
@@ -183,26 +186,15 @@ class Jitted:
             outs = _results(run_donating(executable, arrays, leaves, donated))
         else:
             outs = _results(executable(arrays))
-        if not self.donate_argnums:
-            self._keep_fast(key, args, kwargs, leaves, avals, entry)
+        if fast_key is not None:
+            plan = store_plan(leaves, avals, self._int_args.get(key, ()))
+            if plan is not None:
+                out = None if out_tree.spec.is_leaf() else out_tree.spec
+                self._fast[fast_key] = (converting(executable, plan) if plan else executable, out)
         if config.debug_nans:
             host = _host_copies if device == "cuda" else lambda xs: xs
             debug.check_outputs(self._graphs[key], host(arrays), host(outs), self._label())
         return tree_unflatten(out_tree, outs)
-
-    def _keep_fast(self, key, args, kwargs, leaves, avals, entry):
-        """Key this call for _call's fast paths, where its leaves say its signature."""
-        plan = store_plan(leaves, avals, self._int_args.get(key, ()))
-        if plan is None:
-            return
-        executable, out_tree = entry
-        out = None if out_tree.spec.is_leaf() else out_tree.spec
-        plain = self._split is None and not kwargs and not plan and len(args) == len(leaves)
-        if plain and all(type(x) in HOST for x in args):  # _call's first loop
-            fast_key = tuple([key[3]] + [(x.shape, x.dtype) for x in args])
-        else:
-            fast_key = self._fast_key(args, kwargs, key[3])[1]
-        self._fast[fast_key] = (converting(executable, plan) if plan else executable, out)
 
     def _call_donating(self, args, kwargs):
         """A call with donated arguments: refuse consumed ones, run with the outputs that
@@ -358,6 +350,9 @@ def _signature_diffs(old, key, names: list[str]) -> list[str]:
 def _fmt(aval) -> str:
     shape, dtype, weak = aval
     return f"{dtypes.short_name(dtype)}[{','.join(map(str, shape))}]{' (weak)' if weak else ''}"
+
+
+_KEYWORDS = "keywords"  # in a _fast key: the call passed keyword arguments
 
 
 def _results(outs: list) -> list:

@@ -18,6 +18,8 @@ which raises the same `IntegerOverflowError` as before.
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from tracejit.const_array import ConstArray
@@ -83,30 +85,43 @@ def converting(executable, plan: tuple):
 
 class StaticSplit:
     """Splits a call of a function with static arguments as `ArgSpec.split` does, cheaply:
-    `(static key, traced tree)`. The key holds the number of positional arguments, the
-    static positional values and the sorted static keyword (name, value) pairs; the tree
-    is `(traced positional tuple, traced keyword dict)`, `ArgSpec.split`'s `dynamic`."""
+    `(static key, traced positional tuple, traced keyword dict or None when empty)`.
+
+    The key holds the number of positional arguments, the static positional values (one
+    value or a tuple, per that number) and the static keyword (name, value) pairs in the
+    call's order: a key says `ArgSpec.split`'s `static` (calls passing keywords in two
+    orders get two keys, for one signature)."""
 
     def __init__(self, static_argnums: set[int], static_argnames: set[str]):
         self.nums = static_argnums
         self.names = static_argnames
-        self.sorted_names = sorted(static_argnames)
-        self.plans: dict[int, tuple[list[int], list[int]]] = {}
+        self.getters: dict[int, tuple] = {}  # positional count -> (static, traced) getters
 
-    def __call__(self, args: tuple, kwargs: dict) -> tuple[tuple, tuple]:
+    def __call__(self, args: tuple, kwargs: dict) -> tuple[tuple, tuple, dict | None]:
         n = len(args)
-        plan = self.plans.get(n)
-        if plan is None:
+        get = self.getters.get(n)
+        if get is None:
             static = [i for i in sorted(self.nums) if i < n]
-            plan = self.plans[n] = (static, [i for i in range(n) if i not in self.nums])
-        static_kw: tuple = ()
-        dyn_kw = kwargs
-        if kwargs:
-            names = self.names
-            static_kw = tuple([(k, kwargs[k]) for k in self.sorted_names if k in kwargs])
-            dyn_kw = {k: v for k, v in kwargs.items() if k not in names}
-        key = (n, tuple([args[i] for i in plan[0]]), static_kw)
-        return key, (tuple([args[i] for i in plan[1]]), dyn_kw)
+            traced = [i for i in range(n) if i not in self.nums]
+            get = self.getters[n] = (_getter(static, False), _getter(traced, True))
+        if not kwargs:
+            return (n, get[0](args)), get[1](args), None
+        names = self.names
+        static_kw = tuple([(k, v) for k, v in kwargs.items() if k in names])
+        traced_kw = None
+        if len(static_kw) < len(kwargs):
+            traced_kw = {k: v for k, v in kwargs.items() if k not in names}
+        return (n, get[0](args), static_kw), get[1](args), traced_kw
+
+
+def _getter(indices: list[int], as_tuple: bool):
+    """The items of a tuple at `indices`: a tuple (one item alone unless `as_tuple`)."""
+    if len(indices) > 1 or (indices and not as_tuple):
+        return operator.itemgetter(*indices)
+    if indices:
+        i = indices[0]
+        return lambda args: (args[i],)
+    return lambda args: ()
 
 
 __all__ = ["HOST", "OutOfRange", "StaticSplit", "converting", "leaf_key", "store_plan"]

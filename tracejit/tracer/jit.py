@@ -129,23 +129,23 @@ class Jitted:
                     return self._dispatch(args, kwargs, fast_key=key)
                 outs = _results(fast[0](list(args)))
                 return outs[0] if fast[1] is None else fast[1].unflatten(outs)
-            # pytree and scalar arguments: keyed by their structure too, and by whether
-            # there are keyword arguments (f((x, y), {"k": z}) is not f(x, y, k=z))
-            if kwargs:
-                leaves, spec = flatten_spec((args, kwargs))
-                key = leaf_key([device, _KEYWORDS, spec], leaves)
-            else:
-                leaves, spec = flatten_spec(args)
-                key = leaf_key([device, spec], leaves)
-            fast = self._fast.get(key)
+            head, pos, kw = [device], args, kwargs
         else:
-            static, tree = self._split(args, kwargs)
-            leaves, spec = flatten_spec(tree)
-            key = leaf_key([device, static, spec], leaves)
-            try:
-                fast = self._fast.get(key)
-            except TypeError:  # an unhashable static value: the general path names it
-                return self._dispatch(args, kwargs)
+            static, pos, kw = self._split(args, kwargs)
+            head = [device, static]
+        # pytree and scalar arguments: keyed by their structure too, and by whether there
+        # are keyword arguments (f((x, y), {"k": z}) is not f(x, y, k=z))
+        if kw:
+            leaves, spec = flatten_spec((pos, kw))
+            head.append(_KEYWORDS)
+        else:
+            leaves, spec = flatten_spec(pos)
+        head.append(spec)
+        key = leaf_key(head, leaves)
+        try:
+            fast = self._fast.get(key)
+        except TypeError:  # an unhashable static value: the general path names it
+            return self._dispatch(args, kwargs)
         if fast is None:
             return self._dispatch(args, kwargs, fast_key=key)
         try:

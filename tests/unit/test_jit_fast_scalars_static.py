@@ -11,6 +11,8 @@ import functools
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import tracejit as tj
 from tracejit.errors import ArgumentError, IntegerOverflowError
@@ -95,8 +97,14 @@ def test_python_ints_out_of_range_raise_as_on_the_general_path():
     check_same(f(I32, 6), I32 + 6)
     with pytest.raises(IntegerOverflowError, match=r"argument s \(1099511627776\).*int32"):
         f(I32, 2**40)  # fits int64, not the int32 the graph converts it to
+    with pytest.raises(IntegerOverflowError, match=r"argument s \(2147483648\).*int32"):
+        f(I32, 2**31)  # the bounds are inclusive
+    with pytest.raises(IntegerOverflowError, match=r"argument s .*int32"):
+        f(I32, -(2**31) - 1)
     with pytest.raises(IntegerOverflowError, match=r"argument s .*int64"):
         f(I32, 2**70)
+    with pytest.raises(IntegerOverflowError, match=r"argument s .*int64"):
+        f(X32, 2**63)
     with pytest.raises(IntegerOverflowError, match=r"argument s .*int64"):
         f(X32, -(2**63) - 1)  # float32 + int: the weak int64 range
     check_same(f(X32, -(2**63)), X32 + F32(-(2**63)))
@@ -164,3 +172,52 @@ def test_a_static_argument_named_positionally_and_by_keyword():
         check_same(f(X32, k=3.0), X32 * 3)
         check_same(f(X32, k=4.0), X32 * 4)
     assert len(f.traces_) == len(f.general) == 2
+
+
+ARRAYS = [X32, I32, np.arange(3, dtype=np.float64), np.arange(4, dtype=np.int8)]
+SCALARS = [0.5, -2.0, 3, -1, 127, 128, 2**31, 2**63 - 1, 2**63, True, 1j, F32(1.5), np.int8(2)]
+TracejitError = tj.errors.TracejitError
+
+
+def _step(x, s, flag=False):
+    return x * s + 1 if flag else x - s
+
+
+def _outcome(call):
+    """The result of `call()`, or its tracejit error (type and message)."""
+    try:
+        out = call()
+    except TracejitError as e:
+        return type(e), str(e).split("\n")[0]  # (the note names the line of the call)
+    return np.asarray(out).dtype, np.asarray(out).tolist()
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(range(len(ARRAYS))),
+            st.sampled_from(range(len(SCALARS))),
+            st.booleans(),  # the static value
+            st.booleans(),  # the static argument given by keyword
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_call_sequences_match_the_general_path(calls):
+    # each call of one jitted function (keyed on repeats) against a fresh function's first
+    # call (the general path): the same result and dtype, or the same error
+    f = tracked(_step, static_argnames="flag")
+    for i, j, flag, by_name in calls:
+        x, s = ARRAYS[i], SCALARS[j]
+
+        def call(g, x=x, s=s, flag=flag, by_name=by_name):
+            return g(x, s, flag=flag) if by_name else g(x, s, flag)
+
+        fresh = tj.jit(_step, static_argnames="flag", device="numpy")
+        assert _outcome(lambda: call(f)) == _outcome(lambda g=fresh: call(g))
+    # one trace per signature: (x's dtype and shape, s's type, flag, whether flag is given
+    # by name: a static argument's position or name is part of the signature), but for an
+    # int out of int64's range (refused before tracing)
+    seen = {(i, type(SCALARS[j]), *c) for i, j, *c in calls if SCALARS[j] != 2**63}
+    assert len(f.traces_) == len(seen)

@@ -1,14 +1,16 @@
 """The keys of `jit`'s fast paths: a call looked up without abstractifying its arguments.
 
-A key is the device, the static arguments' values (when the function has any), the traced
-arguments' optree structure and, per leaf, `(shape, dtype)` for a host array or the type
-of a scalar leaf. The key of a call the general path has run is stored only where it says
-everything that path's signature says (structure, avals, static values, device):
+A key is the device, the static arguments' values (`StaticSplit`, when the function has
+any), whether traced keyword arguments were passed, the traced arguments' optree structure
+and, per leaf, `(shape, dtype)` for a host array or the type of any other leaf (positional
+plain arrays: the device and the arrays' shapes and dtypes only). `Jitted._call` builds the
+key; the general path stores a missed one only where it says everything that path's
+signature says (structure, avals, static values, device):
 
 - a host array whose dtype is its own canonical one (its aval is `(shape, dtype, False)`);
 - a Python bool, int, float or complex (exactly these types: the aval is
-  `((), dtype, True)`, the dtype `dtypes.python_scalar_dtype` gives), or a NumPy scalar of a supported dtype
-  (`((), dtype, False)`): the aval depends on the type only.
+  `((), dtype, True)`, the dtype `dtypes.python_scalar_dtype` gives), or a NumPy scalar of
+  a supported dtype (`((), dtype, False)`): the aval depends on the type only.
 
 Scalar leaves are converted as the general path converts them (`np.asarray(x, dtype)`);
 a Python int is range-checked first, against int64 or the narrower dtype the graph

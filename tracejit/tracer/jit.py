@@ -111,37 +111,51 @@ class Jitted:
     def _call(self, args, kwargs):
         if self.donate_argnums:
             return self._call_donating(args, kwargs)
-        if config.debug_nans:
-            return self._dispatch(args, kwargs)
-        device = self.device or config.default_device
-        if self._split is None:
-            sig = [device]
-            # plain arrays, positional (leaf_key's loop, inlined); a keyword argument, a
-            # dict, or a scalar ends the loop
-            for x in (kwargs,) if kwargs else args:
-                if type(x) is not np.ndarray and type(x) is not ConstArray:
-                    break
-                sig.append((x.shape, x.dtype))
-            else:
-                key = tuple(sig)
-                fast = self._fast.get(key)
-                if fast is None:
-                    return self._dispatch(args, kwargs, fast_key=key)
-                outs = _results(fast[0](list(args)))
-                return outs[0] if fast[1] is None else fast[1].unflatten(outs)
-            head, pos, kw = [device], args, kwargs
+        if self._split is not None or config.debug_nans:
+            return self._call_static(args, kwargs)
+        sig = [self.device or config.default_device]
+        # plain arrays, positional (leaf_key's loop, inlined); a keyword argument, a dict,
+        # or a scalar ends the loop
+        for x in (kwargs,) if kwargs else args:
+            if type(x) is not np.ndarray and type(x) is not ConstArray:
+                break
+            sig.append((x.shape, x.dtype))
         else:
-            static, pos, kw = self._split(args, kwargs)
-            head = [device, static]
+            fast = self._fast.get(tuple(sig))
+            if fast is None:
+                return self._dispatch(args, kwargs, fast_key=tuple(sig))
+            outs = _results(fast[0](list(args)))
+            return outs[0] if fast[1] is None else fast[1].unflatten(outs)
         # pytree and scalar arguments: keyed by their structure too, and by whether there
         # are keyword arguments (f((x, y), {"k": z}) is not f(x, y, k=z))
+        if kwargs:
+            leaves, spec = flatten_spec((args, kwargs))
+            key = leaf_key([sig[0], _KEYWORDS, spec], leaves)
+        else:
+            leaves, spec = flatten_spec(args)
+            key = leaf_key([sig[0], spec], leaves)
+        fast = self._fast.get(key)
+        if fast is None:
+            return self._dispatch(args, kwargs, fast_key=key)
+        try:
+            outs = _results(fast[0](leaves))
+        except OutOfRange:  # a Python int: the general path raises the error
+            return self._dispatch(args, kwargs)
+        return outs[0] if fast[1] is None else fast[1].unflatten(outs)
+
+    def _call_static(self, args, kwargs):
+        """_call of a function with static arguments (keyed by their values too), or with
+        debug_nans on (the general path, checking the outputs)."""
+        if config.debug_nans:
+            return self._dispatch(args, kwargs)
+        static, pos, kw = self._split(args, kwargs)
+        device = self.device or config.default_device
         if kw:
             leaves, spec = flatten_spec((pos, kw))
-            head.append(_KEYWORDS)
+            key = leaf_key([device, static, _KEYWORDS, spec], leaves)
         else:
             leaves, spec = flatten_spec(pos)
-        head.append(spec)
-        key = leaf_key(head, leaves)
+            key = leaf_key([device, static, spec], leaves)
         try:
             fast = self._fast.get(key)
         except TypeError:  # an unhashable static value: the general path names it
@@ -150,7 +164,7 @@ class Jitted:
             return self._dispatch(args, kwargs, fast_key=key)
         try:
             outs = _results(fast[0](leaves))
-        except OutOfRange:  # a Python int: the general path raises the error
+        except OutOfRange:
             return self._dispatch(args, kwargs)
         return outs[0] if fast[1] is None else fast[1].unflatten(outs)
 

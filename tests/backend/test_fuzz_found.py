@@ -151,3 +151,16 @@ def test_gradient_of_a_scan_with_an_empty_carry(device):
     c0, xs = np.zeros((0,)), np.array([-0.6, 0.1, 0.0, 0.0])
     got = tj.device_get(tj.jit(tj.grad(f), device=device)(c0, xs))
     assert got.shape == (0,) and got.dtype == np.float64
+
+
+def test_uint64_power_is_exact_in_the_reference_and_eager_runs(device):
+    """uint64 ** n went through float64 in the reference interpreter (and eager tnp):
+    3**40 and (2**64 - 1)**7 came back rounded or 0; compiled code was right."""
+    x = np.array([2**64 - 1, 3, 2**63 + 1], np.uint64)
+    y = np.array([7, 40, 3], np.uint64)
+    want = x**y
+    for dev in (device, "numpy"):
+        got = tj.device_get(tj.jit(lambda a, b: a**b, device=dev)(x, y))
+        assert got.dtype == np.uint64
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(tnp.power(x, y), want)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import tracejit as tj
 import tracejit.numpy as tnp
@@ -164,3 +165,26 @@ def test_uint64_power_is_exact_in_the_reference_and_eager_runs(device):
         assert got.dtype == np.uint64
         np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(tnp.power(x, y), want)
+
+
+def test_median_of_an_empty_axis_is_nan_and_differentiates(device):
+    """NumPy's median of no values is NaN (the mean of none); it raised TracejitIndexError,
+    and its gradient a raw IndexError from the reference interpreter's scatter-add."""
+    z = np.zeros((2, 0, 4), np.float32)
+    with np.errstate(all="ignore"):
+        want = np.median(z, axis=1)
+    got = tj.device_get(tj.jit(lambda x: tnp.median(x, axis=1), device=device)(z))
+    assert got.dtype == want.dtype and got.shape == want.shape == (2, 4)
+    assert np.isnan(got).all()
+    grad = tj.jit(tj.grad(lambda x: tnp.median(x, axis=(0, 1)).sum()), device=device)(z)
+    assert tj.device_get(grad).shape == z.shape
+
+
+def test_take_along_an_empty_axis_raises_index_error_forward_and_backward(device):
+    """As `take`: a non-empty index into an empty axis is TracejitIndexError (was NumPy's raw
+    IndexError from the callback), the gradient's scatter-add too."""
+    z, idx = np.zeros((0, 3)), np.zeros((2, 3), np.int64)
+    along = lambda x: tnp.take_along_axis(x, idx, axis=0)
+    for fn in (along, tj.grad(lambda x: along(x).sum())):
+        with pytest.raises(tj.errors.TracejitIndexError, match="empty axis"):
+            tj.jit(fn, device=device)(z)

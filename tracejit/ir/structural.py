@@ -258,6 +258,8 @@ def _take_add_rule(avals, axis):
 
 
 def _take_add_impl(x, idx, updates, axis):
+    if x.shape[axis] == 0 and idx.size:  # the gradient of a take that raises
+        raise TracejitIndexError("take from an empty axis")
     out = np.array(x, copy=True)
     idx = _clamp_index(idx, x.shape[axis])
     moved = np.moveaxis(out, axis, 0)
@@ -285,6 +287,8 @@ def _along_rule(avals, axis):
 
 
 def _along_impl(x, idx, axis):
+    if x.shape[axis] == 0 and idx.size:
+        raise TracejitIndexError("take_along_axis from an empty axis")
     return np.take_along_axis(x, _clamp_index(idx, x.shape[axis]), axis=axis)
 
 
@@ -299,6 +303,8 @@ def _along_add_rule(avals, axis):
 
 
 def _along_add_impl(x, idx, updates, axis):
+    if x.shape[axis] == 0 and idx.size:  # the gradient of a take_along_axis that raises
+        raise TracejitIndexError("take_along_axis from an empty axis")
     out = np.array(x, copy=True)
     idx = _clamp_index(idx, x.shape[axis])
     grids = list(np.indices(idx.shape, sparse=True))

@@ -265,6 +265,8 @@ def median(a, axis=None, out=None, overwrite_input: bool = False, keepdims: bool
     if out is not None:
         raise UnsupportedError("median: no out=; use the returned value")
     x, out_shape = _moved_rows(a, axis, keepdims)
+    if shape_of(x)[-1] == 0:  # NumPy: the mean of no values, NaN (quantile raises instead)
+        return reshape(red.mean(x, axis=-1), out_shape)
     return _quantile_rows(x, np.asarray(0.5), out_shape, "linear")
 
 

@@ -188,3 +188,16 @@ def test_take_along_an_empty_axis_raises_index_error_forward_and_backward(device
     for fn in (along, tj.grad(lambda x: along(x).sum())):
         with pytest.raises(tj.errors.TracejitIndexError, match="empty axis"):
             tj.jit(fn, device=device)(z)
+
+
+def test_searchsorted_of_complex_follows_sort_order_of_nan_classes(device):
+    """Complex values sort R + Rj, R + nanj, nan + Rj, nan + nanj (NumPy's CDOUBLE_LT);
+    searchsorted compared with `<` and put only 'any number before NaN' (-4j went after
+    a's NaNs)."""
+    nan = np.nan
+    a = np.array([-4, 1, 1.5, nan, nan], np.float32)  # promoted: the NaNs are nan + 0j
+    parts = [(0, -4), (4, 1), (nan, 0), (nan, -1), (1, nan), (-9, nan), (nan, nan), (0, 1)]
+    v = np.array([complex(r, i) for r, i in parts], np.complex64)
+    for side in ("left", "right"):
+        got = tj.jit(tnp.searchsorted, static_argnames="side", device=device)(a, v, side=side)
+        np.testing.assert_array_equal(tj.device_get(got), np.searchsorted(a, v, side=side))

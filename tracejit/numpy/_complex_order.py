@@ -111,6 +111,15 @@ def sort_keys(x, descending: bool):
     return im, re, cls
 
 
+def sorts_before(a, b):
+    """Whether complex `a` sorts strictly before `b` in `sort_keys`' order: by NaN class,
+    then real part (parts that are both NaN tie), then imaginary part."""
+    (ia, ra, ca), (ib, rb, cb) = sort_keys(a, False), sort_keys(b, False)
+    same_re = ew.logical_or(ew.equal(ra, rb), ew.isnan(ra))  # one class: both NaN or neither
+    lex = ew.logical_or(ew.less(ra, rb), ew.logical_and(same_re, ew.less(ia, ib)))
+    return ew.logical_or(ew.less(ca, cb), ew.logical_and(ew.equal(ca, cb), lex))
+
+
 def prod(x, axes: tuple):
     """The product of complex `x` over `axes`, by halving: multiply the two halves of the
     flattened axes (padded with ones to a power of two) until one element is left."""

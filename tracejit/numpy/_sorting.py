@@ -19,7 +19,7 @@ from tracejit.ir import dtypes
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy import _reductions as red
 from tracejit.numpy._complex import real_only
-from tracejit.numpy._complex_order import sort_keys
+from tracejit.numpy._complex_order import sort_keys, sorts_before
 from tracejit.numpy._core import asarray, cast, normalize_axes, promote, shape_of
 from tracejit.numpy._shape import moveaxis, ravel, reshape
 from tracejit.tracer.core import bind
@@ -28,7 +28,9 @@ _INT64 = np.dtype(np.int64)
 
 
 def _before(a, b):
-    """a sorts strictly before b: a < b, and any number before NaN."""
+    """a sorts strictly before b: a < b, and any number before NaN (complex: sort's order)."""
+    if dtypes.is_complex(a.dtype):
+        return sorts_before(a, b)
     lt = ew.less(a, b)
     if dtypes.is_float(a.dtype) or dtypes.is_float(getattr(b, "dtype", a.dtype)):
         lt = ew.logical_or(lt, ew.logical_and(ew.isnan(b), ew.logical_not(ew.isnan(a))))

@@ -17,7 +17,7 @@ Semantics follow NumPy exactly where a kernel can: integer floor division and re
 Python's sign rules and give 0 on division by zero (NumPy's result, minus the warning);
 float floor division and remainder follow `npy_divmod`; `round` is half-to-even (`nearbyint`);
 max/min propagate NaN; `sign(nan)` is NaN; float -> int casts of NaN or out-of-range values give
-the minimum integer (what NumPy gives on x86); shifts by >= the bit width give 0 (or -1).
+the type's minimum (NumPy's on x86 for int32/int64; see sharp-bits); shifts by >= the width: 0, -1.
 Signed overflow wraps, as NumPy's does: integer +, -, * and negation are done in the unsigned
 type of the same width (the C++ build also has `-fwrapv`; NVRTC has no such flag, and signed
 overflow is undefined there: `(x + 1) > x` would fold to true at INT_MAX).

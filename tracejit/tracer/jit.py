@@ -126,22 +126,7 @@ class Jitted:
                 return self._dispatch(args, kwargs, fast_key=tuple(sig))
             outs = _results(fast[0](list(args)))
             return outs[0] if fast[1] is None else fast[1].unflatten(outs)
-        # pytree and scalar arguments: keyed by their structure too, and by whether there
-        # are keyword arguments (f((x, y), {"k": z}) is not f(x, y, k=z))
-        if kwargs:
-            leaves, spec = flatten_spec((args, kwargs))
-            key = leaf_key([sig[0], _KEYWORDS, spec], leaves)
-        else:
-            leaves, spec = flatten_spec(args)
-            key = leaf_key([sig[0], spec], leaves)
-        fast = self._fast.get(key)
-        if fast is None:
-            return self._dispatch(args, kwargs, fast_key=key)
-        try:
-            outs = _results(fast[0](leaves))
-        except OutOfRange:  # a Python int: the general path raises the error
-            return self._dispatch(args, kwargs)
-        return outs[0] if fast[1] is None else fast[1].unflatten(outs)
+        return self._call_keyed([sig[0]], args, kwargs or None, args, kwargs)
 
     def _call_static(self, args, kwargs):
         """_call of a function with static arguments (keyed by their values too), or with
@@ -149,13 +134,21 @@ class Jitted:
         if config.debug_nans:
             return self._dispatch(args, kwargs)
         static, pos, kw = self._split(args, kwargs)
-        device = self.device or config.default_device
+        return self._call_keyed(
+            [self.device or config.default_device, static], pos, kw, args, kwargs
+        )
+
+    def _call_keyed(self, head: list, pos: tuple, kw: dict | None, args, kwargs):
+        """Look up and run a call of traced arguments `pos`, `kw` keyed by `head` (device,
+        static values), their structure, whether keywords were passed (f((x, y), {"k": z})
+        is not f(x, y, k=z)) and their leaves; a miss goes to the general path."""
         if kw:
             leaves, spec = flatten_spec((pos, kw))
-            key = leaf_key([device, static, _KEYWORDS, spec], leaves)
+            head += (_KEYWORDS, spec)
         else:
             leaves, spec = flatten_spec(pos)
-            key = leaf_key([device, static, spec], leaves)
+            head.append(spec)
+        key = leaf_key(head, leaves)
         try:
             fast = self._fast.get(key)
         except TypeError:  # an unhashable static value: the general path names it
@@ -164,7 +157,7 @@ class Jitted:
             return self._dispatch(args, kwargs, fast_key=key)
         try:
             outs = _results(fast[0](leaves))
-        except OutOfRange:
+        except OutOfRange:  # a Python int: the general path raises the error
             return self._dispatch(args, kwargs)
         return outs[0] if fast[1] is None else fast[1].unflatten(outs)
 

@@ -10,6 +10,12 @@ on CUDA): a 1024 x 1024 float32 sort along rows took 1.3 ms where the stable arg
 gather took 110-160 ms (benchmarks/RESULTS.md). Equal values are interchangeable, so only
 -0.0 and 0.0 (equal, of different sign) may come out in another order than a stable sort's.
 Its VJP computes the stable `argsort` and sends each sorted slot's cotangent back along it.
+
+On CUDA both run CuPy's sort, which orders a one-dimensional float32/float64 array by a radix
+sort of its bits (cupy/cuda/cupy_thrust.cu): a NaN with its sign bit set (x86's default NaN,
+0/0 computed on a CPU) came first and -0.0 before 0.0, silently (found on an H100 by the
+fuzzer). `_radix_safe` gives that sort keys it orders as NumPy does; `sort` then returns each
+NaN of such an array as NumPy's `np.nan` (sign and payload not kept): NaN, but not its bits.
 """
 
 from __future__ import annotations
@@ -38,8 +44,21 @@ def _sortable(x):
     return x.astype(np.float32) if x.dtype == dtypes.BFLOAT16 else x
 
 
+def _radix_safe(x, xp, *, permutation: bool):
+    """`x`, or where CuPy would radix-sort it (one axis, float32/float64) keys that sort as
+    NumPy's: every NaN positive (`np.nan`); for a `permutation` (stable, ties in input
+    order) also -0.0 equal to 0.0."""
+    if xp is np or x.ndim != 1 or x.dtype not in (np.float32, np.float64):
+        return x
+    nan = xp.isnan(x)  # (not `abs`: CuPy's kept a float64 NaN's sign on an H100)
+    if permutation:
+        x = xp.where(x == 0, 0, x)
+    return xp.where(nan, np.nan, x).astype(x.dtype, copy=False)
+
+
 def _argsort_impl(x, *, axis, xp=np):
-    return xp.argsort(_sortable(x), axis=axis, kind="stable").astype(np.int64, copy=False)
+    keys = _radix_safe(_sortable(x), xp, permutation=True)
+    return xp.argsort(keys, axis=axis, kind="stable").astype(np.int64, copy=False)
 
 
 register("argsort", OPAQUE, _argsort_rule, _argsort_impl, rules={ARRAY_IMPLS: _argsort_impl})
@@ -56,7 +75,9 @@ def _sort_rule(avals, *, axis):
 
 
 def _sort_impl(x, *, axis, xp=np):
-    return xp.sort(_sortable(x), axis=axis).astype(x.dtype, copy=False)
+    return xp.sort(_radix_safe(_sortable(x), xp, permutation=False), axis=axis).astype(
+        x.dtype, copy=False
+    )
 
 
 def _sort_into(x, outs, *, axis):

@@ -2,7 +2,8 @@
 
 Only what tracejit and its tests use: arrays, transfers, `matmul`, `RawModule` over the
 emulator's "cubin" (a shared library), `cuda.nvrtc`, `cuda.Device`, `cuda.alloc`, and the
-library calls of tracejit/backend_cuda/library.py (`linalg`, `fft`, `argsort`, `sort`, `full`).
+library calls of tracejit/backend_cuda/library.py (`linalg`, `fft`, `argsort`, `sort`, `full`,
+and the elementwise `isnan`, `isfinite`, `abs`, `where` around them).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import numpy as np
 
 from cupy import cuda
 from cupy._array import _from_host, _host, ndarray
-from cupy._library import argsort, fft, full, linalg, sort
+from cupy._library import abs, argsort, fft, full, isfinite, isnan, linalg, sort, where
 from cupy._module import RawKernel, RawModule
 
 __version__ = "emulator"
@@ -88,6 +89,7 @@ def __getattr__(name: str):
 __all__ = [
     "RawKernel",
     "RawModule",
+    "abs",
     "arange",
     "argsort",
     "array",
@@ -98,9 +100,12 @@ __all__ = [
     "empty",
     "fft",
     "full",
+    "isfinite",
+    "isnan",
     "linalg",
     "matmul",
     "ndarray",
     "sort",
+    "where",
     "zeros",
 ]

@@ -136,6 +136,9 @@ class ndarray:
     def sum(self, *args, **kwargs) -> ndarray:
         return _from_host(np.asarray(self._a.sum(*args, **kwargs)))
 
+    def all(self, *args, **kwargs) -> ndarray:
+        return _from_host(np.asarray(self._a.all(*args, **kwargs)))
+
     def __float__(self) -> float:
         return float(self._a)
 
@@ -159,10 +162,12 @@ def _binop(name: str):
 for _name in (
     "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
     "__rtruediv__", "__pow__", "__matmul__", "__neg__", "__eq__", "__ne__", "__lt__",
-    "__le__", "__gt__", "__ge__",
+    "__le__", "__gt__", "__ge__", "__invert__",
 ):  # fmt: skip
     if _name == "__neg__":
         setattr(ndarray, _name, lambda self: _from_host(-self._a))
+    elif _name == "__invert__":
+        setattr(ndarray, _name, lambda self: _from_host(~self._a))
     else:
         setattr(ndarray, _name, _binop(_name))
 ndarray.__hash__ = None  # type: ignore[assignment]

@@ -1,5 +1,10 @@
 """cuSOLVER, cuFFT and CuPy's sort, as the emulator's stand-ins: NumPy on the host copies.
 
+CuPy's sort of a one-axis float32/float64 array is thrust's radix sort over the bits
+(cupy/cuda/cupy_thrust.cu), which puts a NaN with its sign bit set first and -0.0 before 0.0;
+the stand-in sorts those in that order too (an H100 showed it). A few elementwise functions
+(`isnan`, `isfinite`, `abs`, `where`) run NumPy's on the host memory.
+
 Each function takes emulated arrays, runs NumPy's function of the same name on their host
 memory and returns a new emulated array, as CuPy's return new device arrays. Like CuPy
 under `cupyx.errstate(linalg="raise")`, a matrix LAPACK rejects raises LinAlgError.
@@ -12,6 +17,7 @@ import types
 import numpy as np
 
 from cupy._array import _from_host, _host, ndarray
+from cupy._radix import radix_order
 
 
 def _wrap(fn):
@@ -41,12 +47,35 @@ fft = types.SimpleNamespace(
 )
 
 
+def _radix_sorted(x: np.ndarray) -> bool:
+    return x.ndim == 1 and x.dtype in (np.float32, np.float64)
+
+
+def _argsort(x, axis=-1):
+    return radix_order(x) if _radix_sorted(x) else np.argsort(x, axis=axis, kind="stable")
+
+
+def _sort(x, axis=-1):
+    return x[radix_order(x)] if _radix_sorted(x) else np.sort(x, axis=axis)
+
+
 def argsort(a: ndarray, axis: int = -1, kind=None) -> ndarray:
-    return _wrap(np.argsort)(a, axis=axis, kind="stable")  # CuPy's sort is stable
+    return _wrap(_argsort)(a, axis=axis)  # CuPy's sort is stable
 
 
 def sort(a: ndarray, axis: int = -1) -> ndarray:
-    return _wrap(np.sort)(a, axis=axis)
+    return _wrap(_sort)(a, axis=axis)
+
+
+def _elementwise(fn):
+    def run(*args):
+        return _from_host(np.asarray(fn(*(_host(a) for a in args))))
+
+    run.__name__ = fn.__name__
+    return run
+
+
+isnan, isfinite, abs, where = map(_elementwise, (np.isnan, np.isfinite, np.abs, np.where))
 
 
 def full(shape, fill_value, dtype=None) -> ndarray:

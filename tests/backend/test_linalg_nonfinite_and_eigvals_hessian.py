@@ -68,3 +68,36 @@ def test_svdvals_of_a_nan_matrix_is_nan_in_the_reference_as_compiled():
     for device in ("numpy", "cpu"):  # the reference raised LinAlgError
         got = tj.jit(lambda x: tnp.linalg.svd(x, compute_uv=False), device=device)(a)
         np.testing.assert_array_equal(got, [[3.0, 2.0, 1.0], [np.nan] * 3])
+
+
+@pytest.mark.parametrize("n", [3, 130])  # 130: LAPACK's ?syevd/?gesdd on the CPU, else gufuncs
+@pytest.mark.parametrize(
+    "fn, bad", [("eigh", np.inf), ("eigh", np.nan), ("eigvalsh", np.inf), ("eigvalsh", np.nan),
+                ("svdvals", np.inf), ("svdvals", np.nan)],
+)  # fmt: skip
+def test_symmetric_and_singular_values_of_a_nonfinite_matrix_are_nan(device, fn, bad, n):
+    # NaN for that matrix alone, its neighbours exact. Before: on CUDA the library raised (the
+    # emulator's eigvalsh of NaN: "did not converge") or gave finite values (cuSOLVER's svd on
+    # an H100); on the CPU ?syevd's eigenvalues of a matrix holding inf were NaN in part only
+    g = np.random.default_rng(n).standard_normal((n, n))
+    good = g @ g.T / n + np.eye(n)
+    nonfinite = good.copy()
+    nonfinite[2, 2] = nonfinite[0, 1] = nonfinite[1, 0] = bad
+    a = np.stack([good, nonfinite, good + 1])
+    la = tnp.linalg
+    call = {"eigh": la.eigh, "eigvalsh": la.eigvalsh,
+            "svdvals": lambda m: la.svd(m, compute_uv=False)}[fn]  # fmt: skip
+    got = [np.asarray(tj.device_get(g)) for g in tj.tree_flatten(tj.jit(call, device=device)(a))[0]]
+    want = tj.tree_flatten(call(np.stack([good, good + 1])))[0]
+    for g, w in zip(got, want, strict=True):
+        assert np.isnan(g[1]).all()
+        np.testing.assert_allclose(np.abs(g[[0, 2]]), np.abs(w), rtol=1e-9, atol=1e-9)
+
+
+def test_eigh_ignores_nan_in_the_upper_triangle(device):
+    # eigh reads the lower triangle (NumPy's convention): NaN above it is not looked at
+    a = np.array([[2.0, np.nan, np.inf], [1.0, 3.0, np.nan], [0.5, 0.2, 4.0]])
+    w, v = tj.jit(tnp.linalg.eigh, device=device)(a)
+    want_w, want_v = np.linalg.eigh(a)
+    np.testing.assert_allclose(tj.device_get(w), want_w, rtol=1e-12)
+    np.testing.assert_allclose(np.abs(tj.device_get(v)), np.abs(want_v), rtol=1e-12, atol=1e-14)

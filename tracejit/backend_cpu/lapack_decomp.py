@@ -19,8 +19,8 @@ first), column-major, so a row-major buffer reads as its transpose:
   jobz='N', no singular vectors (A^T's singular values are A's).
 - qr (`?geqrf` + `?orgqr` / `?ungqr`): a scratch holds A column-major (one transposed
   copy), R is its upper triangle, Q is formed in place (m x m for 'complete').
-A matrix LAPACK rejects (NaN in what it reads) or on which it does not converge (info > 0)
-gives NaN for all of that matrix's outputs, where NumPy's path has NaN in part of them
+A matrix LAPACK rejects (NaN in what it reads) or on which it does not converge (info > 0),
+and for eigh/eigvalsh one holding inf, gives NaN for all of that matrix's outputs, where NumPy's path has NaN in part of them
 (eigh, qr) or raises (svd). Values equal NumPy's to rounding; eigenvectors and singular
 vectors may differ from NumPy's by a sign (a phase when complex), as two LAPACK runs may.
 """
@@ -54,7 +54,9 @@ def _eigh_into(a: np.ndarray, outs: list) -> None:
     with lapack_threads.threads(n):
         for matrix, wi, vi in zip(_stack(a), _rows(w_out), _stack(v_out)):
             np.copyto(scratch, matrix)
-            if r.syevd(_COL_MAJOR, b"V", b"U", n, scratch.ctypes.data, n, wi.ctypes.data):
+            if not np.isfinite(np.tril(scratch)).all() or r.syevd(  # inf passes LAPACKE's check
+                _COL_MAJOR, b"V", b"U", n, scratch.ctypes.data, n, wi.ctypes.data
+            ):
                 wi[...], vi[...] = np.nan, np.nan
             elif np.iscomplexobj(scratch):
                 np.conjugate(scratch.T, out=vi)
@@ -69,7 +71,9 @@ def _eigvalsh_into(a: np.ndarray, outs: list) -> None:
     with lapack_threads.threads(n):
         for matrix, wi in zip(_stack(a), _rows(w_out)):
             np.copyto(scratch, matrix)
-            if r.syevd(_COL_MAJOR, b"N", b"U", n, scratch.ctypes.data, n, wi.ctypes.data):
+            if not np.isfinite(np.tril(scratch)).all() or r.syevd(
+                _COL_MAJOR, b"N", b"U", n, scratch.ctypes.data, n, wi.ctypes.data
+            ):
                 wi[...] = np.nan
 
 

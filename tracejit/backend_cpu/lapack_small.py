@@ -33,7 +33,7 @@ import functools
 import numpy as np
 
 from tracejit.backend_cpu import numpy_blas
-from tracejit.ir import linalg_svd
+from tracejit.ir.linalg_nonfinite import finite_stand_in
 
 try:
     from numpy.linalg import _umath_linalg
@@ -53,6 +53,9 @@ _GUFUNCS = {  # primitive -> (its attributes -> the gufunc's name)
 }
 
 
+# NaN for a matrix holding inf or NaN (ir/linalg_nonfinite.py): ?syevd's results for one were
+# NaN in part, or finite (a NaN on the diagonal of a 2 x 2 matrix)
+_NONFINITE_AS_NAN = frozenset({"svd", "eigh", "eigvalsh"})
 DOUBLE = frozenset({"eigh", "svd"})  # single precision computed in double, as np.linalg
 _WIDER = str.maketrans("fF", "dD")
 
@@ -64,8 +67,8 @@ def _run(prim: str, *operands_and_outs, **attrs) -> None:
     if prim in DOUBLE:
         types = types.translate(_WIDER)
     bad = None
-    if prim == "svd":  # ?gesdd can loop forever on inf: zeros in, NaN out
-        ins[0], bad = linalg_svd.finite_stand_in(ins[0])
+    if prim in _NONFINITE_AS_NAN:  # ?gesdd can loop forever on inf: zeros in, NaN out
+        ins[0], bad = finite_stand_in(ins[0], lower=prim != "svd")  # eigh reads the lower
     with numpy_blas.one_thread(), np.errstate(all="ignore"):  # NaN, not a warning
         gufunc(*ins, signature=types, out=tuple(outs))
     for o in outs if bad is not None else ():

@@ -36,8 +36,8 @@ from tracejit.errors import UnsupportedError
 from tracejit.ir import dtypes
 from tracejit.ir.autodiff import defvjp
 from tracejit.ir.fft_prims import complex_dtype
+from tracejit.ir.linalg_nonfinite import finite_stand_in
 from tracejit.ir.linalg_prims import _eye_like, _mT, _square
-from tracejit.ir.linalg_svd import finite_stand_in
 from tracejit.ir.primitives import OPAQUE, register
 
 

@@ -48,6 +48,7 @@ from tracejit.ir.autodiff import defvjp
 from tracejit.ir.autodiff import swap_last as _mT
 from tracejit.ir.dtypes import real_dtype
 from tracejit.ir.graph import ConstValue
+from tracejit.ir.linalg_nonfinite import finite_stand_in, nan_where
 from tracejit.ir.primitives import OPAQUE, register
 
 
@@ -157,8 +158,8 @@ def _eigh_rule(avals):
 
 
 def _eigh_impl(a, *, xp=np):
-    w, v = xp.linalg.eigh(a)  # reads the lower triangle
-    return w, v
+    a, bad = finite_stand_in(a, xp, lower=True)  # NaN for inf or NaN in the lower triangle
+    return tuple(nan_where(bad, r, xp) for r in xp.linalg.eigh(a))  # which eigh reads
 
 
 def _eigvalsh_rule(avals):
@@ -167,7 +168,8 @@ def _eigvalsh_rule(avals):
 
 
 def _eigvalsh_impl(a, *, xp=np):
-    return xp.linalg.eigvalsh(a)  # no eigenvectors (LAPACK's jobz='N'); the lower triangle
+    a, bad = finite_stand_in(a, xp, lower=True)  # no eigenvectors (LAPACK's jobz='N')
+    return nan_where(bad, xp.linalg.eigvalsh(a), xp)
 
 
 for _name, _shape_rule, _impl, _multiple in (

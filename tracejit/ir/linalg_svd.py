@@ -34,6 +34,7 @@ from tracejit.ir.array_library import ARRAY_IMPLS
 from tracejit.ir.autodiff import defvjp
 from tracejit.ir.dtypes import real_dtype
 from tracejit.ir.graph import ConstValue
+from tracejit.ir.linalg_nonfinite import finite_stand_in, nan_where
 from tracejit.ir.linalg_prims import _as, _conj, _eye_like, _mH, _mT, _square_dtype
 from tracejit.ir.primitives import OPAQUE, register
 
@@ -51,25 +52,8 @@ def _svd_rule(avals, *, full_matrices):
 
 
 def _svd_impl(a, *, full_matrices, xp=np):
-    if xp is not np:  # CuPy's cuSOLVER, as it is
-        u, s, vh = xp.linalg.svd(a, full_matrices=full_matrices)
-        return u, s, vh
-    a, bad = finite_stand_in(a)
-    u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
-    if bad is not None:
-        u[bad], s[bad], vh[bad] = np.nan, np.nan, np.nan
-    return u, s, vh
-
-
-def finite_stand_in(a: np.ndarray):
-    """`(a, None)`, or where a matrix of the stack `a` holds inf or NaN, `(a with zeros for
-    those matrices, their mask)`: the caller sets their results to NaN, as JAX. NumPy's
-    LAPACK ?gesdd never returns on some such matrices (np.linalg.svd of
-    [[3, inf, 0], [inf, 3, 0], [0, 0, 3]] hangs)."""
-    bad = ~np.isfinite(a).all(axis=(-2, -1))
-    if not bad.any():
-        return a, None
-    return np.where(bad[..., None, None], 0, a), bad
+    a, bad = finite_stand_in(a, xp)
+    return tuple(nan_where(bad, r, xp) for r in xp.linalg.svd(a, full_matrices=full_matrices))
 
 
 def _svdvals_rule(avals):
@@ -77,13 +61,8 @@ def _svdvals_rule(avals):
 
 
 def _svdvals_impl(a, *, xp=np):
-    if xp is not np:
-        return xp.linalg.svd(a, compute_uv=False)  # no singular vectors (LAPACK's jobz='N')
-    a, bad = finite_stand_in(a)  # NaN for a non-finite matrix (NumPy raises LinAlgError)
-    s = np.linalg.svd(a, compute_uv=False)
-    if bad is not None:
-        s[bad] = np.nan
-    return s
+    a, bad = finite_stand_in(a, xp)  # NaN for a non-finite matrix (NumPy raises LinAlgError)
+    return nan_where(bad, xp.linalg.svd(a, compute_uv=False), xp)  # LAPACK's jobz='N'
 
 
 register("svd", OPAQUE, _svd_rule, _svd_impl, True, rules={ARRAY_IMPLS: _svd_impl})

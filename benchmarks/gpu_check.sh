@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The prepared GPU check (issue 6): install, GPU tests, GPU benchmarks, then the whole suite.
-# Runs in about 8 minutes on one H100/H200 with 16 cores and no network (FUZZ_S=0 skips the
-# fuzz step, SUITE_BUDGET=0 the whole suite). Results (test logs,
+# Runs in about 6 minutes on one H100/H200 with 16 cores and no network (FUZZ_S=0 skips the
+# fuzz step, SUITE_BUDGET=0 the whole suite, BENCH=0 the benchmarks; EXTRA_TESTS="paths" runs
+# those tests on cuda too, PROBE=1 benchmarks/gpu_probe.py). Results (test logs,
 # gpu_bench.json) go to $OUT when set, else benchmarks/results/.
 #
 #   bash benchmarks/gpu_check.sh            # from the repository root
@@ -65,10 +66,25 @@ if [ "$have_pytest" = 1 ]; then
   echo "exit $?"; tail -n 40 "$out/gpu_tests.txt"
 fi
 
-step "GPU benchmarks"
-timeout 230 python benchmarks/gpu_bench.py --json "$out/gpu_bench.json" --budget 180 \
-  >"$out/gpu_bench.txt" 2>&1
-echo "exit $?"; tail -n 30 "$out/gpu_bench.txt"
+if [ "$have_pytest" = 1 ] && [ -n "${EXTRA_TESTS:-}" ]; then
+  step "more tests on cuda: $EXTRA_TESTS"
+  # shellcheck disable=SC2086  # a list of paths
+  timeout 180 python -m pytest "${pytest_args[@]}" $EXTRA_TESTS >"$out/extra_tests.txt" 2>&1
+  echo "exit $?"; tail -n 30 "$out/extra_tests.txt"
+fi
+
+if [ "${BENCH:-1}" != 0 ]; then
+  step "GPU benchmarks"
+  timeout 230 python benchmarks/gpu_bench.py --json "$out/gpu_bench.json" --budget 180 \
+    >"$out/gpu_bench.txt" 2>&1
+  echo "exit $?"; tail -n 30 "$out/gpu_bench.txt"
+fi
+
+if [ "${PROBE:-0}" = 1 ]; then
+  step "probes (benchmarks/gpu_probe.py)"
+  timeout 150 python benchmarks/gpu_probe.py >"$out/gpu_probe.txt" 2>&1
+  echo "exit $?"; cat "$out/gpu_probe.txt"
+fi
 
 if [ "$have_pytest" = 1 ] && [ "${FUZZ_S:-60}" != 0 ]; then
   # the differential fuzzer on the card: the emulator runs kernels through g++, so what only

@@ -1,0 +1,188 @@
+"""Probes for a GPU session (issue 12's open GPU questions), printed, not asserted:
+
+1. linear algebra of a matrix holding inf or NaN on cuda against cpu: is each result NaN
+   for that matrix on both (JAX's convention), or does cuSOLVER return finite values?
+2. cholesky 4096x4096 float32: CuPy's call (which tracejit makes) against cuSOLVER's legacy
+   `?potrf` and 64-bit `Xpotrf` called directly through CuPy's bindings, and torch.
+3. the host cost of a tracejit call with a library step (rfft), small and large, against
+   CuPy's own call, with the profile of the tracejit call.
+
+    python benchmarks/gpu_probe.py
+"""
+
+from __future__ import annotations
+
+import cProfile
+import io
+import pstats
+import time
+
+import numpy as np
+
+import tracejit as tj
+import tracejit.numpy as tnp
+
+
+def timeit(fn, sync, reps=15):
+    fn()
+    sync()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        times.append(time.perf_counter() - t0)
+    return 1e3 * float(np.median(times))
+
+
+def nonfinite(cp):
+    print("\n== 1. linalg of a stack [good, inf, NaN] on cuda and cpu: NaN for the bad ones?")
+    good = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+    inf, nan = good.copy(), good.copy()
+    inf[0, 1] = inf[1, 0] = np.inf
+    nan[2, 2] = np.nan
+    a = np.stack([good, inf, nan])
+    b = np.ones((3, 3, 2))
+    la = tnp.linalg
+    fns = {
+        "eigh": lambda m: la.eigh(m),
+        "eigvalsh": lambda m: la.eigvalsh(m),
+        "solve": lambda m: la.solve(m, b),
+        "inv": lambda m: la.inv(m),
+        "cholesky": lambda m: la.cholesky(m),
+        "det": lambda m: la.det(m),
+        "slogdet": lambda m: la.slogdet(m),
+        "qr": lambda m: la.qr(m),
+        "svd": lambda m: la.svd(m),
+        "svdvals": lambda m: la.svd(m, compute_uv=False),
+        "pinv": lambda m: la.pinv(m),
+        "norm2": lambda m: la.norm(m, 2, axis=(-2, -1)),
+    }
+    for name, fn in fns.items():
+        row = []
+        for dev in ("cuda", "cpu"):
+            try:
+                out = tj.jit(fn, device=dev)(a)
+                outs = [np.asarray(tj.device_get(o)) for o in tj.tree_flatten(out)[0]]
+                nan_of = ["".join("N" if np.isnan(o[i]).all() else
+                                  ("n" if np.isnan(o[i]).any() else "f") for i in range(3))
+                          for o in outs]  # fmt: skip
+                row.append(f"{dev}: {' '.join(nan_of)}")
+            except Exception as e:  # noqa: BLE001 (a probe reports every failure)
+                row.append(f"{dev}: {type(e).__name__}: {str(e)[:80]}")
+        print(
+            f"{name:9s} " + " | ".join(row) + "   (per output: good/inf/nan matrix:"
+            " N all NaN, n some NaN, f finite)"
+        )
+
+
+def cholesky(cp):
+    print("\n== 2. cholesky 4096x4096 float32 (ms, median of 15)")
+    n = 4096
+    g = cp.random.standard_normal((n, n), dtype=cp.float32)
+    spd = g @ g.T / n + cp.eye(n, dtype=cp.float32)
+    sync = cp.cuda.Device().synchronize
+    want = cp.linalg.cholesky(spd)
+    print(f"cupy.linalg.cholesky        {timeit(lambda: cp.linalg.cholesky(spd), sync):.3f}")
+    f = tj.jit(lambda m: tnp.linalg.cholesky(m), device="cuda")
+    print(f"tracejit                    {timeit(lambda: f(spd), sync):.3f}")
+    from cupy_backends.cuda.libs import cusolver
+
+    print("cusolver potrf names:", [k for k in dir(cusolver) if "potrf" in k.lower()])
+    handle = cp.cuda.device.get_cusolver_handle()
+    info = cp.empty(1, cp.int32)
+    a = cp.empty_like(spd)
+    lower_of_c = 1  # CUBLAS_FILL_MODE_UPPER of the column-major view: L in row-major memory
+    try:
+        lwork = cusolver.spotrf_bufferSize(handle, lower_of_c, n, a.data.ptr, n)
+        work = cp.empty(lwork, cp.float32)
+
+        def legacy():
+            cp.copyto(a, spd)
+            cusolver.spotrf(handle, lower_of_c, n, a.data.ptr, n, work.data.ptr, lwork,
+                            info.data.ptr)  # fmt: skip
+
+        print(
+            f"spotrf direct (+copy)       {timeit(legacy, sync):.3f}  ok="
+            f"{bool(cp.allclose(cp.tril(a), want, rtol=1e-3, atol=1e-3))}"
+        )
+    except Exception as e:  # noqa: BLE001
+        print("spotrf direct failed:", type(e).__name__, e)
+    try:
+        params = cusolver.createParams()
+        r32f = 0  # CUDA_R_32F
+        dev_bytes, host_bytes = cusolver.xpotrf_bufferSize(handle, params, lower_of_c, n, r32f,
+                                                           a.data.ptr, n, r32f)  # fmt: skip
+        dwork = cp.empty(max(dev_bytes, 1), cp.uint8)
+        hwork = np.empty(max(host_bytes, 1), np.uint8)
+
+        def x64():
+            cp.copyto(a, spd)
+            cusolver.xpotrf(handle, params, lower_of_c, n, r32f, a.data.ptr, n, r32f,
+                            dwork.data.ptr, dev_bytes, hwork.ctypes.data, host_bytes,
+                            info.data.ptr)  # fmt: skip
+
+        print(
+            f"Xpotrf direct (+copy)       {timeit(x64, sync):.3f}  ok="
+            f"{bool(cp.allclose(cp.tril(a), want, rtol=1e-3, atol=1e-3))}"
+        )
+    except Exception as e:  # noqa: BLE001
+        print("Xpotrf direct failed:", type(e).__name__, e)
+    print(f"copy alone                  {timeit(lambda: cp.copyto(a, spd), sync):.3f}")
+    try:
+        import torch
+
+        t = torch.as_tensor(spd, device="cuda")
+        tsync = torch.cuda.synchronize
+        print(f"torch.linalg.cholesky       {timeit(lambda: torch.linalg.cholesky(t), tsync):.3f}")
+    except Exception as e:  # noqa: BLE001
+        print("torch failed:", type(e).__name__, e)
+
+
+def overhead(cp):
+    print("\n== 3. a library step's host cost: rfft (ms, median of 15)")
+    sync = cp.cuda.Device().synchronize
+    f = tj.jit(lambda v: tnp.fft.rfft(v), device="cuda")
+    g = tj.jit(lambda v: tnp.sin(v) * 2.0, device="cuda")
+
+    def line(x):
+        n = x.size.bit_length() - 1
+        tj_ms, cp_ms = timeit(lambda: f(x), sync), timeit(lambda: cp.fft.rfft(x), sync)
+        print(f"n=2^{n}: tracejit {tj_ms:.3f}  cupy {cp_ms:.3f}  tracejit elementwise "
+              f"{timeit(lambda: g(x), sync):.3f}")  # fmt: skip
+
+    for n in (1 << 10, 1 << 24):
+        line(cp.random.standard_normal(n, dtype=cp.float32))
+    z = cp.random.standard_normal((4096, 4096), dtype=cp.float32).astype(cp.complex64)
+    h = tj.jit(lambda v: tnp.fft.fft(v, axis=0), device="cuda")
+    print(
+        f"fft axis 0 4096^2 c64: tracejit {timeit(lambda: h(z), sync):.3f}  cupy "
+        f"{timeit(lambda: cp.fft.fft(z, axis=0), sync):.3f}"
+    )
+    x = cp.random.standard_normal(1 << 10, dtype=cp.float32)
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(300):
+        f(x)
+    sync()
+    prof.disable()
+    s = io.StringIO()
+    pstats.Stats(prof, stream=s).sort_stats("tottime").print_stats(18)
+    print("profile of 300 tracejit rfft calls (2^10), by own time:")
+    print("\n".join(s.getvalue().splitlines()[:40]))
+
+
+def main():
+    import cupy as cp
+
+    for part in (nonfinite, cholesky, overhead):
+        t0 = time.perf_counter()
+        try:
+            part(cp)
+        except Exception as e:  # noqa: BLE001
+            print(f"{part.__name__} FAILED: {type(e).__name__}: {e}")
+        print(f"({part.__name__}: {time.perf_counter() - t0:.1f} s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -88,46 +88,29 @@ def cholesky(cp):
     print(f"tracejit                    {timeit(lambda: f(spd), sync):.3f}")
     from cupy_backends.cuda.libs import cusolver
 
-    print("cusolver potrf names:", [k for k in dir(cusolver) if "potrf" in k.lower()])
     handle = cp.cuda.device.get_cusolver_handle()
     info = cp.empty(1, cp.int32)
     a = cp.empty_like(spd)
-    lower_of_c = 1  # CUBLAS_FILL_MODE_UPPER of the column-major view: L in row-major memory
-    try:
-        lwork = cusolver.spotrf_bufferSize(handle, lower_of_c, n, a.data.ptr, n)
-        work = cp.empty(lwork, cp.float32)
+    # spd is symmetric, so its row-major buffer read column-major is spd itself. Fill mode
+    # UPPER (1) leaves L in the row-major lower triangle (CuPy's way); LOWER (0) leaves L^T
+    # there, so L costs a transposed copy more.
+    for uplo, name in ((1, "UPPER, as CuPy"), (0, "LOWER, + transpose")):
+        try:
+            lwork = cusolver.spotrf_bufferSize(handle, uplo, n, a.data.ptr, n)
+            work = cp.empty(lwork, cp.float32)
 
-        def legacy():
-            cp.copyto(a, spd)
-            cusolver.spotrf(handle, lower_of_c, n, a.data.ptr, n, work.data.ptr, lwork,
-                            info.data.ptr)  # fmt: skip
+            def legacy(uplo=uplo, lwork=lwork, work=work):
+                cp.copyto(a, spd)
+                cusolver.spotrf(handle, uplo, n, a.data.ptr, n, work.data.ptr, lwork,
+                                info.data.ptr)  # fmt: skip
+                return a if uplo == 1 else cp.ascontiguousarray(a.T)
 
-        print(
-            f"spotrf direct (+copy)       {timeit(legacy, sync):.3f}  ok="
-            f"{bool(cp.allclose(cp.tril(a), want, rtol=1e-3, atol=1e-3))}"
-        )
-    except Exception as e:  # noqa: BLE001
-        print("spotrf direct failed:", type(e).__name__, e)
-    try:
-        params = cusolver.createParams()
-        r32f = 0  # CUDA_R_32F
-        dev_bytes, host_bytes = cusolver.xpotrf_bufferSize(handle, params, lower_of_c, n, r32f,
-                                                           a.data.ptr, n, r32f)  # fmt: skip
-        dwork = cp.empty(max(dev_bytes, 1), cp.uint8)
-        hwork = np.empty(max(host_bytes, 1), np.uint8)
-
-        def x64():
-            cp.copyto(a, spd)
-            cusolver.xpotrf(handle, params, lower_of_c, n, r32f, a.data.ptr, n, r32f,
-                            dwork.data.ptr, dev_bytes, hwork.ctypes.data, host_bytes,
-                            info.data.ptr)  # fmt: skip
-
-        print(
-            f"Xpotrf direct (+copy)       {timeit(x64, sync):.3f}  ok="
-            f"{bool(cp.allclose(cp.tril(a), want, rtol=1e-3, atol=1e-3))}"
-        )
-    except Exception as e:  # noqa: BLE001
-        print("Xpotrf direct failed:", type(e).__name__, e)
+            ms = timeit(legacy, sync)
+            ok = bool(cp.allclose(cp.tril(legacy()), want, rtol=1e-3, atol=1e-3))
+            print(f"spotrf {name:20s} {ms:.3f}  ok={ok}")
+        except Exception as e:  # noqa: BLE001
+            print(f"spotrf {name} failed:", type(e).__name__, e)
+    _xpotrf(cp, spd, want, handle, sync)
     print(f"copy alone                  {timeit(lambda: cp.copyto(a, spd), sync):.3f}")
     try:
         import torch
@@ -137,6 +120,68 @@ def cholesky(cp):
         print(f"torch.linalg.cholesky       {timeit(lambda: torch.linalg.cholesky(t), tsync):.3f}")
     except Exception as e:  # noqa: BLE001
         print("torch failed:", type(e).__name__, e)
+
+
+def _libcusolver():
+    """libcusolver, as CuPy loaded it (its wheel's folder, else the loader's path)."""
+    import ctypes
+    import glob
+    import os
+
+    import cupy_backends.cuda.libs.cusolver as binding
+
+    site = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(binding.__file__))))
+    for path in sorted(glob.glob(os.path.join(site, "nvidia", "**", "libcusolver.so*"),
+                                 recursive=True)) + ["libcusolver.so.12", "libcusolver.so.11",
+                                                     "libcusolver.so"]:  # fmt: skip
+        try:
+            return ctypes.CDLL(path), path
+        except OSError:
+            continue
+    raise OSError("libcusolver not found")
+
+
+def _xpotrf(cp, spd, want, handle, sync):
+    """cusolverDnXpotrf (the 64-bit API, which CuPy 14 does not bind) through ctypes."""
+    import ctypes
+
+    try:
+        lib, path = _libcusolver()
+        print("libcusolver:", path)
+        c_p, c_i64, c_sz = ctypes.c_void_p, ctypes.c_int64, ctypes.c_size_t
+        params = c_p()
+        assert lib.cusolverDnCreateParams(ctypes.byref(params)) == 0
+        n = spd.shape[0]
+        a = cp.empty_like(spd)
+        info = cp.empty(1, cp.int32)
+        r32f = 0  # CUDA_R_32F
+        for uplo, name in ((1, "UPPER"), (0, "LOWER, + transpose")):
+            dev, host = c_sz(), c_sz()
+            status = lib.cusolverDnXpotrf_bufferSize(
+                c_p(handle), params, ctypes.c_int(uplo), c_i64(n), ctypes.c_int(r32f),
+                c_p(a.data.ptr), c_i64(n), ctypes.c_int(r32f), ctypes.byref(dev),
+                ctypes.byref(host),
+            )  # fmt: skip
+            assert status == 0, f"bufferSize status {status}"
+            dwork = cp.empty(max(dev.value, 1), cp.uint8)
+            hwork = np.empty(max(host.value, 1), np.uint8)
+
+            def run(uplo=uplo, dev=dev, host=host, dwork=dwork, hwork=hwork):
+                cp.copyto(a, spd)
+                status = lib.cusolverDnXpotrf(
+                    c_p(handle), params, ctypes.c_int(uplo), c_i64(n), ctypes.c_int(r32f),
+                    c_p(a.data.ptr), c_i64(n), ctypes.c_int(r32f), c_p(dwork.data.ptr),
+                    c_sz(dev.value), c_p(hwork.ctypes.data), c_sz(host.value),
+                    c_p(info.data.ptr),
+                )  # fmt: skip
+                assert status == 0, f"Xpotrf status {status}"
+                return a if uplo == 1 else cp.ascontiguousarray(a.T)
+
+            ms = timeit(run, sync)
+            ok = bool(cp.allclose(cp.tril(run()), want, rtol=1e-3, atol=1e-3))
+            print(f"Xpotrf {name:20s} {ms:.3f}  ok={ok}  info={int(info.get()[0])}")
+    except Exception as e:  # noqa: BLE001
+        print("Xpotrf through ctypes failed:", type(e).__name__, e)
 
 
 def overhead(cp):

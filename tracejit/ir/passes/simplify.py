@@ -24,15 +24,17 @@ def _x(b, m):
 
 def _signed_zero(negative: bool):
     """`x` when the zero operand of m["op"] (x + z, x - z) has the sign that leaves every
-    float x unchanged (x + -0.0 and x - 0.0 are x, -0.0 included); ints: any zero."""
+    float x unchanged (x + -0.0 and x - 0.0 are x, -0.0 included; a complex zero in both
+    parts: -0.0 - 0.0j + 0j is 0j); ints: any zero."""
 
     def fn(b, m):
         node = m["op"]
         z = node.inputs[1] if node.inputs[0] is m["x"] else node.inputs[0]
-        if z.dtype.kind == "f" and math.copysign(1.0, b.splat_value(z)) != (
-            -1.0 if negative else 1.0
-        ):
-            return None
+        if z.dtype.kind in "fc":
+            value = complex(b.splat_value(z))
+            want = -1.0 if negative else 1.0
+            if any(math.copysign(1.0, part) != want for part in (value.real, value.imag)):
+                return None
         return m["x"]
 
     return fn

@@ -201,3 +201,50 @@ def test_searchsorted_of_complex_follows_sort_order_of_nan_classes(device):
     for side in ("left", "right"):
         got = tj.jit(tnp.searchsorted, static_argnames="side", device=device)(a, v, side=side)
         np.testing.assert_array_equal(tj.device_get(got), np.searchsorted(a, v, side=side))
+
+
+_QUANTILE_DATA = [np.array([[5, -3, 7], [0, 2, 2]], np.int8), np.array([[5, 3, 7], [1, 1, 0]], np.uint16),
+                  np.array([[1.5, 2.0, 3.0], [0.5, -1.0, 4.0]], np.float32),
+                  np.array([[True, False, True], [False, False, True]])]  # fmt: skip
+_QS = [0.5, 1, np.float32(0.25), np.float64(0.75), np.int64(0), [0.1, 0.5], [0, 1]]
+
+
+@pytest.mark.parametrize("method", ["linear", "lower", "higher", "nearest", "midpoint"])
+def test_quantile_dtypes_and_values_are_numpys(method):
+    # found by the fuzzer: the order-statistic methods gave float64 for integer and bool data
+    # (NumPy keeps the data's dtype), and a numpy float32 q did not keep float32
+    for x in _QUANTILE_DATA:
+        for q in _QS:
+            for name, qq in (("quantile", q), ("percentile", _times_100(q))):
+                try:
+                    want = getattr(np, name)(x, qq, axis=1, method=method)
+                except TypeError:  # bool data that must be interpolated
+                    with pytest.raises(TypeError, match="interpolates"):
+                        getattr(tnp, name)(x, qq, axis=1, method=method)
+                    continue
+                for got in (getattr(tnp, name)(x, qq, axis=1, method=method),
+                            tj.jit(lambda v: getattr(tnp, name)(v, qq, axis=1, method=method))(x)):  # fmt: skip  # noqa: B023
+                    got = np.asarray(got)
+                    assert got.dtype == want.dtype, (name, x.dtype, q, got.dtype, want.dtype)
+                    np.testing.assert_array_equal(got, want)
+
+
+def _times_100(q):
+    return [100 * v for v in q] if isinstance(q, list) else q * 100
+
+
+def test_adding_a_complex_zero_keeps_numpys_signed_zeros(device):
+    # found by the fuzzer: `z + 0` of a complex z was simplified to z (right for a float x
+    # only: x + 0.0 turns -0.0 into 0.0, in each part of a complex), so z = -0-0j stayed -0-0j;
+    # a matmul contracting one element (0 + a * b, the GEMM's zero start) had the same fault
+    z = np.array([complex(-0.0, -0.0), complex(-0.0, 1.0), complex(2.0, -0.0)], np.complex64)
+    a, b = np.array([[np.nan], [-0.0]], np.float32), np.array([0j], np.complex64)
+    fns = [lambda v: v + 0.0, lambda v: v - 0.0, lambda v: v + 0j, lambda v: 0.0 + v,
+           lambda v: v + complex(-0.0, -0.0), lambda v: v - complex(0.0, -0.0)]  # fmt: skip
+    for fn in fns:
+        got = np.asarray(tj.device_get(tj.jit(fn, device=device)(z)))
+        want = fn(z)
+        assert np.array_equal(np.signbit(got.real), np.signbit(want.real))
+        assert np.array_equal(np.signbit(got.imag), np.signbit(want.imag))
+    got = np.asarray(tj.device_get(tj.jit(lambda p, q: p @ q, device=device)(a, b)))
+    assert not np.signbit(got[1].real) and not np.signbit(got[1].imag)  # NumPy's 0+0j

@@ -165,9 +165,11 @@ def digitize(x, bins, right: bool = False):
     return searchsorted(b, x, side=side)
 
 
-def _moved_rows(a, axis, keepdims):
+def _moved_rows(a, axis, keepdims, to_float: bool = True):
     """(x with the reduced axes merged last, output shape without q, keepdims shape)."""
-    (x,) = promote(asarray(a), to_float=True)
+    x = asarray(a)
+    if to_float:
+        (x,) = promote(x, to_float=True)
     shape = tuple(shape_of(x))
     axes = normalize_axes(axis, len(shape), "quantile")
     rest = [i for i in range(len(shape)) if i not in axes]
@@ -196,6 +198,8 @@ def _interpolate(s, pos: np.ndarray, method: str):
         return at(hi)
     if method == "nearest":
         return at(np.round(pos))  # half to even, as NumPy
+    if np.dtype(s.dtype).kind == "b":  # linear at an integer q (0 or 1): an end value
+        return at(lo)
     a, b = at(lo), at(hi)
     t = np.full(pos.shape, 0.5) if method == "midpoint" else pos - lo
     t = t.reshape(pos.shape + (1,) * (len(shape_of(a)) - pos.ndim)).astype(a.dtype)
@@ -225,11 +229,31 @@ def quantile(a, q, axis=None, out=None, overwrite_input: bool = False, method: s
     qs = np.asarray(q, dtype=np.float64)  # a traced q raises ConcretizationError here
     if ((qs < 0) | (qs > 1)).any():
         raise TracejitValueError("Quantiles must be in the range [0, 1]")
-    x, out_shape = _moved_rows(a, axis, keepdims)
+    x, out_shape = _moved_rows(a, axis, keepdims, to_float=False)
     _real_only(x, "quantile")
-    if not isinstance(q, (int, float)):  # NumPy: a list or array q (float64) promotes the
-        x = cast(x, np.result_type(x.dtype, np.asarray(q)))  # data: float32 -> float64
+    x = cast(x, _quantile_dtype(np.dtype(x.dtype), q, method))
     return _quantile_rows(x, qs, out_shape, method)
+
+
+_ORDER_STATISTICS = ("lower", "higher", "nearest")
+
+
+def _quantile_dtype(dt: np.dtype, q, method: str) -> np.dtype:
+    """NumPy's result dtype: the data's for an order statistic (lower, higher, nearest, or
+    linear at an integer q, which is 0 or 1); else the data's promoted with q's (a Python
+    float weakly: float32 data stay float32, integers give float64; a list is float64)."""
+    q_kind = np.asarray(q).dtype.kind
+    if method in _ORDER_STATISTICS or (method == "linear" and q_kind in "biu"):
+        return dt
+    if dt.kind == "b":  # NumPy's TypeError: it subtracts bools to interpolate
+        raise TracejitTypeError(
+            f"quantile: method {method!r} interpolates between values, which NumPy refuses "
+            "for a bool array; cast it to a number type, or use method 'lower', 'higher' "
+            "or 'nearest'"
+        )
+    if type(q) in (int, float):  # a Python scalar: weak
+        return np.result_type(dt, float(q))
+    return np.result_type(dt, np.asarray(q).dtype if q_kind in "fc" else np.float64)
 
 
 def _quantile_rows(x, qs, out_shape, method: str):
@@ -237,8 +261,8 @@ def _quantile_rows(x, qs, out_shape, method: str):
     n = shape_of(x)[-1]
     s = sort(x, -1)
     vals = _interpolate(s, qs * (n - 1), method)
-    has_nan = red.any(ew.isnan(x), axis=-1)
-    vals = ew.where(has_nan, np.nan, vals)
+    if np.dtype(x.dtype).kind in "fc":
+        vals = ew.where(red.any(ew.isnan(x), axis=-1), np.nan, vals)
     return reshape(cast(vals, x.dtype), qs.shape + out_shape)
 
 
@@ -252,7 +276,8 @@ def percentile(a, q, axis=None, out=None, overwrite_input: bool = False,
     1.0
     """
     # a Python scalar q stays one (weak: float32 data stay float32, as in NumPy)
-    qs = q / 100 if isinstance(q, (int, float)) else np.asarray(q, dtype=np.float64) / 100
+    # (NumPy's q / 100: a numpy float32 q stays float32, an integer array becomes float64)
+    qs = q / 100 if type(q) in (int, float) else np.asarray(q) / 100
     return quantile(a, qs, axis, out, overwrite_input, method, keepdims, weights=weights,
                     interpolation=interpolation)  # fmt: skip
 

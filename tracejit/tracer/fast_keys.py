@@ -2,12 +2,14 @@
 
 A key is the device, the static arguments' values (`StaticSplit`, when the function has
 any), whether traced keyword arguments were passed, the traced arguments' optree structure
-and, per leaf, `(shape, dtype)` for a host array or the type of any other leaf (positional
-plain arrays: the device and the arrays' shapes and dtypes only). `Jitted._call` builds the
-key; the general path stores a missed one only where it says everything that path's
-signature says (structure, avals, static values, device):
+and, per leaf, `(shape, dtype)` for a host array, `(type, shape, dtype)` for a CuPy array
+(jit's CUDA results included) or the type of any other leaf (positional plain arrays: the
+device and the arrays' shapes and dtypes only). `Jitted._call` builds the key; the general
+path stores a missed one only where it says everything that path's signature says
+(structure, avals, static values, device):
 
-- a host array whose dtype is its own canonical one (its aval is `(shape, dtype, False)`);
+- a host or CuPy array whose dtype is its own canonical one (its aval is `(shape, dtype,
+  False)`; a CuPy array reaches the store only for device="cuda", where it passes as it is);
 - a Python bool, int, float or complex (exactly these types: the aval is
   `((), dtype, True)`, the dtype `dtypes.python_scalar_dtype` gives), or a NumPy scalar of
   a supported dtype (`((), dtype, False)`): the aval depends on the type only.
@@ -21,6 +23,7 @@ which raises the same `IntegerOverflowError` as before.
 from __future__ import annotations
 
 import operator
+import sys
 
 import numpy as np
 
@@ -34,12 +37,32 @@ _PYTHON_SCALARS = (bool, int, float, complex)
 _NUMPY_SCALARS = frozenset(dt.type for dt in dtypes.SUPPORTED)
 
 
+_DEVICE_TYPES: dict[type, bool] = {}
+
+
+def device_type(t: type) -> bool:
+    """Whether `t` is CuPy's ndarray or a subclass (every instance a CUDA array; a torch
+    tensor's type says nothing of its device, so it is not one)."""
+    known = _DEVICE_TYPES.get(t)
+    if known is None:
+        cupy = sys.modules.get("cupy")
+        array = getattr(cupy, "ndarray", None)
+        known = _DEVICE_TYPES[t] = isinstance(array, type) and issubclass(t, array)
+    return known
+
+
 def leaf_key(head: list, leaves: list) -> tuple:
-    """`head`, then per leaf `(shape, dtype)` for a host array and the type of any other:
-    a `Jitted._fast` key (one `store_plan` accepted, or one never stored)."""
+    """`head`, then per leaf `(shape, dtype)` for a host array, `(type, shape, dtype)` for a
+    CuPy array and the type of any other: a `Jitted._fast` key (one `store_plan`
+    accepted, or one never stored)."""
     for x in leaves:
         t = type(x)
-        head.append((x.shape, x.dtype) if t is np.ndarray or t is ConstArray else t)
+        if t is np.ndarray or t is ConstArray:
+            head.append((x.shape, x.dtype))
+        elif device_type(t):
+            head.append((t, x.shape, x.dtype))
+        else:
+            head.append(t)
     return tuple(head)
 
 
@@ -51,7 +74,7 @@ def store_plan(leaves: list, avals: tuple, int_targets: list) -> tuple | None:
     plan = []
     for i, (x, (_, dtype, _)) in enumerate(zip(leaves, avals)):
         t = type(x)
-        if t in HOST:
+        if t in HOST or device_type(t):
             if x.dtype != dtype:
                 return None
         elif t in _PYTHON_SCALARS or (t in _NUMPY_SCALARS and x.dtype == dtype):

@@ -2,9 +2,10 @@
 scatter (x.at[idx].set/add(v) with distinct idx), lax.dynamic_slice and
 lax.dynamic_update_slice with traced starts.
 
-The indices are program inputs (`Pool.index_input`) drawn in range: NumPy raises for an
-index out of range, where compiled code clamps (JAX's rule), so only in-range indices have a
-NumPy oracle. dynamic_slice's starts are drawn past both ends: lax clamps them so the slice
+The indices are program inputs (`Pool.index_input`), drawn in range three times in four:
+NumPy raises for an index out of range, where compiled code clamps (JAX's rule: a negative
+index counts from the end, then the result is clipped to [0, n - 1]), so a gather whose
+indices may fall outside has NumPy's own with clamped indices as its oracle (`F.clamped`). dynamic_slice's starts are drawn past both ends: lax clamps them so the slice
 fits, and the NumPy side (_fuzz_lax.NumpyLax) clamps the same way. Bounds: rule "gather"
 moves each data operand's bound with its value (_fuzz_eval._gather), "scatter" adds v.
 """
@@ -30,18 +31,23 @@ def gather(draw, pool: Pool) -> Step | None:
         return None
     dtype = draw(st.sampled_from(INDEX_DTYPES))
     how = draw(st.sampled_from(["getitem", "take", "along"]))
+    low, high = (-n, n - 1) if draw(st.integers(0, 3)) else (-2 * n - 2, 2 * n + 1)
+    oracle = None if low == -n else f"F.clamped({{1}}, {n})"
     if how == "along":
         idx_shape = tuple(
             draw(st.integers(0, 3)) if i == axis else draw(st.sampled_from([d, 1]))
             for i, d in enumerate(shape)
         )
-        idx = pool.index_input(idx_shape, dtype, -n, n - 1)
+        idx = pool.index_input(idx_shape, dtype, low, high)
         text = f"np.take_along_axis({{0}}, {{1}}, axis={axis - draw(st.sampled_from([0, ndim]))})"
-        return Step(text, (a, idx), "gather", (1,))
-    idx = pool.index_input(draw(SMALL_SHAPES), dtype, -n, n - 1)
-    if how == "take":
-        return Step(f"np.take({{0}}, {{1}}, axis={axis})", (a, idx), "gather", (1,))
-    return Step(f"{{0}}[{':, ' * axis}{{1}}]", (a, idx), "gather", (1,))
+    else:
+        idx = pool.index_input(draw(SMALL_SHAPES), dtype, low, high)
+        text = (
+            f"np.take({{0}}, {{1}}, axis={axis})"
+            if how == "take"
+            else f"{{0}}[{':, ' * axis}{{1}}]"
+        )
+    return Step(text, (a, idx), "gather", (1,), oracle and text.replace("{1}", oracle))
 
 
 def scatter(draw, pool: Pool) -> Step | None:

@@ -9,6 +9,9 @@ from hypothesis import strategies as st
 
 QUANTILES = ("0.0", "0.25", "0.5", "0.9", "1.0", "[0.1, 0.5]", "[1.0, 0.0, 0.75]")
 PERCENTILES = ("0.0", "25.0", "50", "90.0", "100", "[10.0, 50.0]", "[100.0, 0, 75.0]")
+# NumPy's interpolating methods (linear twice as often); the order-statistic ones keep an
+# integer operand's dtype, and their bound is the linear one's (a looser one: no lerp)
+METHODS = ("linear", "linear", "lower", "higher", "nearest", "midpoint")
 
 
 def _axis(draw, ndim: int):
@@ -19,8 +22,9 @@ def _axis(draw, ndim: int):
 
 
 def sort(draw, pool: Pool) -> Step | None:
-    """np.sort or np.argsort(stable=True) along one axis or of the flattened array."""
-    a = pool.pick(draw)
+    """np.sort or np.argsort(stable=True) along one axis or of the flattened array (complex
+    values too)."""
+    a = pool.pick(draw, kinds="bifc")
     if a is None:
         return None
     ndim = len(pool.shape(a))
@@ -45,7 +49,7 @@ def searchsorted(draw, pool: Pool) -> Step | None:
 
 
 def quantile(draw, pool: Pool) -> Step | None:
-    """median, percentile or quantile (method 'linear') over some axes, maybe keepdims."""
+    """median, percentile or quantile (any method of METHODS) over some axes, maybe keepdims."""
     a = pool.pick(draw, kinds="if")
     if a is None:
         return None
@@ -54,10 +58,12 @@ def quantile(draw, pool: Pool) -> Step | None:
     keepdims = draw(st.booleans())
     name = draw(st.sampled_from(["median", "percentile", "quantile"]))
     q = draw(st.sampled_from(PERCENTILES if name == "percentile" else QUANTILES))
+    method = "linear" if name == "median" else draw(st.sampled_from(METHODS))
     q_arg = "" if name == "median" else f", {q}"
-    text = f"np.{name}({{0}}{q_arg}, axis={axis!r}, keepdims={keepdims})"
+    m_arg = "" if method == "linear" else f", method={method!r}"
+    text = f"np.{name}({{0}}{q_arg}, axis={axis!r}, keepdims={keepdims}{m_arg})"
     oracle = None
-    if pool.dtype(a).kind != "f" and name != "median":
+    if pool.dtype(a).kind != "f" and method in ("linear", "midpoint") and name != "median":
         # NumPy's lerp takes b - a in the integer dtype, which wraps (quantile of int8
         # [5, -128] at 0.9 gave 41.9 for -34.9): the oracle interpolates converted values
         oracle = text.replace("({0}", "(np.asarray({0}, np.float64)")

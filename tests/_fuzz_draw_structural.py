@@ -169,7 +169,7 @@ def _axis_layout(draw, pool: Pool, a: int, kind: str, axis: int) -> Step:
 
 
 def matmul(draw, pool: Pool) -> Step | None:
-    a = pool.pick(draw, kinds="if", min_ndim=1)
+    a = pool.pick(draw, kinds="ifc", min_ndim=1)
     if a is None:
         return None
     shape = pool.shape(a)
@@ -179,7 +179,8 @@ def matmul(draw, pool: Pool) -> Step | None:
     if len(shape) >= 2:
         choices.append(shape[:-2] + (k, m))
     b_shape = draw(st.sampled_from(choices))
-    dtype = draw(st.sampled_from(["float32", "float64", "int32", "int64"]))
+    dtypes = ["float32", "float64", "int32", "int64", "complex64", "complex128"]
+    dtype = draw(st.sampled_from(dtypes))
     b = pool.add_input(b_shape, dtype)
     text = draw(st.sampled_from(["({0} @ {1})", "np.matmul({0}, {1})"]))
     return Step(text, (a, b), "matmul")

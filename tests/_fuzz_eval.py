@@ -48,6 +48,12 @@ def _at_add(x, index, value):
     return y
 
 
+def _clamped(index, n: int):
+    """JAX's gather indices: negative ones from the end, then clipped to [0, n - 1]."""
+    index = np.asarray(index)
+    return np.clip(np.where(index < 0, index + n, index), 0, n - 1).astype(index.dtype)
+
+
 def _erf(x):
     return np.asarray(rules.math_erf(np.asarray(x, np.float64))).astype(x.dtype)
 
@@ -62,6 +68,7 @@ class NumpyF:
     erf = staticmethod(_erf)
     at_set = staticmethod(_at_set)
     at_add = staticmethod(_at_add)
+    clamped = staticmethod(_clamped)
     logsumexp = staticmethod(patterns.logsumexp)
     log_softmax = staticmethod(patterns.log_softmax)
     softmax = staticmethod(patterns.softmax)

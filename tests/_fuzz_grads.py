@@ -1,4 +1,5 @@
-"""Random differentiable programs: smooth float64 steps and the loss sum_i <out_i, w_i>.
+"""Random differentiable programs: smooth float64 (or float32) steps and the loss
+sum_i <out_i, w_i>.
 
 The steps are those of the forward fuzzer that are smooth on the drawn inputs (values in
 [-2, 2], no specials): analytic unary functions on their whole domain (or composed to stay in
@@ -113,30 +114,34 @@ WEIGHTED = [d for d, w in DRAWERS for _ in range(w)]
 
 @st.composite
 def grad_programs(draw, max_steps: int = 5):
-    """(program, inputs, weights): every value float64, inputs in [-2, 2]."""
-    pool = Pool(only_dtype=np.float64)
+    """(program, inputs, weights): every value float64 (one program in four float32),
+    inputs in [-2, 2] (float32 ones: float64 draws rounded)."""
+    dtype = np.dtype(np.float32 if draw(st.integers(0, 3)) == 0 else np.float64)
+    pool = Pool(only_dtype=dtype)
     for _ in range(draw(st.integers(1, 2))):
-        pool.add_input(draw(shapes), np.float64)
-    float64 = lambda out: out.dtype == np.float64
-    program = draw_program(draw, pool, WEIGHTED, max_steps, float64, 3)
+        pool.add_input(draw(shapes), dtype)
+    of_dtype = lambda out: out.dtype == dtype
+    program = draw_program(draw, pool, WEIGHTED, max_steps, of_dtype, 3)
     uniform = st.floats(-2, 2, allow_subnormal=False)
     args = [
         draw(index_arrays(*pool.avals[i], *pool.ranges[i]))
         if i in pool.ranges
-        else draw(hnp.arrays(np.float64, pool.avals[i][0], elements=uniform))
+        else draw(hnp.arrays(np.float64, pool.avals[i][0], elements=uniform)).astype(dtype)
         for i in pool.inputs
     ]
     outputs = [pool.avals[i][0] for i in program.outputs]
-    weights = [draw(hnp.arrays(np.float64, shape, elements=uniform)) for shape in outputs]
+    weights = [draw(hnp.arrays(np.float64, shape, elements=uniform)).astype(dtype)
+               for shape in outputs]  # fmt: skip
     return program, args, weights
 
 
-def kink_gap(program: Program, args) -> float:
+def kink_gap(program: Program, args, max_kappa: float = 1e6) -> float:
     """The smallest distance to a kink any step of `program` sees: the gap between the two
     largest (smallest) elements of a max (min) reduction, between any two elements a sort
     or quantile orders, between eigenvalues (singular values, and these from 0), and 0 for
-    a matrix too ill-conditioned (kappa > 1e6) for its inverse's derivatives: finite
-    differences across a kink would straddle it."""
+    a matrix too ill-conditioned (kappa > max_kappa) for its inverse's derivatives: finite
+    differences across a kink would straddle it (and a float32 gradient through such a
+    matrix is kappa u off)."""
     env = dict(zip(program.inputs, args))
     gap = np.inf
     for i, step in sorted(program.defs.items()):
@@ -154,7 +159,7 @@ def kink_gap(program: Program, args) -> float:
             rows = _rows(operands[0] * 1.0, (axes,) if isinstance(axes, int) else tuple(axes))
             gap = min(gap, float(np.min(np.diff(rows, axis=-1), initial=np.inf)))
         elif step.rule == "linalg":
-            gap = min(gap, _linalg_gap(step.params[0], operands[0], env[i]))
+            gap = min(gap, _linalg_gap(step.params[0], operands[0], env[i], max_kappa))
     return gap
 
 
@@ -165,7 +170,7 @@ def _rows(x, axes):
     return np.sort(moved.reshape(-1, n), axis=-1)
 
 
-def _linalg_gap(kind: str, a, out) -> float:
+def _linalg_gap(kind: str, a, out, max_kappa: float) -> float:
     if kind in ("eigvalsh", "svdvals"):
         values = np.sort(out, axis=-1)
         gap = float(np.min(np.diff(values, axis=-1), initial=np.inf))
@@ -174,7 +179,7 @@ def _linalg_gap(kind: str, a, out) -> float:
     # a singular value within 1e-3 of 0: the FD step of 1e-6 may cross the singularity
     # (log|det [[2e-215]]| differenced gives 0, its derivative is 5e214)
     tiny = np.min(np.linalg.svd(m, compute_uv=False), initial=np.inf) < 1e-3
-    return 0.0 if tiny or np.any(np.linalg.cond(m) > 1e6) else np.inf
+    return 0.0 if tiny or np.any(np.linalg.cond(m) > max_kappa) else np.inf
 
 
 def finite_inside(program: Program, args) -> bool:

@@ -1,10 +1,13 @@
-"""Linear algebra steps in float32/float64: a drawer and its bounds.
+"""Linear algebra steps in float32/float64/complex64/complex128: a drawer and its bounds.
 
 Each step takes a new square input A (n <= 5, maybe a batch of 2; ordinary values, no
-specials) and computes solve, inv, det, slogdet, cholesky of A A^T + n I, |Q| and |R| of
-qr, eigh's eigenvalues and |eigenvectors| of A + A^T, or svd's singular values. The
-decompositions are unique only up to signs (|.| removes them) and, for eigenvectors, only
-where eigenvalues are apart.
+specials) and computes solve, inv, det, slogdet, cholesky of A A^H + n I, |Q| and |R| of
+qr, eigh's eigenvalues and |eigenvectors| of A + A^H, or svd's singular values. The
+decompositions are unique only up to signs, or unit-modulus phases when complex (|.| removes
+them) and, for eigenvectors, only where eigenvalues are apart. Complex arithmetic rounds a
+product within sqrt(2) u more than real arithmetic: the complex bounds take twice the
+backward error, and slogdet's sign (a phase) moves by at most the determinant's relative
+error.
 
 Bounds, per matrix, from backward stability (Higham, "Accuracy and Stability of Numerical
 Algorithms", 2nd ed.): LU with partial pivoting, Householder QR, Cholesky and the symmetric
@@ -34,11 +37,11 @@ TEXTS = {
     "det": "np.linalg.det({0})",
     "slogdet0": "np.linalg.slogdet({0})[0]",
     "slogdet1": "np.linalg.slogdet({0})[1]",
-    "cholesky": "np.linalg.cholesky({0} @ np.swapaxes({0}, -1, -2) + N * np.eye(N, dtype=D))",
+    "cholesky": "np.linalg.cholesky({0} @ H({0}) + N * np.eye(N, dtype=D))",
     "qr_q": "np.abs(np.linalg.qr({0})[0])",
     "qr_r": "np.abs(np.linalg.qr({0})[1])",
-    "eigvalsh": "np.linalg.eigh({0} + np.swapaxes({0}, -1, -2))[0]",
-    "eigvech": "np.abs(np.linalg.eigh({0} + np.swapaxes({0}, -1, -2))[1])",
+    "eigvalsh": "np.linalg.eigh({0} + H({0}))[0]",
+    "eigvech": "np.abs(np.linalg.eigh({0} + H({0}))[1])",
     "svdvals": "np.linalg.svd({0}, compute_uv=False)",
 }
 
@@ -67,10 +70,13 @@ class NumpyLinalg:
 def linalg(draw, pool: Pool) -> Step | None:
     n = draw(st.integers(1, 5))
     batch = draw(st.sampled_from([(), (), (2,)]))
-    dtype = draw(st.sampled_from(["float32", "float64"]))
+    dtype = draw(st.sampled_from(["float32", "float64", "complex64", "complex128"]))
     a = pool.add_input((*batch, n, n), dtype, special=False)
+    dtype = str(pool.dtype(a))  # a gradient program's pool makes every input float64
     kind = draw(st.sampled_from(KINDS))
-    text = TEXTS[kind].replace("N", str(n)).replace("D", f"np.{dtype}")
+    # H(x): the conjugate transpose of the last two axes (the transpose of a real matrix)
+    h = "np.conj(np.swapaxes({0}, -1, -2))" if dtype.startswith("c") else "np.swapaxes({0}, -1, -2)"
+    text = TEXTS[kind].replace("H({0})", h).replace("N", str(n)).replace("D", f"np.{dtype}")
     oracle = text.replace("np.linalg.", "F.linalg.") if kind in ("solve", "inv") else None
     if kind != "solve":
         return Step(text, (a,), "linalg", (kind,), oracle)
@@ -93,22 +99,33 @@ def _per_matrix(err, out, kind):
 
 
 def _matrix(kind, a64):
+    h = np.conj(np.swapaxes(a64, -1, -2))
     if kind == "cholesky":
-        n = a64.shape[-1]
-        return a64 @ np.swapaxes(a64, -1, -2) + n * np.eye(n)
+        return a64 @ h + a64.shape[-1] * np.eye(a64.shape[-1])
     if kind.startswith("eig"):
-        return a64 + np.swapaxes(a64, -1, -2)
+        return a64 + h
     return a64
+
+
+def _cond(m):
+    """kappa_2 of each matrix: inf where it cannot be computed (an entry of A A^H that
+    overflowed: that matrix is undecided)."""
+    if not m.size:
+        return np.ones(m.shape[:-2])
+    finite = np.isfinite(m).all(axis=(-2, -1))
+    safe = np.where(finite[..., None, None], m, np.eye(m.shape[-1]))
+    return np.where(finite, np.linalg.cond(safe), np.inf)
 
 
 def linalg_rule(out, args: list[Shadow], kind: str) -> Shadow:
     a = args[0]
     n = a.value.shape[-1]
-    u = unit_roundoff(a.value.dtype)
-    m = _matrix(kind, a.value.astype(np.float64))
+    cplx = a.value.dtype.kind == "c"
+    u = unit_roundoff(a.value.real.dtype)
+    m = _matrix(kind, a.value.astype(np.complex128 if cplx else np.float64))
     with np.errstate(all="ignore"):
-        kappa = np.linalg.cond(m) if m.size else np.ones(m.shape[:-2])
-        back = BACKWARD_C * n * u  # relative backward error
+        kappa = _cond(m)
+        back = BACKWARD_C * n * u * (2 if cplx else 1)  # relative backward error
         if kind == "cholesky":  # both sides round A A^T + n I: n u relative more
             back = back + n * u
         err, ill = _bound(kind, out, m, back, kappa, args)
@@ -123,7 +140,7 @@ def _bound(kind, out, m, back, kappa, args):
     """(per-matrix elementwise bound, per-matrix undecided)."""
     n = m.shape[-1]
     norm = _norm2(m)
-    out64 = out.astype(np.float64)
+    out64 = out.astype(np.complex128 if out.dtype.kind == "c" else np.float64)
     out64 = np.where(np.isfinite(out64), out64, 0.0)  # NaN of a singular matrix: undecided
     if kind in ("eigvalsh", "svdvals"):
         return back * norm, np.zeros(norm.shape, bool)
@@ -132,7 +149,9 @@ def _bound(kind, out, m, back, kappa, args):
         return rel * np.abs(out64), rel >= ILL
     if kind.startswith("slogdet"):
         rel = np.sqrt(n) * kappa * back
-        return (np.zeros_like(rel) if kind == "slogdet0" else rel), rel >= ILL
+        if kind == "slogdet0":  # a real sign is exact; a complex one (a phase) moves by rel
+            return (rel if out.dtype.kind == "c" else np.zeros_like(rel)), rel >= ILL
+        return rel, rel >= ILL
     if kind == "eigvech":
         w = np.linalg.eigvalsh(m)
         gaps = np.abs(w[..., :, None] - w[..., None, :]) + np.where(np.eye(n), np.inf, 0)
@@ -141,7 +160,7 @@ def _bound(kind, out, m, back, kappa, args):
         return bound, bound >= ILL
     rel = kappa * back
     if kind == "solve":  # ||x - x'|| <= rel ||x||: the norm of all solutions bounds each
-        return rel * np.sqrt(np.sum(out64 * out64)), rel >= ILL
+        return rel * np.sqrt(np.sum(np.abs(out64) ** 2)), rel >= ILL
     # QR's perturbation (Sun): ||dQ||_F, ||dR|| / ||A|| within sqrt(2) kappa ||dA|| / ||A||
     scale = {"inv": _norm2(out64), "qr_q": 2 * np.ones_like(norm), "qr_r": 2 * norm}
     scale = scale.get(kind, norm)

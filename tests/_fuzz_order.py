@@ -8,9 +8,14 @@ quantile and select (see _fuzz_bounds for the model).
 - argsort is drawn with stable=True, so on exact rows it is exact (ties, -0.0 == 0.0 and NaNs
   in index order); a row where two operands' intervals overlap with a positive bound may
   swap them and is undecided.
+- complex rows sort lexicographically (real part, then imaginary; NaN classes R+Rj, R+nanj,
+  nan+Rj, nan+nanj last, as NumPy), which no bound survives: a row with any inexact element
+  is undecided, an exact row exact (for sort, a value equal to another of the row but of
+  other bits, a signed zero, is undecided: the unstable sort may put either first).
 - searchsorted of exact operands is exact; an element within the bounds of a sorted element
   may land on either side and is undecided.
-- median/percentile/quantile (method 'linear'): the order statistics move by the row's largest
+- median/percentile/quantile (every method: lower/higher/nearest are order statistics, under the
+  linear bound too): the order statistics move by the row's largest
   bound, and the interpolation a + (b - a) t (NumPy's _lerp, or any other order of it) and
   the rounding of t = q (n - 1) add at most 4 u max |x| plus one rounding of the result
   (u of the coarser of the data's and the result's dtypes). A row
@@ -37,7 +42,27 @@ def _back(t, out, axis):
     return t.reshape(out.shape) if axis is None else np.moveaxis(t, -1, axis)
 
 
+def _complex_rows(a: Shadow, axis):
+    """(rows, each element's row undecided): complex order has no error bound."""
+    x, e, unk = _rows(a, axis)
+    return x, np.broadcast_to(np.any(unk | (e > 0), axis=-1, keepdims=True), x.shape)
+
+
+def _complex_sort_rule(out, a: Shadow, axis) -> Shadow:
+    _, row_unk = _complex_rows(a, axis)
+    s = out.reshape(-1) if axis is None else np.moveaxis(out, axis, -1)
+    bits = np.ascontiguousarray(s).view(np.int32 if s.dtype == np.complex64 else np.int64)
+    bits = bits.reshape(*s.shape, 2)
+    with np.errstate(**ERRSTATE):
+        equal = s[..., :, None] == s[..., None, :]
+    other = np.any(bits[..., :, None, :] != bits[..., None, :, :], axis=-1)
+    unk = row_unk | np.any(equal & other, axis=-1)
+    return finish(out, 0.0, _back(unk, out, axis))
+
+
 def sort_rule(out, a: Shadow, axis) -> Shadow:
+    if a.value.dtype.kind == "c":
+        return _complex_sort_rule(out, a, axis)
     x, e, unk = _rows(a, axis)
     err = np.broadcast_to(np.max(e, axis=-1, keepdims=True, initial=0.0), x.shape)
     row_unk = np.broadcast_to(np.any(unk, axis=-1, keepdims=True), x.shape)
@@ -51,6 +76,9 @@ def sort_rule(out, a: Shadow, axis) -> Shadow:
 
 
 def argsort_rule(out, a: Shadow, axis) -> Shadow:
+    if a.value.dtype.kind == "c":  # stable: an exact row's permutation is exact
+        _, row_unk = _complex_rows(a, axis)
+        return finish(out, 0.0, _back(np.array(row_unk), out, axis))
     x, e, unk = _rows(a, axis)
     x = x.astype(np.float64)
     with np.errstate(**ERRSTATE):

@@ -73,8 +73,14 @@ def prod_rule(out, a: Shadow, axes) -> Shadow:
         shrink = np.prod(np.where((ax < 1) & (ax > 0), ax, 1.0), axis=axes, keepdims=True)
     fi = np.finfo(out.dtype)
     zero_or_special = _any((x == 0) | ~np.isfinite(x), axes)
-    order_matters = (grow >= float(fi.max) / 2) | (shrink <= float(fi.smallest_normal))
-    unk |= order_matters & ~(zero_or_special & (grow < float(fi.max) / 2))
+    big, tiny = grow >= float(fi.max) / 2, shrink <= float(fi.smallest_normal)
+    # a partial product may overflow (big) or underflow to 0 (tiny) in one order and not in
+    # another; the result is fixed anyway with a NaN, with both 0 and inf (NaN), with a 0
+    # and no overflow (0), or with an inf and no underflow (inf): [tiny, 7.5, -inf, tiny]
+    # is inf in NumPy's order and NaN where the two tiny values meet first
+    zero, inf = _any(x == 0, axes), _any(np.isinf(x), axes)
+    fixed = _any(np.isnan(x), axes) | (zero & inf) | (zero & ~big) | (inf & ~zero & ~tiny)
+    unk |= (big | tiny) & ~fixed
     with np.errstate(**ERRSTATE):
         err = np.abs(out.astype(np.float64)) * (rel + max(n - 1, 0) * unit_roundoff(out.dtype))
     return finish(out, np.where(zero_or_special, 0.0, err), unk)
@@ -190,7 +196,11 @@ def var_rule(out, a: Shadow, axes, ddof: int) -> Shadow:
 
 
 def matmul_rule(out, a: Shadow, b: Shadow) -> Shadow:
-    """|C - C'| <= |A| E_B + E_A |B| + E_A E_B + K u |A||B| for any order (K: contraction)."""
+    """|C - C'| <= |A| E_B + E_A |B| + E_A E_B + K u |A||B| for any order (K: contraction);
+    complex: (K + 2) 2 sqrt(2) u |A||B| (a complex product rounds within sqrt(2) gamma_2,
+    Higham 3.6; the sums as real ones), and an inexact non-finite result is undecided."""
+    if out.dtype.kind == "c":
+        return _complex_matmul_rule(out, a, b)
     x, y = a.f64, b.f64
     k = x.shape[-1]
     with np.errstate(**ERRSTATE):
@@ -207,3 +217,18 @@ def matmul_rule(out, a: Shadow, b: Shadow) -> Shadow:
     special = nonfinite > 0
     unk |= special & (magnitude * (1 + k * u) >= float(np.finfo(out.dtype).max))
     return finish(out, np.where(special, 0.0, err), unk)
+
+
+def _complex_matmul_rule(out, a: Shadow, b: Shadow) -> Shadow:
+    x, y = a.value, b.value
+    k = x.shape[-1]
+    with np.errstate(**ERRSTATE):
+        ax, ay = _finite_abs(x).astype(np.float64), _finite_abs(y).astype(np.float64)
+        nonfinite = (~np.isfinite(x)).astype(float) @ np.ones(y.shape) + np.ones(x.shape) @ (
+            ~np.isfinite(y)
+        ).astype(float)
+        unk = (a.unk.astype(float) @ np.ones(y.shape) + np.ones(x.shape) @ b.unk) > 0
+        u = unit_roundoff(out.real.dtype)
+        err = ax @ b.err + a.err @ ay + a.err @ b.err + (k + 2) * 2 * np.sqrt(2) * u * (ax @ ay)
+    unk |= (nonfinite > 0) | ((err > 0) & ~np.isfinite(out))
+    return finish(out, np.where(nonfinite > 0, 0.0, err), unk)

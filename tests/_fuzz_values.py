@@ -76,10 +76,12 @@ def elements(dtype, special: bool = True) -> st.SearchStrategy:
         return st.booleans()
     if kind in "iu":
         return int_elements(dtype)
-    if kind == "c":  # parts of ordinary and of extreme magnitude, no NaN or infinity
+    if kind == "c":  # parts of ordinary and of extreme magnitude (ordinary alone for a
+        # plain input: special=False), no NaN or infinity
         part = np.finfo(dtype).dtype
         wide = st.floats(width=part.itemsize * 8, allow_nan=False, allow_infinity=False)
-        parts = st.one_of(float_elements(part, special=False), wide)
+        parts = float_elements(part, special=False)
+        parts = st.one_of(parts, wide) if special else parts
         return st.builds(complex, parts, parts)
     return float_elements(dtype, special)
 

@@ -87,7 +87,9 @@ def smooth_linalg(draw, pool: Pool) -> Step | None:
     """solve, inv, det, log|det|, cholesky, eigenvalues, singular values: smooth
     where the matrix is nonsingular and the eigenvalues (singular values) distinct."""
     step = linalg.linalg(draw, pool)
-    if step.params[0] in ("slogdet0", "eigvech", "qr_q", "qr_r"):  # kinks of |.| at 0
+    if step.params[0] in ("slogdet0", "eigvech", "qr_q", "qr_r") or step.params[0].endswith(
+        "_res"
+    ):  # kinks of |.| at 0 (and of a norm of a residual near 0)
         return None
     return step
 

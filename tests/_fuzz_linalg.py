@@ -30,7 +30,12 @@ from hypothesis import strategies as st
 BACKWARD_C = 50
 ILL = 0.1
 KINDS = ("solve", "inv", "det", "slogdet0", "slogdet1", "cholesky", "qr_q", "qr_r")
-KINDS += ("eigvalsh", "eigvech", "svdvals")
+KINDS += ("eigvalsh", "eigvech", "svdvals", "eigh_res", "svd_res", "qr_res")
+# the decompositions' own residuals: ||M V - V diag(w)|| + ||V^H V - I|| (eigh),
+# ||A - U S Vh|| + ||U^H U - I|| (svd), ||A - Q R|| + ||Q^H Q - I|| (qr), per matrix: every
+# sign and phase of the vectors counts, which |.| above does not see
+_GRAM = "np.linalg.norm(H(q) @ q - np.eye(q.shape[-1]), axis=(-2, -1))"
+_FRO = "np.linalg.norm({}, axis=(-2, -1))"
 TEXTS = {
     "solve": "np.linalg.solve({0}, {1})",
     "inv": "np.linalg.inv({0})",
@@ -43,6 +48,21 @@ TEXTS = {
     "eigvalsh": "np.linalg.eigh({0} + H({0}))[0]",
     "eigvech": "np.abs(np.linalg.eigh({0} + H({0}))[1])",
     "svdvals": "np.linalg.svd({0}, compute_uv=False)",
+    "eigh_res": "(lambda m, w, q: "
+    + _FRO.format("m @ q - q * w[..., np.newaxis, :]")
+    + " + "
+    + _GRAM
+    + ")({0} + H({0}), *np.linalg.eigh({0} + H({0})))",
+    "svd_res": "(lambda a, q, s, vh: "
+    + _FRO.format("a - (q * s[..., np.newaxis, :]) @ vh")
+    + " + "
+    + _GRAM
+    + ")({0}, *np.linalg.svd({0}, full_matrices=False))",
+    "qr_res": "(lambda a, q, r: "
+    + _FRO.format("a - q @ r")
+    + " + "
+    + _GRAM
+    + ")({0}, *np.linalg.qr({0}))",
 }
 
 
@@ -75,8 +95,9 @@ def linalg(draw, pool: Pool) -> Step | None:
     dtype = str(pool.dtype(a))  # a gradient program's pool makes every input float64
     kind = draw(st.sampled_from(KINDS))
     # H(x): the conjugate transpose of the last two axes (the transpose of a real matrix)
-    h = "np.conj(np.swapaxes({0}, -1, -2))" if dtype.startswith("c") else "np.swapaxes({0}, -1, -2)"
-    text = TEXTS[kind].replace("H({0})", h).replace("N", str(n)).replace("D", f"np.{dtype}")
+    h = "np.conj(np.swapaxes({}, -1, -2))" if dtype.startswith("c") else "np.swapaxes({}, -1, -2)"
+    text = TEXTS[kind].replace("H({0})", h.format("{0}")).replace("H(q)", h.format("q"))
+    text = text.replace("N", str(n)).replace("D", f"np.{dtype}")
     oracle = text.replace("np.linalg.", "F.linalg.") if kind in ("solve", "inv") else None
     if kind != "solve":
         return Step(text, (a,), "linalg", (kind,), oracle)
@@ -92,6 +113,7 @@ def _norm2(m):
 def _per_matrix(err, out, kind):
     """A per-matrix bound (batch shape) broadcast over the matrix's output elements."""
     trailing = {"det": 0, "slogdet0": 0, "slogdet1": 0, "eigvalsh": 1, "svdvals": 1}
+    trailing.update(eigh_res=0, svd_res=0, qr_res=0)
     k = trailing.get(kind, 2)
     if kind == "solve":
         k = out.ndim - err.ndim
@@ -144,6 +166,8 @@ def _bound(kind, out, m, back, kappa, args):
     out64 = np.where(np.isfinite(out64), out64, 0.0)  # NaN of a singular matrix: undecided
     if kind in ("eigvalsh", "svdvals"):
         return back * norm, np.zeros(norm.shape, bool)
+    if kind.endswith("_res"):  # both residuals are within c n u (||M|| + 1) of 0
+        return back * (norm + 1), np.zeros(norm.shape, bool)
     if kind == "det":
         rel = np.sqrt(n) * kappa * back
         return rel * np.abs(out64), rel >= ILL
@@ -154,7 +178,7 @@ def _bound(kind, out, m, back, kappa, args):
         return rel, rel >= ILL
     if kind == "eigvech":
         w = np.linalg.eigvalsh(m)
-        gaps = np.abs(w[..., :, None] - w[..., None, :]) + np.where(np.eye(n), np.inf, 0)
+        gaps = np.abs(w[..., :, None] - w[..., np.newaxis, :]) + np.where(np.eye(n), np.inf, 0)
         gap = np.min(gaps, axis=(-2, -1)) if n > 1 else np.full(m.shape[:-2], np.inf)
         bound = 2 * back * norm / gap  # a unit vector moves by <= sqrt(2) sin(theta)
         return bound, bound >= ILL

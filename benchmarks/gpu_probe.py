@@ -17,22 +17,16 @@ import io
 import pstats
 import time
 
+import gpu_bench  # (benchmarks/ is the script's folder)
 import numpy as np
 
 import tracejit as tj
 import tracejit.numpy as tnp
 
 
-def timeit(fn, sync, reps=15):
-    fn()
-    sync()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        times.append(time.perf_counter() - t0)
-    return 1e3 * float(np.median(times))
+def timeit(fn, sync):
+    """Median milliseconds of 15 synchronized calls (gpu_bench's timer)."""
+    return 1e3 * gpu_bench.timeit(fn, sync, 15, warmup=1)
 
 
 def nonfinite(cp):

@@ -6,11 +6,10 @@ CUDA emulator."""
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pytest
 from _cuda_programs import needs_gpu
+from _tracked import tracked
 
 import tracejit as tj
 import tracejit.numpy as tnp
@@ -19,33 +18,12 @@ from tracejit.errors import DeviceError
 pytestmark = needs_gpu
 
 
-def tracked(fun, device="cuda"):
-    """A jitted `fun` counting its traces (`.traces`) and general-path calls (`.general`)."""
-    traces, general = [], []
-
-    @functools.wraps(fun)
-    def body(*args, **kwargs):
-        traces.append(1)
-        return fun(*args, **kwargs)
-
-    f = tj.jit(body, device=device)
-    dispatch = f._dispatch
-
-    def counted(*args, **kwargs):
-        general.append(1)
-        return dispatch(*args, **kwargs)
-
-    f._dispatch = counted  # (white box: the instance attribute shadows the method)
-    f.traces_, f.general = traces, general
-    return f
-
-
 def test_cupy_arguments_take_the_fast_path():
     import cupy
 
     x = np.linspace(-1.0, 1.0, 7, dtype=np.float32)
     y = np.arange(7, dtype=np.float64)
-    f = tracked(lambda a, b: (tnp.sin(a) * 2.0, a + b))
+    f = tracked(lambda a, b: (tnp.sin(a) * 2.0, a + b), device="cuda")
     want = (np.sin(x) * np.float32(2.0), x + y)
     dx, dy = cupy.asarray(x), cupy.asarray(y)
     for _ in range(3):

@@ -7,10 +7,10 @@ interpreter (device="numpy"): the lookup, not a backend, is tested."""
 from __future__ import annotations
 
 import enum
-import functools
 
 import numpy as np
 import pytest
+from _tracked import tracked
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -18,28 +18,6 @@ import tracejit as tj
 from tracejit.errors import ArgumentError, IntegerOverflowError
 
 F32 = np.float32
-
-
-def tracked(fun, **options):
-    """A jitted `fun` that counts its traces (`.traces`) and its general-path calls
-    (`.general`): a call the fast path serves adds to neither."""
-    traces, general = [], []
-
-    @functools.wraps(fun)  # (the signature names the arguments in errors)
-    def body(*args, **kwargs):
-        traces.append(1)
-        return fun(*args, **kwargs)
-
-    f = tj.jit(body, device="numpy", **options)
-    dispatch = f._dispatch
-
-    def counted(*args, **kwargs):
-        general.append(1)
-        return dispatch(*args, **kwargs)
-
-    f._dispatch = counted  # (white box: the instance attribute shadows the method)
-    f.traces_, f.general = traces, general
-    return f
 
 
 def check_same(got, want):

@@ -67,15 +67,19 @@ TEXTS = {
 
 
 def _guarded(fn):
-    """NumPy's `fn`, or NaNs of its result's shape where it raises for a singular matrix
-    (compiled code cannot raise: such a matrix is undecided, its kappa is infinite)."""
+    """NumPy's `fn`, with NaNs for each matrix of the stack where it raises for a singular
+    one (compiled code cannot raise: such a matrix is undecided, its kappa is infinite; the
+    others keep their values, as tracejit's do)."""
 
     def call(a, *rest):
         try:
             return fn(a, *rest)
         except np.linalg.LinAlgError:
-            eye = np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape)
-            return np.full_like(fn(eye, *rest), np.nan)
+            if a.ndim == 2:
+                return np.full_like(fn(np.eye(a.shape[-1], dtype=a.dtype), *rest), np.nan)
+        outs = [call(a[i], *(r[i] if r.ndim == a.ndim else r for r in rest))
+                for i in np.ndindex(a.shape[:-2])]  # fmt: skip
+        return np.stack(outs).reshape(a.shape[:-2] + outs[0].shape)
 
     return staticmethod(call)
 

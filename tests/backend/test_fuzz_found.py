@@ -248,3 +248,54 @@ def test_adding_a_complex_zero_keeps_numpys_signed_zeros(device):
         assert np.array_equal(np.signbit(got.imag), np.signbit(want.imag))
     got = np.asarray(tj.device_get(tj.jit(lambda p, q: p @ q, device=device)(a, b)))
     assert not np.signbit(got[1].real) and not np.signbit(got[1].imag)  # NumPy's 0+0j
+
+
+_Z = np.array([complex(-0.0, -0.0), complex(0.0, -0.0), complex(np.nan, np.nan),
+               complex(np.inf, 1.0), complex(-0.0, 1.0), complex(1.0, 2.0),
+               complex(-np.inf, -0.0), complex(2.0, -3.0), complex(np.nan, 0.0)])  # fmt: skip
+
+
+def _bits(z):
+    nan = np.isnan(z.real) | np.isnan(z.imag)
+    return np.where(nan, 0, z).view(np.float64 if z.dtype == np.complex128 else np.float32), nan
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_power_by_an_integer_is_numpys_bit_for_bit(device, dtype):
+    # NumPy's npy_cpow: a ** 0 is 1 + 0j for every a (NaN and inf too; tracejit gave NaN),
+    # 0 ** n is 0 + 0j for n > 0 and NaN + NaN j for n < 0 (tracejit: -0 parts, -inf + nan j),
+    # binary powering starts from 1 + 0j; z * 1, z / 1 and z ** 1 were simplified to z, which
+    # NumPy's complex product and quotient are not (1 + inf j) * 1 is nan + inf j
+    z = _Z.astype(dtype)
+    with np.errstate(all="ignore"):
+        for n in (0, 1, 2, 3, 4, 5, 7, -1, -2, -3, 0.0, 1.0, 2.0, -1.0):
+            want = np.power(z, n)
+            got = np.asarray(tj.device_get(tj.jit(lambda v: np.power(v, n), device=device)(z)))  # noqa: B023
+            assert got.dtype == want.dtype
+            for g, w in zip(_bits(got), _bits(want), strict=True):
+                np.testing.assert_array_equal(g, w, err_msg=f"z ** {n!r}")
+        for fn in (lambda v: v * 1, lambda v: v / 1.0, lambda v: 1.0 * v):
+            want, got = fn(z), np.asarray(tj.device_get(tj.jit(fn, device=device)(z)))
+            for g, w in zip(_bits(got), _bits(want), strict=True):
+                np.testing.assert_array_equal(g, w)
+        # a zero base and a non-integral exponent: 0 for a positive real part, else NaN
+        for e in (0.5, 2.5 + 1j, -2.5, -0.5j):
+            got = np.asarray(tj.device_get(tj.jit(lambda v: v**e, device=device)(z[:2])))  # noqa: B023
+            for g, w in zip(_bits(got), _bits(np.power(z[:2], e)), strict=True):
+                np.testing.assert_array_equal(g, w, err_msg=f"0 ** {e!r}")
+
+
+def test_complex_array_to_a_python_scalar_power_takes_numpys_fast_path(device):
+    # ndarray ** 2 (a Python int) is np.square, ** -1 np.reciprocal, ** 0.5 np.sqrt in NumPy,
+    # whose special values differ from np.power's: (-0-0j) ** 2 is 0-0j, (-0-0j) ** 0.5 0-0j
+    z = _Z.astype(np.complex128)
+    with np.errstate(all="ignore"):
+        for e in (2, -1, 2.0, -1.0):
+            got = np.asarray(tj.device_get(tj.jit(lambda v: v**e, device=device)(z)))  # noqa: B023
+            for g, w in zip(_bits(got), _bits(z**e), strict=True):
+                np.testing.assert_array_equal(g, w, err_msg=f"z ** {e!r}")
+        got = np.asarray(tj.device_get(tj.jit(lambda v: v**0.5, device=device)(z)))
+        want = z**0.5  # (sqrt, within an ulp of NumPy's: signs and NaNs exactly)
+        np.testing.assert_allclose(got, want, rtol=1e-15)
+        assert np.array_equal(np.signbit(got.real), np.signbit(want.real))
+        assert np.array_equal(np.signbit(got.imag), np.signbit(want.imag))

@@ -274,36 +274,48 @@ def _integer_exponent(b) -> int | None:
 
 
 def _integer_power(a, n: int):
-    """NumPy's nc_pow for an integer exponent: binary powering, 1 / r for n < 0."""
-    if n in (1, 2, 3):
-        return a if n == 1 else ew.multiply(a, a) if n == 2 else ew.multiply(a, ew.multiply(a, a))
-    out, p, m, mask = None, a, abs(n), 1
+    """NumPy's npy_cpow for an integer exponent 1 < |n| < 100 (a is not zero there): a * a,
+    a * (a * a), else binary powering from 1 + 0j (its first product 1 * p is computed: it
+    turns an infinite part's partner to NaN, as NumPy), then 1 / r for n < 0."""
+    if n == 1:
+        return a
+    if n in (2, 3):
+        return ew.multiply(a, a) if n == 2 else ew.multiply(a, ew.multiply(a, a))
+    out, p, m, mask = _one_like(a), a, abs(n), 1
     while True:
         if m & mask:
-            out = p if out is None else ew.multiply(out, p)
+            out = ew.multiply(out, p)
         mask <<= 1
         if m < mask:
             break
         p = ew.multiply(p, p)
-    if out is None:  # n == 0
-        return ew.add(ew.multiply(a, 0.0), 1.0)
-    return ew.divide(1.0, out) if n < 0 else out
+    return ew.divide(_one_like(a), out) if n < 0 else out
+
+
+def _one_like(a):
+    return np.ones((), aval_of(a)[0])  # 1 + 0j of a's dtype (a constant, never folded away)
 
 
 def power(a, b):
-    """a ** b for complex operands: multiplication for small integer exponents (as NumPy),
-    else exp(b log a); 0 ** b is 0 for a positive real b, NaN otherwise, and a ** 0 is 1."""
+    """a ** b for complex operands, as NumPy's npy_cpow: b == 0 gives 1 + 0j (a NaN or
+    infinite a too); a == 0 gives 0 + 0j for a positive real part of b, else NaN + NaN j;
+    a small integer b multiplies (_integer_power); else exp(b log a)."""
     n = _integer_exponent(b)
     a, b = promote(a, b)
     a, b = _as_complex(a), _as_complex(b)
-    if n is not None:
-        return _integer_power(a, n)
     base_zero = ew.equal(a, 0.0)
-    br, bi = real(b), imag(b)
+    if n is not None:
+        if n == 0:  # (a's shape and dtype)
+            return ew.where(base_zero, _one_like(a), _one_like(a))
+        zero_pow = 0.0 if n > 0 else complex(np.nan, np.nan)
+        return ew.where(base_zero, zero_pow, _integer_power(a, n))
     w = exp(ew.multiply(b, log(ew.where(base_zero, 1.0, a))))
-    zero_pow = ew.where(ew.logical_and(ew.greater(br, 0.0), ew.equal(bi, 0.0)), 0.0, np.nan)
-    w = ew.where(base_zero, ew.add(ew.multiply(w, 0.0), zero_pow), w)
-    return ew.where(ew.equal(b, 0.0), ew.add(ew.multiply(w, 0.0), 1.0), w)
+    dt = aval_of(w)[0]
+    zero_pow = ew.where(
+        ew.greater(real(b), 0.0), np.zeros((), dt), np.full((), complex(np.nan, np.nan), dt)
+    )
+    w = ew.where(base_zero, zero_pow, w)
+    return ew.where(ew.equal(b, 0.0), 1.0, w)
 
 
 def _as_complex(x):

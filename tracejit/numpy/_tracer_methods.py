@@ -51,6 +51,19 @@ for _op, _fn in _BINARY.items():
     setattr(Tracer, f"__{_op}__", _binary(_fn))
     setattr(Tracer, f"__r{_op}__", _binary(_fn, reflected=True))
 
+
+def _pow(self, other):
+    """`self ** other` as NumPy's ndarray ** scalar: for a complex array a Python int 2
+    squares, -1 takes the reciprocal and a Python float 0.5 the square root (NumPy's fast
+    path; its special values are not power's: (-0-0j) ** 2 is 0-0j, np.power gives 0+0j)."""
+    if type(other) in (int, float) and tnp.iscomplexobj(self):
+        name = {2: "square", -1: "reciprocal"} if type(other) is int else {0.5: "sqrt"}
+        if other in name:
+            return getattr(tnp, name[other])(self)
+    return tnp.power(self, other)
+
+
+Tracer.__pow__ = _pow
 Tracer.__divmod__ = _binary("divmod")
 Tracer.__rdivmod__ = _binary("divmod", reflected=True)
 

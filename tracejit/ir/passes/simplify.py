@@ -31,13 +31,18 @@ def _signed_zero(negative: bool):
         node = m["op"]
         z = node.inputs[1] if node.inputs[0] is m["x"] else node.inputs[0]
         if z.dtype.kind in "fc":
-            value = complex(b.splat_value(z))
+            value = b.splat_value(z)
+            parts = (value.real, value.imag) if z.dtype.kind == "c" else (value,)
             want = -1.0 if negative else 1.0
-            if any(math.copysign(1.0, part) != want for part in (value.real, value.imag)):
+            if any(math.copysign(1.0, part) != want for part in parts):
                 return None
         return m["x"]
 
     return fn
+
+
+def _real(node) -> bool:
+    return node.outputs[0].dtype.kind != "c"
 
 
 def _same_shape(node) -> bool:
@@ -139,11 +144,13 @@ RULES: list[Rule] = [
     Rule("convert-noop", P("convert", X, where=_same_dtype), _x),
     # arithmetic identities, exact in IEEE arithmetic
     Rule("neg-neg", P("neg", P("neg", X)), _x),
-    Rule("mul-one", P("mul", X, P.const(1)), _x),  # also 1*x: mul is commutative
+    # (not for complex x: NumPy's complex product and quotient by 1 + 0j are not x: inf
+    # parts give NaN, (1 + inf j) * 1 is nan + inf j, and signed zeros change)
+    Rule("mul-one", P("mul", X, P.const(1), where=_real), _x),  # also 1*x: commutative
     Rule("add-zero", P("add", X, P.const(0), name="op"), _signed_zero(negative=True)),
     Rule("sub-zero", P("sub", X, P.const(0), name="op"), _signed_zero(negative=False)),
-    Rule("div-one", P("div", X, P.const(1)), _x),
-    Rule("pow-one", P("pow", X, P.const(1)), _x),  # pow(x, 1) is x for every x (IEEE)
+    Rule("div-one", P("div", X, P.const(1), where=_real), _x),
+    Rule("pow-one", P("pow", X, P.const(1), where=_real), _x),  # pow(x, 1) is x (IEEE)
     Rule("select-const", P("select", P.var("cond"), P.var("x"), P.var("y")), _select_by_const),
     Rule("matmul-outer", P("matmul", X, P.var("y"), where=_contracts_one), _outer_product),
 ]

@@ -121,6 +121,28 @@ def c_func_rule(out, a: Shadow, name: str) -> Shadow:
     return finish(out, np.where(unk, 0.0, err), unk)
 
 
+def c_pow_rule(out, a: Shadow, p: float) -> Shadow:
+    """z ** p for a small integer p or 0.5 (NumPy's npy_cpow, or its ** fast path: square,
+    reciprocal, sqrt): z ** 0 is exactly 1 + 0j for every z; an exact zero base gives an
+    exact result (0 + 0j, NaN, or sqrt's signed zero); else the move of w^p over the disk
+    |w - z| <= e plus (|p| + 2) 4 u |out| for the products and the final reciprocal."""
+    if p == 0:
+        return finish(out, 0.0, np.zeros(out.shape, bool))
+    z, e = a.value.astype(np.complex128), a.err
+    x, m = np.abs(z), abs(p)
+    zero = (z == 0) & (e == 0) & ~a.unk
+    with np.errstate(**ERRSTATE):
+        if p == 0.5:
+            move = e / (2 * np.sqrt(x - e))
+        elif p > 0:
+            move = m * (x + e) ** (m - 1) * e
+        else:
+            move = m * e / (x - e) ** (m + 1)
+        err = move + (m + 2) * 4 * _u(out.dtype) * np.abs(out)
+        unk = a.unk | _nonfinite(out, a.value) | _extreme(a.value) | ((e > 0) & ~(2 * e < x))
+    return finish(out, np.where(zero, 0.0, np.maximum(err, TINY)), unk & ~zero)
+
+
 def c_div_rule(out, a: Shadow, b: Shadow) -> Shadow:
     """x / y (NumPy: Smith's algorithm): 8 u |out| per implementation plus the propagated
     (ex + |out| ey) / (|y| - ey); extreme parts and non-finite values undecided."""

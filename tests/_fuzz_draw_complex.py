@@ -3,7 +3,8 @@
 Complex values enter as new inputs (parts of ordinary and of extreme magnitude, no NaN or
 infinity: _fuzz_values), as `x + 1j * y` of real values, or out of an FFT; they flow through
 + - * /, exp, log, sqrt, sin, cos, reciprocal, square, abs, conj, real, imag, sum, the layout
-and gather steps, and fft/ifft/rfft/irfft/fft2 (every norm, along any axis).
+and gather steps, ** / np.power by small integers and 0.5, and fft/ifft/rfft/irfft/fft2
+(every norm, along any axis).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 
 NORMS = (None, "ortho", "forward", "backward")
 FUNCS = ("exp", "log", "sqrt", "sin", "cos", "reciprocal", "square")
+POW_EXPONENTS = ("0", "1", "2", "3", "(-1)", "(-2)", "5", "2.0", "(-1.0)", "0.5", "0.0")
 
 
 def _complex_value(draw, pool: Pool) -> int:
@@ -30,7 +32,12 @@ def complex_op(draw, pool: Pool) -> Step | None:
         b = partner(draw, pool, a, "f")
         return Step("({0} + 1j * {1})", (a, b), "c_make")
     z = _complex_value(draw, pool)
-    name = draw(st.sampled_from([*"+-*/", "abs", "conj", "real", "imag", "neg", "sum", *FUNCS]))
+    name = draw(st.sampled_from([*"+-*/", "abs", "conj", "real", "imag", "neg", "sum", "pow",
+                                 *FUNCS]))  # fmt: skip
+    if name == "pow":  # `**` takes NumPy's fast path for 2, -1 and 0.5; np.power does not
+        e = draw(st.sampled_from(POW_EXPONENTS))
+        text = draw(st.sampled_from(["({{0}} ** {})", "np.power({{0}}, {})"])).format(e)
+        return Step(text, (z,), "c_pow", (float(e.strip("()")),))
     if name in FUNCS:
         return Step(f"np.{name}({{0}})", (z,), "c_func", (name,))
     if name in ("abs", "conj", "real", "imag"):

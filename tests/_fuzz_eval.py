@@ -163,6 +163,8 @@ def evaluate_step(step: Step, shadows: dict) -> Shadow:
         return order.searchsorted_rule(out, *args)
     if step.rule == "c_func":
         return cx.c_func_rule(out, args[0], *step.params)
+    if step.rule == "c_pow":
+        return cx.c_pow_rule(out, args[0], *step.params)
     if step.rule in ELEMENTWISE or step.rule.startswith("where") or step.rule == "clip":
         return _elementwise(step, out, [broadcast(s, out.shape) for s in args])
     return _structural(step, out, args)

@@ -2,7 +2,7 @@
 # The prepared GPU check (issue 6): install, GPU tests, GPU benchmarks, then the whole suite.
 # Runs in about 6 minutes on one H100/H200 with 16 cores and no network (FUZZ_S=0 skips the
 # fuzz step, SUITE_BUDGET=0 the whole suite, BENCH=0 the benchmarks; EXTRA_TESTS="paths" runs
-# those tests on cuda too, PROBE=1 benchmarks/gpu_probe.py). Results (test logs,
+# those tests on cuda too, PROBE=0 skips benchmarks/gpu_probe.py). Results (test logs,
 # gpu_bench.json) go to $OUT when set, else benchmarks/results/.
 #
 #   bash benchmarks/gpu_check.sh            # from the repository root
@@ -80,7 +80,7 @@ if [ "${BENCH:-1}" != 0 ]; then
   echo "exit $?"; tail -n 30 "$out/gpu_bench.txt"
 fi
 
-if [ "${PROBE:-0}" = 1 ]; then
+if [ "${PROBE:-1}" = 1 ]; then
   step "probes (benchmarks/gpu_probe.py)"
   timeout 150 python benchmarks/gpu_probe.py >"$out/gpu_probe.txt" 2>&1
   echo "exit $?"; cat "$out/gpu_probe.txt"

@@ -299,3 +299,23 @@ def test_complex_array_to_a_python_scalar_power_takes_numpys_fast_path(device):
         np.testing.assert_allclose(got, want, rtol=1e-15)
         assert np.array_equal(np.signbit(got.real), np.signbit(want.real))
         assert np.array_equal(np.signbit(got.imag), np.signbit(want.imag))
+
+
+def test_complex_exp_special_values_are_numpys(device):
+    # npy_cexp (C99 Annex G): exp(inf + 0j) is inf + 0j (tracejit gave inf + nan j), nan + 0j
+    # stays, exp(inf + nan j) is inf + nan j and exp(-inf + inf j) is 0 + 0j (both NaN before)
+    inf, nan = np.inf, np.nan
+    z = np.array([complex(a, b) for a in (inf, -inf, nan, 0.0, -0.0, 1.0, -800.0)
+                  for b in (inf, -inf, nan, 0.0, -0.0, 1.0, -2.0)])  # fmt: skip
+    with np.errstate(all="ignore"):
+        want = np.exp(z)
+        got = np.asarray(tj.device_get(tj.jit(np.exp, device=device)(z)))
+    nan_w = np.isnan(want.real) | np.isnan(want.imag)
+    np.testing.assert_array_equal(np.isnan(got.real), np.isnan(want.real))
+    np.testing.assert_array_equal(np.isnan(got.imag), np.isnan(want.imag))
+    exact = ~np.isfinite(z)  # special values exactly; else within libm's ulps
+    for part in ("real", "imag"):
+        g, w = getattr(got, part)[exact], getattr(want, part)[exact]
+        ok = np.isnan(w) | ((g == w) & (np.signbit(g) == np.signbit(w)))
+        assert ok.all(), (z[exact][~ok], g[~ok], w[~ok])
+    np.testing.assert_allclose(got[~exact & ~nan_w], want[~exact & ~nan_w], rtol=1e-6)

@@ -86,10 +86,20 @@ def log1p(z):
 
 
 def exp(z):
-    """exp(x) (cos y + i sin y), as NumPy's npy_cexp computes it."""
+    """exp(x) (cos y + i sin y), as NumPy's npy_cexp computes it, with its special values
+    (C99 Annex G): a zero y stays (exp(inf + 0j) is inf + 0j, not inf + nan j; nan + 0j
+    stays); an infinite or NaN y gives inf + nan j after x = +inf and 0 + 0j after -inf
+    (the zero with y's sign, as glibc's cexp that NumPy calls)."""
     x, y = _parts(z)
     r = ew.exp(x)
-    return make_complex(ew.multiply(r, ew.cos(y)), ew.multiply(r, ew.sin(y)))
+    re, im = ew.multiply(r, ew.cos(y)), ew.multiply(r, ew.sin(y))
+    zero_y, bad_y = ew.equal(y, 0.0), ew.logical_not(ew.isfinite(y))
+    inf_x = ew.isinf(x)
+    to_zero = ew.logical_and(bad_y, ew.logical_and(inf_x, ew.less(x, 0.0)))
+    keep_r = ew.logical_or(zero_y, ew.logical_and(bad_y, ew.logical_and(inf_x, ew.greater(x, 0.0))))
+    re = ew.where(keep_r, r, ew.where(to_zero, 0.0, re))
+    im = ew.where(zero_y, y, ew.where(to_zero, copysign(0.0, y), im))
+    return make_complex(re, im)
 
 
 def exp2(z):

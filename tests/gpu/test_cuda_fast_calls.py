@@ -60,3 +60,16 @@ def test_a_cupy_argument_to_a_host_function_raises_every_time():
         with pytest.raises(DeviceError, match="GPU array"):
             f(cupy.asarray(np.ones(3)))
     assert len(f.general) == 2
+
+
+def test_a_gpu_array_given_to_eager_tracejit_numpy_is_a_clear_error():
+    # eager tracejit.numpy runs on the host: a CuPy array (or jit's CUDA result) there raised
+    # CuPy's "Implicit conversion to a NumPy array is not allowed", which names no way out
+    import cupy
+
+    x = cupy.asarray(np.arange(4.0))
+    result = tj.jit(lambda v: v * 2.0, device="cuda")(x)
+    for fn in (lambda: tnp.sin(x), lambda: tnp.sum(result), lambda: tnp.linalg.norm(x),
+               lambda: tj.jit(lambda v: v + x, device="cuda")(np.ones(4))):  # fmt: skip
+        with pytest.raises(DeviceError, match=r"GPU array .* shape \(4,\).*device_get"):
+            fn()

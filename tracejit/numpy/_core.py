@@ -11,7 +11,13 @@ import struct
 
 import numpy as np
 
-from tracejit.errors import IntegerOverflowError, ShapeError, TracejitTypeError, UnsupportedError
+from tracejit.errors import (
+    DeviceError,
+    IntegerOverflowError,
+    ShapeError,
+    TracejitTypeError,
+    UnsupportedError,
+)
 from tracejit.ir import dtypes
 from tracejit.ir.graph import ConstValue
 from tracejit.tracer.checks import check_int_fits, reject_subclass
@@ -32,6 +38,13 @@ def aval_of(x) -> tuple[np.dtype, bool]:
     if is_python_scalar(x):
         return dtypes.python_scalar_dtype(x), True
     reject_subclass(x, "an operand")
+    if hasattr(x, "__cuda_array_interface__"):
+        raise DeviceError(
+            f"a GPU array ({type(x).__module__}.{type(x).__name__} of shape {tuple(x.shape)}) "
+            "reached tracejit.numpy outside a jitted function's arguments: eager tracejit.numpy "
+            "and the constants a jitted function closes over live on the host. Pass it as an "
+            "argument of a function jitted with device='cuda', or copy it with tj.device_get(x)"
+        )
     arr = np.asarray(x)
     if arr.dtype == object:
         raise UnsupportedError(f"cannot use a value of type {type(x).__name__} as an array")

@@ -92,7 +92,13 @@ def exp(z):
     (the zero with y's sign, as glibc's cexp that NumPy calls)."""
     x, y = _parts(z)
     r = ew.exp(x)
-    re, im = ew.multiply(r, ew.cos(y)), ew.multiply(r, ew.sin(y))
+    c, s = ew.cos(y), ew.sin(y)
+    # where exp(x) overflows but exp(x) cos y need not (x past 709.78 in double, 88.72 in
+    # single), exp(x / 2) twice, as npy_cexp scales: exp(710 + 0.5j) is inf + 1.07e308 j
+    h = ew.exp(ew.multiply(x, 0.5))
+    over = ew.logical_and(ew.isinf(r), ew.isfinite(x))
+    re = ew.where(over, ew.multiply(ew.multiply(h, c), h), ew.multiply(r, c))
+    im = ew.where(over, ew.multiply(ew.multiply(h, s), h), ew.multiply(r, s))
     zero_y, bad_y = ew.equal(y, 0.0), ew.logical_not(ew.isfinite(y))
     inf_x = ew.isinf(x)
     to_zero = ew.logical_and(bad_y, ew.logical_and(inf_x, ew.less(x, 0.0)))

@@ -121,33 +121,63 @@ def expm1(z):
     return make_complex(re, ew.multiply(ew.exp(x), ew.sin(y)))
 
 
+# The special values of C99 Annex G as glibc's csinh/ccosh/ctanh (which NumPy calls) give them:
+# the product formulas are right wherever both parts are finite or x is infinite and y finite
+# and nonzero; elsewhere they would multiply inf by 0 or NaN. sin, cos and tan are the
+# hyperbolic functions of i z, as Annex G defines them (sin z = -i sinh(i z)).
+
+
+def _sinh_parts(x, y):
+    re, im = ew.multiply(ew.sinh(x), ew.cos(y)), ew.multiply(ew.cosh(x), ew.sin(y))
+    bad_y, zero_y, inf_x = ew.logical_not(ew.isfinite(y)), ew.equal(y, 0.0), ew.isinf(x)
+    # x + i0: (sinh x, y) (cosh x overflowing times 0 would be NaN); 0 + i inf|nan: (x, nan);
+    # +-inf + i inf|nan: (+inf, nan)
+    re = ew.where(ew.logical_and(ew.equal(x, 0.0), bad_y), x, re)
+    re = ew.where(ew.logical_and(inf_x, bad_y), np.inf, re)
+    im = ew.where(zero_y, y, im)
+    return re, im
+
+
+def _cosh_parts(x, y):
+    re, im = ew.multiply(ew.cosh(x), ew.cos(y)), ew.multiply(ew.sinh(x), ew.sin(y))
+    bad_y, zero_y, inf_x = ew.logical_not(ew.isfinite(y)), ew.equal(y, 0.0), ew.isinf(x)
+    # x + i0: (cosh x, y sign(x)) (sinh x overflowing times 0 would be NaN; NaN x: y);
+    # 0 + i inf|nan: (nan, +0); inf + i inf|nan: (inf, nan)
+    im = ew.where(zero_y, ew.where(ew.isnan(x), y, ew.multiply(y, copysign(1.0, x))), im)
+    im = ew.where(ew.logical_and(ew.equal(x, 0.0), bad_y), 0.0, im)
+    re = ew.where(ew.logical_and(inf_x, bad_y), np.inf, re)
+    return re, im
+
+
 def sin(z):
+    """sin z = -i sinh(i z); glibc's csin gives +inf for the imaginary part of an infinite
+    or NaN x with an infinite y (whatever their signs)."""
     x, y = _parts(z)
-    re = ew.multiply(ew.sin(x), ew.cosh(y))
-    return make_complex(re, ew.multiply(ew.cos(x), ew.sinh(y)))
+    a, b = _sinh_parts(ew.negative(y), x)
+    up = ew.logical_and(ew.logical_not(ew.isfinite(x)), ew.isinf(y))
+    return make_complex(b, ew.where(up, np.inf, ew.negative(a)))
 
 
 def cos(z):
+    """cos z = cosh(i z)."""
     x, y = _parts(z)
-    re = ew.multiply(ew.cos(x), ew.cosh(y))
-    return make_complex(re, ew.negative(ew.multiply(ew.sin(x), ew.sinh(y))))
+    return make_complex(*_cosh_parts(ew.negative(y), x))
 
 
 def sinh(z):
-    x, y = _parts(z)
-    re = ew.multiply(ew.sinh(x), ew.cos(y))
-    return make_complex(re, ew.multiply(ew.cosh(x), ew.sin(y)))
+    return make_complex(*_sinh_parts(*_parts(z)))
 
 
 def cosh(z):
-    x, y = _parts(z)
-    re = ew.multiply(ew.cosh(x), ew.cos(y))
-    return make_complex(re, ew.multiply(ew.sinh(x), ew.sin(y)))
+    return make_complex(*_cosh_parts(*_parts(z)))
 
 
 def _tanh_parts(x, y):
     """(sinh x cosh x + i sin y cos y) / (sinh(x)**2 + cos(y)**2), glibc's ctanh; beyond the
-    overflow threshold of cosh(x)**2 it is sign(x) + 4i sin y cos y exp(-2|x|)."""
+    overflow threshold of cosh(x)**2 it is sign(x) + 4i sin y cos y exp(-2|x|). Special
+    values as glibc's: inf + iy is sign(x) + a zero (of sin y cos y's sign for a finite
+    |y| > 1, else y's); otherwise a NaN or infinite part gives x + iy where y is 0, x + i nan
+    where x is 0, else NaN."""
     info = np.finfo(aval_of(x)[0])
     far = ew.greater(ew.absolute(x), (info.maxexp - 1) * math.log(2.0) / 2.0)
     xs = ew.where(far, 0.0, x)
@@ -157,7 +187,15 @@ def _tanh_parts(x, y):
     scy = ew.multiply(sy, cy)
     tail = ew.multiply(ew.multiply(scy, 4.0), ew.exp(ew.multiply(ew.absolute(x), -2.0)))
     re = ew.where(far, copysign(1.0, x), ew.divide(ew.multiply(s, c), den))
-    return re, ew.where(far, tail, ew.divide(scy, den))
+    im = ew.where(far, tail, ew.divide(scy, den))
+    inf_x, fin_y = ew.isinf(x), ew.isfinite(y)
+    big_y = ew.logical_and(fin_y, ew.greater(ew.absolute(y), 1.0))
+    im = ew.where(inf_x, ew.where(big_y, copysign(0.0, scy), copysign(0.0, y)), im)
+    other = ew.logical_and(ew.logical_not(inf_x), ew.logical_or(ew.isnan(x), ew.logical_not(fin_y)))
+    keep_x = ew.logical_and(other, ew.logical_or(ew.equal(y, 0.0), ew.equal(x, 0.0)))
+    re = ew.where(keep_x, x, ew.where(other, np.nan, re))  # 0 + i inf|nan: (x, nan)
+    im = ew.where(ew.logical_and(other, ew.equal(y, 0.0)), y, ew.where(other, np.nan, im))
+    return re, im
 
 
 def tanh(z):

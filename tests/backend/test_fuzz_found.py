@@ -341,11 +341,15 @@ def _same_value(a, b) -> bool:
     return bool(np.isfinite(a) and np.isfinite(b) and abs(a - b) <= 1e-5 * abs(a) and same_signs)
 
 
-@pytest.mark.parametrize("name", ["sin", "cos", "tan", "sinh", "cosh", "tanh", "exp"])
+@pytest.mark.parametrize(
+    "name",
+    ["sin", "cos", "tan", "sinh", "cosh", "tanh", "exp", "arcsin", "arcsinh", "arctan", "arctanh"],
+)
 def test_complex_trig_and_hyperbolic_special_values_are_numpys(device, name):
     # C99 Annex G as glibc's csinh/ccosh/ctanh/csin give it (NumPy calls them): the product
     # formulas multiplied inf by 0 or NaN, giving NaN where NumPy has a limit or a signed zero
-    # (tanh(inf + inf j) is 1 + 0j, cosh(800 + 0j) is inf + 0j, sin(nan + inf j) nan + inf j)
+    # (tanh(inf + inf j) is 1 + 0j, cosh(800 + 0j) is inf + 0j, sin(nan + inf j) nan + inf j,
+    # arcsinh(nan + inf j) inf + nan j; arctanh(-0 + 1j) has a -0 real part)
     inf, nan = np.inf, np.nan
     z = np.array([complex(a, b) for a in (inf, -inf, nan, 0.0, -0.0, 1.0, -2.0, 800.0, -800.0)
                   for b in (inf, -inf, nan, 0.0, -0.0, 1.0, -2.0, 0.5, 1e300)])  # fmt: skip

@@ -21,7 +21,7 @@ from tracejit.ir import dtypes
 from tracejit.numpy import _complex_order as _order
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy._complex import imag, make_complex, real
-from tracejit.numpy._core import aval_of, promote
+from tracejit.numpy._core import aval_of, cast, promote
 from tracejit.numpy._math import copysign, hypot
 from tracejit.tracer.core import Tracer
 
@@ -235,8 +235,60 @@ def _asin_parts(x, y):
     return ew.arctan2(x, den), ew.arcsinh(_conj_times(m, p)[1])
 
 
+def _nonfinite_specials(x, y, cases):
+    """(mask, re, im): where x or y is not finite, the first of `cases` ((condition, re, im)
+    triples, in order) that holds; the caller keeps its formula elsewhere."""
+    mask = ew.logical_not(ew.logical_and(ew.isfinite(x), ew.isfinite(y)))
+    re, im = np.nan, np.nan
+    for cond, r, i in reversed(cases):
+        re, im = ew.where(cond, r, re), ew.where(cond, i, im)
+    return mask, re, im
+
+
+def _asinh_specials(x, y):
+    """casinh's special values (C99 Annex G; odd, conj-symmetric)."""
+    inf_x, inf_y, nan_x = ew.isinf(x), ew.isinf(y), ew.isnan(x)
+    inf_sx = copysign(np.inf, x)
+    return _nonfinite_specials(x, y, [
+        (ew.logical_and(inf_x, inf_y), inf_sx, copysign(math.pi / 4, y)),
+        (ew.logical_and(inf_x, ew.isnan(y)), inf_sx, np.nan),
+        (inf_x, inf_sx, copysign(0.0, y)),
+        (ew.logical_and(inf_y, nan_x), np.inf, np.nan),
+        (inf_y, inf_sx, copysign(math.pi / 2, y)),
+        (ew.logical_and(nan_x, ew.equal(y, 0.0)), np.nan, y),
+    ])  # fmt: skip
+
+
+def _atanh_specials(x, y):
+    """catanh's special values (C99 Annex G; odd, conj-symmetric)."""
+    inf_x, inf_y = ew.isinf(x), ew.isinf(y)
+    return _nonfinite_specials(x, y, [
+        (inf_y, copysign(0.0, x), copysign(math.pi / 2, y)),
+        (ew.logical_and(inf_x, ew.isfinite(y)), copysign(0.0, x), copysign(math.pi / 2, y)),
+        (inf_x, copysign(0.0, x), np.nan),
+        (ew.logical_and(ew.equal(x, 0.0), ew.isnan(y)), x, np.nan),
+    ])  # fmt: skip
+
+
+def _with_specials(re, im, specials):
+    mask, sre, sim = specials
+    dt = aval_of(re)[0]
+    return make_complex(ew.where(mask, cast(sre, dt), re), ew.where(mask, cast(sim, dt), im))
+
+
+def _rotated(specials):
+    """The specials of f(i z) turned into those of -i f(i z): (a, b) -> (b, -a)."""
+    mask, a, b = specials
+    return mask, b, ew.negative(a)
+
+
 def arcsin(z):
-    return make_complex(*_asin_parts(*_parts(z)))
+    """Kahan's casin; special values those of -i asinh(i z), but +inf for the imaginary part
+    of +-inf + nan j (glibc's casin)."""
+    x, y = _parts(z)
+    mask, re, im = _rotated(_asinh_specials(ew.negative(y), x))
+    im = ew.where(ew.logical_and(ew.isinf(x), ew.isnan(y)), np.inf, im)
+    return _with_specials(*_asin_parts(x, y), (mask, re, im))
 
 
 def arccos(z):
@@ -251,7 +303,7 @@ def arcsinh(z):
     """asinh z = -i asin(i z)."""
     x, y = _parts(z)
     a, b = _asin_parts(ew.negative(y), x)
-    return make_complex(b, ew.negative(a))
+    return _with_specials(b, ew.negative(a), _asinh_specials(x, y))
 
 
 def arccosh(z):
@@ -272,15 +324,26 @@ def _atanh_parts(x, y):
     return re, ew.multiply(ew.subtract(imag(plus), imag(minus)), 0.5)
 
 
+def _atanh_signed(x, y):
+    """atanh's parts with the signs of x and y (its real part has x's sign, its imaginary
+    part y's, everywhere: -0 + 1j gives -0 + 0.785j, as NumPy, where the log1p difference
+    gave +0)."""
+    re, im = _atanh_parts(x, y)
+    return copysign(re, x), copysign(im, y)
+
+
 def arctanh(z):
-    return make_complex(*_atanh_parts(*_parts(z)))
+    x, y = _parts(z)
+    return _with_specials(*_atanh_signed(x, y), _atanh_specials(x, y))
 
 
 def arctan(z):
-    """atan z = -i atanh(i z)."""
+    """atan z = -i atanh(i z); +-inf + nan j gives +-pi/2 + 0j (glibc's catan)."""
     x, y = _parts(z)
-    a, b = _atanh_parts(ew.negative(y), x)
-    return make_complex(b, ew.negative(a))
+    a, b = _atanh_signed(ew.negative(y), x)
+    mask, re, im = _rotated(_atanh_specials(ew.negative(y), x))
+    im = ew.where(ew.logical_and(ew.isinf(x), ew.isnan(y)), 0.0, im)
+    return _with_specials(b, ew.negative(a), (mask, re, im))
 
 
 def reciprocal(z):

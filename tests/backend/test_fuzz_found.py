@@ -343,7 +343,21 @@ def _same_value(a, b) -> bool:
 
 @pytest.mark.parametrize(
     "name",
-    ["sin", "cos", "tan", "sinh", "cosh", "tanh", "exp", "arcsin", "arcsinh", "arctan", "arctanh"],
+    [
+        "sin",
+        "cos",
+        "tan",
+        "sinh",
+        "cosh",
+        "tanh",
+        "exp",
+        "arcsin",
+        "arcsinh",
+        "arctan",
+        "arctanh",
+        "arccos",
+        "arccosh",
+    ],
 )
 def test_complex_trig_and_hyperbolic_special_values_are_numpys(device, name):
     # C99 Annex G as glibc's csinh/ccosh/ctanh/csin give it (NumPy calls them): the product

@@ -291,12 +291,30 @@ def arcsin(z):
     return _with_specials(*_asin_parts(x, y), (mask, re, im))
 
 
+def _acos_limits(x):
+    """cacos's real part (cacosh's imaginary part, with y's sign) at an infinite x:
+    (pi/4 or 3pi/4 where y is infinite too, 0 or pi where y is finite) by x's sign."""
+    neg = ew.less(x, 0.0)
+    both = ew.where(neg, 3 * math.pi / 4, math.pi / 4)
+    return both, ew.where(neg, math.pi, 0.0)
+
+
 def arccos(z):
     """Kahan's cacos: 2 atan2(Re sqrt(1 - z), Re sqrt(1 + z)) + i asinh(Im(conj(sqrt(1 + z))
-    sqrt(1 - z)))."""
-    m, p = _one_minus_plus(*_parts(z))
+    sqrt(1 - z))); special values as glibc's (C99 Annex G)."""
+    x, y = _parts(z)
+    m, p = _one_minus_plus(x, y)
     re = ew.multiply(ew.arctan2(m[0], p[0]), 2.0)
-    return make_complex(re, ew.arcsinh(_conj_times(p, m)[1]))
+    both, along = _acos_limits(x)
+    inf_x, inf_y, down = ew.isinf(x), ew.isinf(y), ew.negative(copysign(np.inf, y))
+    specials = _nonfinite_specials(x, y, [
+        (ew.logical_and(inf_x, inf_y), both, down),
+        (ew.logical_and(inf_x, ew.isnan(y)), np.nan, -np.inf),
+        (inf_x, along, down),
+        (inf_y, ew.where(ew.isnan(x), np.nan, math.pi / 2), down),
+        (ew.logical_and(ew.equal(x, 0.0), ew.isnan(y)), math.pi / 2, np.nan),
+    ])  # fmt: skip
+    return _with_specials(re, ew.arcsinh(_conj_times(p, m)[1]), specials)
 
 
 def arcsinh(z):
@@ -312,7 +330,17 @@ def arccosh(z):
     x, y = _parts(z)
     m, p = _sqrt_parts(ew.subtract(x, 1.0), y), _sqrt_parts(ew.add(x, 1.0), y)
     re = ew.arcsinh(_conj_times(m, p)[0])
-    return make_complex(re, ew.multiply(ew.arctan2(m[1], p[0]), 2.0))
+    both, along = _acos_limits(x)
+    inf_x, inf_y = ew.isinf(x), ew.isinf(y)
+    specials = _nonfinite_specials(x, y, [
+        (ew.logical_and(inf_x, inf_y), np.inf, copysign(both, y)),
+        (ew.logical_and(inf_x, ew.isnan(y)), np.inf, np.nan),
+        (inf_x, np.inf, copysign(along, y)),
+        (ew.logical_and(inf_y, ew.isnan(x)), np.inf, np.nan),
+        (inf_y, np.inf, copysign(math.pi / 2, y)),
+        (ew.logical_and(ew.equal(x, 0.0), ew.isnan(y)), np.nan, math.pi / 2),
+    ])  # fmt: skip
+    return _with_specials(re, ew.multiply(ew.arctan2(m[1], p[0]), 2.0), specials)
 
 
 def _atanh_parts(x, y):

@@ -373,3 +373,20 @@ def test_complex_trig_and_hyperbolic_special_values_are_numpys(device, name):
         got = np.asarray(tj.device_get(tj.jit(fn, device=device)(z)))
     bad = [(z[i], want[i], got[i]) for i in range(z.size) if not _same_value(want[i], got[i])]
     assert not bad, bad[:5]
+
+
+def test_complex_power_by_a_non_integer_recovers_infinities(device):
+    # NumPy's cpow multiplies b log a as C99 does (__muldc3): log(inf + nan j) * 0.5 is
+    # inf + nan j, so (inf + nan j) ** 0.5 is inf + nan j where exp(b log a) gave nan + nan j
+    inf, nan = np.inf, np.nan
+    z = np.array([complex(inf, nan), complex(-inf, nan), complex(nan, inf), complex(nan, -inf),
+                  complex(1.0, 2.0), complex(-2.0, 0.5)])  # fmt: skip
+    for e in (0.5, 1.5, -0.5, 2 + 1j):
+        with np.errstate(all="ignore"):
+            want = np.power(z, e)
+        got = np.asarray(tj.device_get(tj.jit(lambda v: np.power(v, e), device=device)(z)))  # noqa: B023
+        for part in ("real", "imag"):
+            g, w = getattr(got, part), getattr(want, part)
+            np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
+            np.testing.assert_array_equal(np.isinf(g), np.isinf(w))
+        np.testing.assert_allclose(got[4:], want[4:], rtol=1e-12)

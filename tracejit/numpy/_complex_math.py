@@ -454,13 +454,50 @@ def power(a, b):
             return ew.where(base_zero, _one_like(a), _one_like(a))
         zero_pow = 0.0 if n > 0 else complex(np.nan, np.nan)
         return ew.where(base_zero, zero_pow, _integer_power(a, n))
-    w = exp(ew.multiply(b, log(ew.where(base_zero, 1.0, a))))
+    w = exp(_annex_g_multiply(log(ew.where(base_zero, 1.0, a)), b))
     dt = aval_of(w)[0]
     zero_pow = ew.where(
         ew.greater(real(b), 0.0), np.zeros((), dt), np.full((), complex(np.nan, np.nan), dt)
     )
     w = ew.where(base_zero, zero_pow, w)
     return ew.where(ew.equal(b, 0.0), 1.0, w)
+
+
+def _annex_g_multiply(u, v):
+    """u * v as C99's complex multiplication (Annex G, the __muldc3 that glibc's cpow uses
+    for b log a): where the plain product is NaN + NaN j but a factor is infinite, the
+    infinite factor's parts become +-1 / +-0, the other's NaNs +-0, and the product is
+    scaled by inf (log(inf + nan j) * 0.5 is inf + nan j, not nan + nan j)."""
+    a, b = _parts(u)
+    c, d = _parts(v)
+    x = ew.subtract(ew.multiply(a, c), ew.multiply(b, d))
+    y = ew.add(ew.multiply(a, d), ew.multiply(b, c))
+    lost = ew.logical_and(ew.isnan(x), ew.isnan(y))
+    inf_u = ew.logical_or(ew.isinf(a), ew.isinf(b))
+    inf_v = ew.logical_or(ew.isinf(c), ew.isinf(d))
+
+    def boxed(p, q):  # an infinite factor's parts as +-1 (infinite) or +-0, p's dtype
+        dt = aval_of(p)[0]
+        one = [cast(ew.where(ew.isinf(t), 1.0, 0.0), dt) for t in (p, q)]
+        return copysign(one[0], p), copysign(one[1], q)
+
+    def unnan(p, q):  # the other factor's NaN parts as +-0
+        return ew.where(ew.isnan(p), copysign(0.0, p), p), ew.where(
+            ew.isnan(q), copysign(0.0, q), q
+        )
+
+    a2, b2 = (
+        ew.where(inf_u, boxed(a, b)[0], unnan(a, b)[0]),
+        ew.where(inf_u, boxed(a, b)[1], unnan(a, b)[1]),
+    )
+    c2, d2 = (
+        ew.where(inf_v, boxed(c, d)[0], unnan(c, d)[0]),
+        ew.where(inf_v, boxed(c, d)[1], unnan(c, d)[1]),
+    )
+    recalc = ew.logical_and(lost, ew.logical_or(inf_u, inf_v))
+    x2 = ew.multiply(ew.subtract(ew.multiply(a2, c2), ew.multiply(b2, d2)), np.inf)
+    y2 = ew.multiply(ew.add(ew.multiply(a2, d2), ew.multiply(b2, c2)), np.inf)
+    return make_complex(ew.where(recalc, x2, x), ew.where(recalc, y2, y))
 
 
 def _as_complex(x):

@@ -495,8 +495,10 @@ def _annex_g_multiply(u, v):
         ew.where(inf_v, boxed(c, d)[1], unnan(c, d)[1]),
     )
     recalc = ew.logical_and(lost, ew.logical_or(inf_u, inf_v))
-    x2 = ew.multiply(ew.subtract(ew.multiply(a2, c2), ew.multiply(b2, d2)), np.inf)
-    y2 = ew.multiply(ew.add(ew.multiply(a2, d2), ew.multiply(b2, c2)), np.inf)
+    # inf only where it is used: a gradient through the other branch stays finite
+    scale = cast(ew.where(recalc, np.inf, 1.0), aval_of(a)[0])
+    x2 = ew.multiply(ew.subtract(ew.multiply(a2, c2), ew.multiply(b2, d2)), scale)
+    y2 = ew.multiply(ew.add(ew.multiply(a2, d2), ew.multiply(b2, c2)), scale)
     return make_complex(ew.where(recalc, x2, x), ew.where(recalc, y2, y))
 
 

@@ -189,6 +189,12 @@ def fft_rule(out, a: Shadow, axes: tuple, kind: str, norm) -> Shadow:
         u = max(_u(out.dtype), _u(a.value.dtype))
         rounding = FFT_C * (math.log2(max(big_n, 1)) + 1) * u * math.sqrt(big_n)
         err = scale * twice * (e_sum + rounding * norm2)
+        # the rounding model's underflow term: each rounding in the subnormal range is off by
+        # up to half the smallest subnormal, and an implementation that scales by 1/N and back
+        # (norm="forward" ifft as N ifft) multiplies that by N: [-0, -1.4e-45] (float32),
+        # forward-normed ifft, is -1.4e-45 in NumPy and -0 after a halving and doubling
+        tiny = float(np.finfo(out.real.dtype).smallest_subnormal)
+        err = err + 2 * twice * big_n * tiny
     unk = np.any(a.unk | _nonfinite(x), axis=axes, keepdims=True)
     # partial sums up to sum |x| before any scaling: where they may overflow the dtype, an
     # implementation that scales last gives inf (fft([3.4e38, 3.4e38], norm="forward") in

@@ -463,6 +463,24 @@ def power(a, b):
     return ew.where(ew.equal(b, 0.0), 1.0, w)
 
 
+def _times(a, b, c, d):
+    """The parts of (a + ib)(c + id), as the textbook (and NumPy's cmul) computes them."""
+    re = ew.subtract(ew.multiply(a, c), ew.multiply(b, d))
+    return re, ew.add(ew.multiply(a, d), ew.multiply(b, c))
+
+
+def _recovered(p, q, infinite):
+    """A factor's parts for C99's recomputation: where `infinite` (the factor has an
+    infinite part) +-1 for an infinite part and +-0 for another; elsewhere NaN parts as +-0."""
+    dt = aval_of(p)[0]
+
+    def part(t):
+        boxed = copysign(cast(ew.where(ew.isinf(t), 1.0, 0.0), dt), t)
+        return ew.where(infinite, boxed, ew.where(ew.isnan(t), copysign(0.0, t), t))
+
+    return part(p), part(q)
+
+
 def _annex_g_multiply(u, v):
     """u * v as C99's complex multiplication (Annex G, the __muldc3 that glibc's cpow uses
     for b log a): where the plain product is NaN + NaN j but a factor is infinite, the
@@ -470,35 +488,14 @@ def _annex_g_multiply(u, v):
     scaled by inf (log(inf + nan j) * 0.5 is inf + nan j, not nan + nan j)."""
     a, b = _parts(u)
     c, d = _parts(v)
-    x = ew.subtract(ew.multiply(a, c), ew.multiply(b, d))
-    y = ew.add(ew.multiply(a, d), ew.multiply(b, c))
-    lost = ew.logical_and(ew.isnan(x), ew.isnan(y))
+    x, y = _times(a, b, c, d)
     inf_u = ew.logical_or(ew.isinf(a), ew.isinf(b))
     inf_v = ew.logical_or(ew.isinf(c), ew.isinf(d))
-
-    def boxed(p, q):  # an infinite factor's parts as +-1 (infinite) or +-0, p's dtype
-        dt = aval_of(p)[0]
-        one = [cast(ew.where(ew.isinf(t), 1.0, 0.0), dt) for t in (p, q)]
-        return copysign(one[0], p), copysign(one[1], q)
-
-    def unnan(p, q):  # the other factor's NaN parts as +-0
-        return ew.where(ew.isnan(p), copysign(0.0, p), p), ew.where(
-            ew.isnan(q), copysign(0.0, q), q
-        )
-
-    a2, b2 = (
-        ew.where(inf_u, boxed(a, b)[0], unnan(a, b)[0]),
-        ew.where(inf_u, boxed(a, b)[1], unnan(a, b)[1]),
-    )
-    c2, d2 = (
-        ew.where(inf_v, boxed(c, d)[0], unnan(c, d)[0]),
-        ew.where(inf_v, boxed(c, d)[1], unnan(c, d)[1]),
-    )
-    recalc = ew.logical_and(lost, ew.logical_or(inf_u, inf_v))
+    recalc = ew.logical_and(ew.logical_and(ew.isnan(x), ew.isnan(y)), ew.logical_or(inf_u, inf_v))
+    x2, y2 = _times(*_recovered(a, b, inf_u), *_recovered(c, d, inf_v))
     # inf only where it is used: a gradient through the other branch stays finite
     scale = cast(ew.where(recalc, np.inf, 1.0), aval_of(a)[0])
-    x2 = ew.multiply(ew.subtract(ew.multiply(a2, c2), ew.multiply(b2, d2)), scale)
-    y2 = ew.multiply(ew.add(ew.multiply(a2, d2), ew.multiply(b2, c2)), scale)
+    x2, y2 = ew.multiply(x2, scale), ew.multiply(y2, scale)
     return make_complex(ew.where(recalc, x2, x), ew.where(recalc, y2, y))
 
 

@@ -20,9 +20,10 @@ first), column-major, so a row-major buffer reads as its transpose:
 - qr (`?geqrf` + `?orgqr` / `?ungqr`): a scratch holds A column-major (one transposed
   copy), R is its upper triangle, Q is formed in place (m x m for 'complete').
 A matrix LAPACK rejects (NaN in what it reads) or on which it does not converge (info > 0),
-and for eigh/eigvalsh one holding inf, gives NaN for all of that matrix's outputs, where NumPy's path has NaN in part of them
-(eigh, qr) or raises (svd). Values equal NumPy's to rounding; eigenvectors and singular
-vectors may differ from NumPy's by a sign (a phase when complex), as two LAPACK runs may.
+and for eigh/eigvalsh one holding inf, gives NaN for all of that matrix's outputs, where
+NumPy's path has NaN in part of them (eigh, qr) or raises (svd). Values equal NumPy's to
+rounding; eigenvectors and singular vectors may differ from NumPy's by a sign (a phase when
+complex), as two LAPACK runs may.
 """
 
 from __future__ import annotations

@@ -50,10 +50,10 @@ def _radix_safe(x, xp, *, permutation: bool):
     order) also -0.0 equal to 0.0."""
     if xp is np or x.ndim != 1 or x.dtype not in (np.float32, np.float64):
         return x
-    nan = xp.isnan(x)  # (not `abs`: CuPy's kept a float64 NaN's sign on an H100)
+    dt, nan = x.dtype, xp.isnan(x)  # (not `abs`: CuPy's kept a float64 NaN's sign on an H100)
     if permutation:
         x = xp.where(x == 0, 0, x)
-    return xp.where(nan, np.nan, x).astype(x.dtype, copy=False)
+    return xp.where(nan, np.nan, x).astype(dt, copy=False)
 
 
 def _argsort_impl(x, *, axis, xp=np):

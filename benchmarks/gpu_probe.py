@@ -6,6 +6,7 @@
    `?potrf` and 64-bit `Xpotrf` called directly through CuPy's bindings, and torch.
 3. the host cost of a tracejit call with a library step (rfft), small and large, against
    CuPy's own call, with the profile of the tracejit call.
+4. fft over a leading axis: CuPy's call, its strided-plan `fftn`, transposes, and torch.
 
     python benchmarks/gpu_probe.py
 """
@@ -211,10 +212,44 @@ def overhead(cp):
     print("\n".join(s.getvalue().splitlines()[:40]))
 
 
+def fft_axis0(cp):
+    print("\n== 4. fft over axis 0 of 4096x4096 complex64: layouts (ms, median of 15)")
+    sync = cp.cuda.Device().synchronize
+    z = cp.random.standard_normal((4096, 4096), dtype=cp.float32).astype(cp.complex64)
+    out = cp.empty_like(z)
+
+    def copied():
+        out[...] = cp.fft.fft(z, axis=0)  # what the library step did: CuPy's view, copied
+        return out
+
+    ways = {
+        "cupy fft(axis=0), a view": lambda: cp.fft.fft(z, axis=0),
+        "  ... copied into place": copied,
+        "cupy fftn(axes=(0,)), strided plan": lambda: cp.fft.fftn(z, axes=(0,)),
+        "transpose, fft last, transpose": lambda: cp.ascontiguousarray(
+            cp.fft.fft(cp.ascontiguousarray(z.T), axis=-1).T
+        ),
+    }
+    want = cp.fft.fft(z, axis=0)
+    for name, fn in ways.items():
+        ok = bool(cp.allclose(fn(), want, rtol=1e-3, atol=1e-2))
+        print(f"{name:38s} {timeit(fn, sync):.3f}  ok={ok}")
+    h = tj.jit(lambda v: tnp.fft.fft(v, axis=0), device="cuda")
+    print(f"{'tracejit':38s} {timeit(lambda: h(z), sync):.3f}")
+    try:
+        import torch
+
+        tz = torch.as_tensor(z, device="cuda")
+        tsync = torch.cuda.synchronize
+        print(f"{'torch.fft.fft(dim=0)':38s} {timeit(lambda: torch.fft.fft(tz, dim=0), tsync):.3f}")
+    except Exception as e:  # noqa: BLE001
+        print("torch:", type(e).__name__, e)
+
+
 def main():
     import cupy as cp
 
-    for part in (nonfinite, cholesky, overhead):
+    for part in (nonfinite, cholesky, overhead, fft_axis0):
         t0 = time.perf_counter()
         try:
             part(cp)

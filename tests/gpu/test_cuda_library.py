@@ -144,3 +144,55 @@ def test_svd_of_a_matrix_holding_inf_is_nan_on_the_device(tmp_path):
     want = np.linalg.svd(np.arange(9.0).reshape(3, 3) ** 0.5)
     assert np.isnan(u[1]).all() and np.isnan(s[1]).all() and np.isnan(vh[1]).all()
     np.testing.assert_allclose(s[0], want[1], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+@pytest.mark.parametrize("upper", [False, True])
+def test_one_matrix_cholesky_is_cusolver_potrf_lower(dtype, upper, monkeypatch):
+    """One matrix goes to ?potrf with fill mode LOWER (backend_cuda/potrf.py), not CuPy's
+    cholesky: the triangle NumPy reads, and NaN for a matrix that is not positive definite."""
+    import cupy
+
+    def refused(*args, **kwargs):
+        raise AssertionError("cupy.linalg.cholesky was called for one matrix")
+
+    monkeypatch.setattr(cupy.linalg, "cholesky", refused)
+    rng = np.random.default_rng(2)
+    g = rng.normal(size=(6, 6)) + (1j * rng.normal(size=(6, 6)) if np.iscomplexobj(dtype(0)) else 0)
+    a = (g @ g.conj().T + 6 * np.eye(6)).astype(dtype)
+    a[0, 5] += 0.5  # not Hermitian: which triangle is read shows
+    a[5, 0] -= 0.25
+    f = tj.jit(lambda m: tnp.linalg.cholesky(m, upper=upper), device="cuda")
+    got = tj.device_get(f(a))
+    tol = 1e-12 if dtype in (np.float64, np.complex128) else 1e-4
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, np.linalg.cholesky(a, upper=upper), rtol=tol, atol=tol)
+    bad = -np.eye(6, dtype=dtype)
+    assert np.isnan(tj.device_get(f(bad))).all()
+    assert tj.device_get(f(np.zeros((0, 0), dtype))).shape == (0, 0)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_ffts_over_leading_axes_take_one_strided_plan(dtype, monkeypatch):
+    """fft/ifft over leading axes of a C-ordered operand run one strided cuFFT plan in place
+    (backend_cuda/fft_strided.py), not CuPy's fft (transposes); values are NumPy's."""
+    import cupy
+
+    def refused(*args, **kwargs):
+        raise AssertionError("cupy.fft was called for a leading-axes transform")
+
+    for name in ("fft", "ifft", "fftn", "ifftn"):
+        monkeypatch.setattr(cupy.fft, name, refused)
+    rng = np.random.default_rng(3)
+    z = (rng.normal(size=(8, 6, 5)) + 1j * rng.normal(size=(8, 6, 5))).astype(dtype)
+    tol = 1e-12 if dtype == np.complex128 else 1e-5
+    cases = {
+        "fft axis 0": (lambda v: tnp.fft.fft(v, axis=0), np.fft.fft(z, axis=0)),
+        "ifft axis 0": (lambda v: tnp.fft.ifft(v, axis=0), np.fft.ifft(z, axis=0)),
+        "fftn axes 0, 1": (lambda v: tnp.fft.fftn(v, axes=(0, 1)), np.fft.fftn(z, axes=(0, 1))),
+        "ifft2 axes 0, 1": (lambda v: tnp.fft.ifft2(v, axes=(0, 1)), np.fft.ifft2(z, axes=(0, 1))),
+    }
+    for name, (fn, want) in cases.items():
+        got = tj.device_get(tj.jit(fn, device="cuda")(z))
+        assert got.dtype == dtype, name
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol * 10, err_msg=name)

@@ -13,9 +13,14 @@ Kernels read a buffer's address when they launch, so the ones after see the adop
 a step like this is "host" (launcher.step_kinds), so it is never captured in a CUDA graph,
 whose addresses are fixed.
 
-As in JAX, a matrix that cuSOLVER rejects gives NaN: CuPy is asked to raise
-(`cupyx.errstate(linalg="raise")`, which reads the solver's status, a small
-synchronization) and the function then fills that matrix with NaN.
+As in JAX, a matrix that cuSOLVER rejects gives NaN: for the primitives that read the
+solver's status (`linalg_prims.READS_STATUS`) CuPy is asked to raise
+(`cupyx.errstate(linalg="raise")`, a small synchronization) and the function then fills
+that matrix with NaN; one matrix's cholesky decides it on the device (backend_cuda/potrf.py).
+
+Two primitives have implementations of their own, faster than CuPy's general call (measured
+on an H100): one matrix's cholesky (backend_cuda/potrf.py) and fft/ifft over leading axes
+(backend_cuda/fft_strided.py).
 
 Dtypes CuPy cannot hold (bfloat16) keep the host step (`launcher._FallbackStep`).
 
@@ -35,11 +40,16 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from tracejit.backend_cuda import fft_strided, potrf
 from tracejit.errors import InternalError
 from tracejit.ir import kernel as K
 from tracejit.ir.array_library import ARRAY_IMPLS
+from tracejit.ir.linalg_prims import READS_STATUS
 from tracejit.ir.memory import step_io
 from tracejit.ir.primitives import get as get_primitive
+
+# primitives with an implementation of their own here, faster than CuPy's general call
+_OWN_IMPLS = {"cholesky": potrf.cholesky_impl, "fft": fft_strided.fft_impl}
 
 
 def device_dtypes(dtypes: Iterable[np.dtype]) -> bool:
@@ -101,13 +111,14 @@ class LibraryStep:
         self.cupy = cupy
         self.s = step
         self.prim = get_primitive(step.prim)
-        self.impl = ARRAY_IMPLS.get(self.prim)
+        self.impl = _OWN_IMPLS.get(step.prim) or ARRAY_IMPLS.get(self.prim)
         self.buffers = buffers
+        self.raising = step.prim in READS_STATUS  # else no errstate (a cost per call)
 
     def __call__(self, call) -> None:
         s = self.s
         ins = [call.array(b) for b in s.inputs]
-        with _raising():
+        with _raising() if self.raising else contextlib.nullcontext():
             results = self.impl(*ins, xp=self.cupy, **s.attrs)
         results = results if self.prim.multiple_results else (results,)
         placed = list(ins)  # what a result adopted must not share memory with

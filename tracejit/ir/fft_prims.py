@@ -78,7 +78,7 @@ def fft_impl(x, kind, lengths, *, axes=None, xp=np, workers=None, out=None):
     `xp.fft`; on `workers` threads (the CPU program's fft step, backend_cpu/fft_step.py)
     and into `out` where given."""
     lib = None if xp is np else xp.fft
-    want = _fft_rule([(x.shape, x.dtype, False)], kind, lengths, axes)[1]
+    want = real_dtype(x.dtype) if kind == "irfft" else complex_dtype(x.dtype)  # as _fft_rule
     pos = positions(x.ndim, lengths, axes)
     result = fft_host.transform(x, kind, lengths, pos, lib=lib, workers=workers, out=out)
     return result if out is not None else result.astype(want, copy=False)

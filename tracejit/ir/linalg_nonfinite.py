@@ -23,13 +23,14 @@ def finite_stand_in(a, xp=np, *, lower: bool = False):
     cuSOLVER's svd returned finite vectors for it (an H100). On CuPy the mask is always
     made: asking whether any is bad would wait."""
     finite = xp.isfinite(a)
-    if lower:  # the strictly upper triangle counts as finite
-        upper = np.triu(np.ones(a.shape[-2:], bool), 1)
-        finite = xp.where(upper if xp is np else xp.asarray(upper), True, finite)
+    if lower:  # the strictly upper triangle counts as finite (made on the device: no copy)
+        rows, cols = xp.arange(a.shape[-2]), xp.arange(a.shape[-1])
+        finite = xp.where(rows.reshape(-1, 1) < cols, True, finite)
     bad = ~finite.all(axis=(-2, -1))
     if xp is np and not bad.any():
         return a, None
-    return xp.where(bad.reshape(bad.shape + (1, 1)), 0, a), bad
+    zero = xp.zeros((), a.dtype)  # a's dtype: a bare 0 might promote (a slower library call)
+    return xp.where(bad.reshape(bad.shape + (1, 1)), zero, a), bad
 
 
 def nan_where(bad, result, xp=np):

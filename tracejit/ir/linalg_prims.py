@@ -92,6 +92,9 @@ def _nan_on_error(xp, fn, *arrays):
     return out
 
 
+READS_STATUS = frozenset({"solve", "inv", "cholesky"})  # `_nan_on_error`'s: CuPy must raise
+
+
 def _same_rule(name: str):
     def rule(avals):
         shape, dtype = _square(name, avals[0])

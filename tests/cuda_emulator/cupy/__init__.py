@@ -3,7 +3,7 @@
 Only what tracejit and its tests use: arrays, transfers, `matmul`, `RawModule` over the
 emulator's "cubin" (a shared library), `cuda.nvrtc`, `cuda.Device`, `cuda.alloc`, and the
 library calls of tracejit/backend_cuda/library.py (`linalg`, `fft`, `argsort`, `sort`, `full`,
-and the elementwise `isnan`, `isfinite`, `abs`, `where` around them).
+and the elementwise `isnan`, `isfinite`, `abs`, `where`, `tril`, `triu` around them).
 """
 
 from __future__ import annotations
@@ -12,7 +12,19 @@ import numpy as np
 
 from cupy import cuda
 from cupy._array import _from_host, _host, ndarray
-from cupy._library import abs, argsort, fft, full, isfinite, isnan, linalg, sort, where
+from cupy._library import (
+    abs,
+    argsort,
+    fft,
+    full,
+    isfinite,
+    isnan,
+    linalg,
+    sort,
+    tril,
+    triu,
+    where,
+)  # fmt: skip
 from cupy._module import RawKernel, RawModule
 
 __version__ = "emulator"
@@ -106,6 +118,8 @@ __all__ = [
     "matmul",
     "ndarray",
     "sort",
+    "tril",
+    "triu",
     "where",
     "zeros",
 ]

@@ -3,7 +3,8 @@
 CuPy's sort of a one-axis float32/float64 array is thrust's radix sort over the bits
 (cupy/cuda/cupy_thrust.cu), which puts a NaN with its sign bit set first and -0.0 before 0.0;
 the stand-in sorts those in that order too (an H100 showed it). A few elementwise functions
-(`isnan`, `isfinite`, `abs`, `where`) run NumPy's on the host memory.
+(`isnan`, `isfinite`, `abs`, `where`, `tril`, `triu`) run NumPy's on the host memory.
+cuSOLVER's `?potrf` itself is `cupy_backends/cuda/libs/cusolver.py`.
 
 Each function takes emulated arrays, runs NumPy's function of the same name on their host
 memory and returns a new emulated array, as CuPy's return new device arrays. Like CuPy
@@ -75,7 +76,9 @@ def _elementwise(fn):
     return run
 
 
-isnan, isfinite, abs, where = map(_elementwise, (np.isnan, np.isfinite, np.abs, np.where))
+isnan, isfinite, abs, where, tril, triu = map(
+    _elementwise, (np.isnan, np.isfinite, np.abs, np.where, np.tril, np.triu)
+)
 
 
 def full(shape, fill_value, dtype=None) -> ndarray:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cupy._memory import MemoryPointer, alloc
-from cupy.cuda import nvrtc, runtime
+from cupy.cuda import cufft, device, nvrtc, runtime
 from cupy.cuda._stream import Event, Graph, Stream, get_current_stream
 
 
@@ -33,6 +33,8 @@ __all__ = [
     "MemoryPointer",
     "Stream",
     "alloc",
+    "cufft",
+    "device",
     "get_current_stream",
     "nvrtc",
     "runtime",

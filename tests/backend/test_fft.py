@@ -109,3 +109,17 @@ def test_bad_input():
         tnp.fft.fftn(R3, s=(4,), axes=(0, 0))
     with pytest.raises(ValueError):
         tnp.fft.fft(R3, n=0)
+
+
+def test_a_normalization_is_applied_inside_the_transform():
+    """As NumPy's: a forward-normed ifft is the unnormalized inverse, not an ifft scaled by
+    1/N and multiplied back by N, which flushed these float32 subnormals to zero. On the CPU
+    (the library the compiled program calls); whether cuFFT keeps subnormals is its own."""
+    tiny = np.array([-0.0, -1.4e-45], np.float32).astype(np.complex64)
+    quarter = np.array([1e-45, 3e-45, 0.0, 0.0], np.float32).astype(np.complex64)
+    for x, norm in ((tiny, "forward"), (quarter, "ortho"), (quarter, "forward")):
+        got = tj.device_get(tj.jit(lambda v, norm=norm: tnp.fft.ifft(v, norm=norm))(x))
+        want = np.fft.ifft(x, norm=norm)
+        assert want[1] != 0  # the subnormal NumPy keeps
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got.real), np.signbit(want.real))

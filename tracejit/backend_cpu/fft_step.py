@@ -41,12 +41,13 @@ def into(prim: str, operands: list[np.ndarray]):
     if fft_host.library() is np.fft:
         return None
 
-    def run(x: np.ndarray, outs: list[np.ndarray], *, kind: str, lengths: tuple, axes=None):
+    def run(x: np.ndarray, outs: list[np.ndarray], *, kind: str, lengths: tuple, axes=None,
+            norm="backward"):  # fmt: skip
         if x.size >= ALWAYS_THREADED:
             workers = lapack_threads.program_threads()
         else:
             workers = lapack_threads.unless_crowded()
-        fft_prims.fft_impl(x, kind, lengths, axes=axes, out=outs[0], workers=workers)
+        fft_prims.fft_impl(x, kind, lengths, axes=axes, norm=norm, out=outs[0], workers=workers)
 
     return run
 

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from tracejit.ir.array_library import ARRAY_IMPLS
-from tracejit.ir.fft_prims import positions
+from tracejit.ir.fft_prims import positions, scale
 
 
 def applies(x, kind: str, positions: tuple) -> bool:
@@ -42,8 +42,8 @@ def _plan(cufft, device: int, dims: tuple, batch: int, double: bool):
                         len(dims) - 1, None)  # fmt: skip
 
 
-def leading(x, kind: str, positions: tuple, xp):
-    """`kind` ("fft" or "ifft", NumPy's norm) over the leading axes `positions` of the
+def leading(x, kind: str, positions: tuple, xp, norm: str = "backward"):
+    """`kind` ("fft" or "ifft", with NumPy's `norm`) over the leading axes `positions` of the
     C-ordered complex CuPy array `x` (`applies`), as a new C-ordered array."""
     from cupy.cuda import cufft
 
@@ -52,17 +52,18 @@ def leading(x, kind: str, positions: tuple, xp):
     plan = _plan(cufft, xp.cuda.Device().id, dims, batch, x.dtype == np.complex128)
     out = xp.empty(x.shape, x.dtype)
     plan.fft(x, out, cufft.CUFFT_FORWARD if kind == "fft" else cufft.CUFFT_INVERSE)
-    if kind == "ifft":
-        out *= np.dtype(x.dtype.char.lower()).type(1 / math.prod(dims))  # F -> f, D -> d
+    factor = scale(kind, norm, math.prod(dims))
+    if factor != 1.0:
+        out *= np.dtype(x.dtype.char.lower()).type(factor)  # complex64 -> float32
     return out
 
 
-def fft_impl(x, kind, lengths, *, axes=None, xp):
+def fft_impl(x, kind, lengths, *, axes=None, norm="backward", xp):
     """The `fft` primitive on CuPy: over leading axes here, else through `cupy.fft`."""
     pos = positions(x.ndim, lengths, axes)
     if applies(x, kind, pos):
-        return leading(x, kind, pos, xp)
-    return ARRAY_IMPLS.get("fft")(x, kind, lengths, axes=axes, xp=xp)
+        return leading(x, kind, pos, xp, norm)
+    return ARRAY_IMPLS.get("fft")(x, kind, lengths, axes=axes, norm=norm, xp=xp)
 
 
 __all__ = ["applies", "fft_impl", "leading"]

@@ -105,19 +105,26 @@ def _padded(out: np.ndarray, axes) -> np.ndarray | None:
     return small_pages(full)[..., : out.shape[-1]]
 
 
-def _ducc_call(lib, x, kind, lengths, axes, out, workers):
-    if kind == "fft":
-        return lib.c2c(x, axes=axes, forward=True, out=out, nthreads=workers)
-    if kind == "ifft":
-        return lib.c2c(x, axes=axes, forward=False, inorm=2, out=out, nthreads=workers)
+# ducc0's `inorm` (0: none, 1: 1/sqrt(N), 2: 1/N) for NumPy's norm, forward / inverse kinds
+_INORM = {
+    False: {"backward": 0, "ortho": 1, "forward": 2},
+    True: {"backward": 2, "ortho": 1, "forward": 0},
+}
+
+
+def _ducc_call(lib, x, kind, lengths, axes, out, workers, norm):
+    inorm = _INORM[kind in ("ifft", "irfft")][norm]
+    if kind in ("fft", "ifft"):
+        return lib.c2c(x, axes=axes, forward=kind == "fft", inorm=inorm, out=out, nthreads=workers)
     if kind == "rfft":
-        return lib.r2c(x, axes=axes, forward=True, out=out, nthreads=workers)
+        return lib.r2c(x, axes=axes, forward=True, inorm=inorm, out=out, nthreads=workers)
     return lib.c2r(
-        x, axes=axes, lastsize=lengths[-1], forward=False, inorm=2, out=out, nthreads=workers
-    )
+        x, axes=axes, lastsize=lengths[-1], forward=False, inorm=inorm, out=out,
+        nthreads=workers,
+    )  # fmt: skip
 
 
-def _ducc(lib, x, kind, lengths, axes, out, workers):
+def _ducc(lib, x, kind, lengths, axes, out, workers, norm):
     if out is None:
         shape, last = list(x.shape), axes[-1]
         if kind == "rfft":
@@ -131,18 +138,18 @@ def _ducc(lib, x, kind, lengths, axes, out, workers):
     small_pages(out)
     stand_in = _padded(out, axes)
     if stand_in is None:
-        return _ducc_call(lib, x, kind, lengths, axes, out, workers)
-    _ducc_call(lib, x, kind, lengths, axes, stand_in, workers)
+        return _ducc_call(lib, x, kind, lengths, axes, out, workers, norm)
+    _ducc_call(lib, x, kind, lengths, axes, stand_in, workers, norm)
     np.copyto(out, stand_in)
     return out
 
 
-def _fftn_api(lib, x, kind, lengths, axes, workers):
+def _fftn_api(lib, x, kind, lengths, axes, workers, norm):
     """`scipy.fft` / `np.fft` (and CuPy's `cupy.fft`): `workers` only where it is given.
     One axis goes through the one-dimensional call (the same result from scipy and NumPy;
     through CuPy's `fftn`, a transform over a leading axis took 1.9x CuPy's own
     `fft(x, axis=0)` on an H100)."""
-    extra = {} if workers is None else {"workers": workers}
+    extra = {"norm": norm} if workers is None else {"norm": norm, "workers": workers}
     if len(axes) == 1:
         (axis,) = axes
         if kind == "irfft":
@@ -157,10 +164,12 @@ def _fftn_api(lib, x, kind, lengths, axes, workers):
     return lib.irfftn(x, s=lengths, axes=axes, **extra)
 
 
-def transform(x, kind: str, lengths: tuple, axes=None, *, lib=None, out=None, workers=None):
+def transform(
+    x, kind: str, lengths: tuple, axes=None, *, norm="backward", lib=None, out=None, workers=None
+):
     """`kind` over `axes` of `x` (non-negative, default the last `len(lengths)`; the real
     axis of rfft / irfft last) with `lengths` (ir/fft_prims.py), on `workers`
-    threads (one when None), into `out` where given (then returned), in `lib` (default
+    threads (one when None), with NumPy's `norm`, into `out` where given (then returned), in `lib` (default
     `library()`; CUDA programs pass `cupy.fft`). The result may be of a wider dtype than
     the primitive's (NumPy's older `np.fft` computes in double): the caller casts."""
     lib = library() if lib is None else lib
@@ -170,9 +179,10 @@ def transform(x, kind: str, lengths: tuple, axes=None, *, lib=None, out=None, wo
         axes = tuple(range(x.ndim - len(lengths), x.ndim))
     if getattr(lib, "__name__", "") == "ducc0.fft":
         if x.size:
-            return _ducc(lib, x, kind, lengths, axes, out, 1 if workers is None else workers)
+            threads = 1 if workers is None else workers
+            return _ducc(lib, x, kind, lengths, axes, out, threads, norm)
         lib = np.fft  # ducc0 refuses an empty operand
-    result = _fftn_api(lib, x, kind, lengths, axes, workers if lib is not np.fft else None)
+    result = _fftn_api(lib, x, kind, lengths, axes, workers if lib is not np.fft else None, norm)
     if out is None:
         return result
     np.copyto(out, result)

@@ -2,7 +2,7 @@
 and n-D forms, with NumPy's `n`/`s`, `axis`/`axes` and `norm` ("backward", "ortho",
 "forward"). Each crops or zero-pads the transformed axes to the requested lengths, binds
 the one `fft` primitive over them where they are (ir/fft_prims.py: the host library,
-ir/fft_host.py, in compiled CPU programs; no transposes to move them) and scales;
+ir/fft_host.py, in compiled CPU programs; no transposes to move them), which also scales;
 gradients follow JAX's complex convention.
 
 >>> import numpy as np, tracejit.numpy as tnp
@@ -12,18 +12,14 @@ array([0.+0.j, 2.+0.j, 0.+0.j, 2.+0.j])
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from tracejit import numpy as tnp
 from tracejit.errors import TracejitTypeError, TracejitValueError
 from tracejit.ir import dtypes
-from tracejit.ir.fft_prims import attrs, complex_dtype, real_dtype
+from tracejit.ir.fft_prims import NORMS, attrs, complex_dtype, real_dtype
 from tracejit.numpy._core import normalize_axis
 from tracejit.tracer.core import bind
-
-_INVERSE = {"fft": False, "rfft": False, "ifft": True, "irfft": True}
 
 
 def _operand(a, kind: str):
@@ -66,13 +62,10 @@ def _fit(x, axis: int, n: int):
     return x
 
 
-def _scale(norm, n: int, inverse: bool) -> float:
-    if norm in (None, "backward"):
-        return 1.0
-    if norm == "ortho":
-        return math.sqrt(n) if inverse else 1.0 / math.sqrt(n)
-    if norm == "forward":
-        return float(n) if inverse else 1.0 / n
+def _norm(norm) -> str:
+    """NumPy's `norm` argument, checked ("backward" for None)."""
+    if norm is None or norm in NORMS:
+        return norm or "backward"
     raise TracejitValueError(f'norm must be "backward", "ortho" or "forward", got {norm!r}')
 
 
@@ -83,7 +76,7 @@ def _transform(a, kind: str, s, axes, norm):
         return tnp.asarray(a)  # NumPy's fftn / ifftn over no axes: the operand as it is
     x = _operand(a, kind)
     axes, s = _axes_and_lengths(x, s, axes, kind)
-    _scale(norm, 1, False)  # validate before tracing anything
+    norm = _norm(norm)  # checked before tracing anything
     for group_kind, group in _passes(kind, axes):
         x = _pass(x, group_kind, tuple(s[i] for i in group), tuple(axes[i] for i in group), norm)
     in_dtype = tnp.asarray(a).dtype
@@ -117,11 +110,7 @@ def _pass(x, kind: str, s: tuple[int, ...], axes: tuple[int, ...], norm):
     for i, (ax, n) in enumerate(zip(axes, s)):
         x = _fit(x, ax, n // 2 + 1 if kind == "irfft" and i == len(axes) - 1 else n)
     nd = tnp.ndim(x)
-    out = bind("fft", x, kind=kind, **attrs(s, tuple(ax - nd for ax in axes)))
-    factor = _scale(norm, math.prod(s), _INVERSE[kind])
-    if factor != 1.0:
-        out = tnp.multiply(out, tnp.astype(tnp.asarray(factor), real_dtype(out.dtype)))
-    return out
+    return bind("fft", x, kind=kind, **attrs(s, tuple(ax - nd for ax in axes), norm))
 
 
 def _one(n, axis):
@@ -153,12 +142,11 @@ def irfft(a, n=None, axis: int = -1, norm=None):
     return _transform(a, "irfft", *_one(n, axis), norm)
 
 
-_SWAP = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
+_SWAP = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
 
 
 def _swapped(norm):
-    _scale(norm, 1, False)
-    return _SWAP[norm]
+    return _SWAP[_norm(norm)]
 
 
 def hfft(a, n=None, axis: int = -1, norm=None):

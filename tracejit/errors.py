@@ -100,6 +100,12 @@ class ShapeError(TracejitError, ValueError):
     """Operand shapes do not fit the operation."""
 
 
+class AxisError(ShapeError, IndexError):
+    """An axis out of range for the array's rank. A ShapeError (so a ValueError) and an
+    IndexError, as NumPy's `np.exceptions.AxisError`: the Array API standard asks for an
+    IndexError, code written for NumPy catches either."""
+
+
 class UnsupportedError(TracejitError, NotImplementedError):
     """An operation, argument or NumPy function tracejit does not support."""
 
@@ -179,6 +185,7 @@ class TracejitAttributeError(TracejitError, AttributeError):
 
 __all__ = [
     "ArgumentError",
+    "AxisError",
     "BatchingError",
     "CacheError",
     "CompileError",

@@ -5,6 +5,8 @@
 array([1., 1.], dtype=float32)
 """
 
+from tracejit.numpy._array_api_info import API_VERSION as __array_api_version__  # noqa: F401
+from tracejit.numpy._array_api_info import __array_namespace_info__  # noqa: F401
 from tracejit.numpy._bessel import *
 from tracejit.numpy._complex import *
 from tracejit.numpy._construct import *

@@ -12,6 +12,7 @@ import struct
 import numpy as np
 
 from tracejit.errors import (
+    AxisError,
     DeviceError,
     IntegerOverflowError,
     ShapeError,
@@ -261,7 +262,7 @@ def normalize_axis(axis: int, ndim: int, op: str = "") -> int:
     axis = _static_int(axis, "axis")
     bound = max(ndim, 1)  # NumPy lets reductions of 0-d arrays name axis 0 or -1
     if not -bound <= axis < bound:
-        raise ShapeError(f"{op}: axis {axis} is out of bounds for an array of rank {ndim}")
+        raise AxisError(f"{op}: axis {axis} is out of bounds for an array of rank {ndim}")
     return axis % ndim if ndim else 0
 
 

@@ -16,6 +16,7 @@ from tracejit.errors import ShapeError, TracejitValueError
 from tracejit.ir import dtypes
 from tracejit.ir.primitives import get
 from tracejit.numpy import _elementwise as ew
+from tracejit.numpy._array_api_info import check_array_device
 from tracejit.numpy._const_array import returns_const_array
 from tracejit.numpy._core import asarray as core_asarray
 from tracejit.numpy._core import (
@@ -287,7 +288,66 @@ def _offset_matrix(what: str, cmp: str, N, M, k, dtype):
 # ---------------------------------------------------------------- conversion
 
 
-asarray = core_asarray  # tracers, arrays, nested lists holding tracers (numpy/_core.py)
+_PY_SCALARS = (bool, int, float, complex)
+
+
+def asarray(a, dtype=None, *, copy: bool | None = None, device=None):
+    """`np.asarray` with the Array API's `copy` and `device`; nested lists holding tracers
+    are stacked into one traced array (numpy/_core.py).
+
+    `copy=True` always copies NumPy data (the result shares no memory with `a`);
+    `copy=False` raises ValueError where a copy is needed (a list, a scalar, another dtype),
+    as NumPy 2's `np.asarray(copy=False)`; None copies only then. A traced value cannot be
+    written to, so for one a copy changes nothing and is not made. `device` is None or
+    "cpu", the device of every tnp array (numpy/_array_api_info.py).
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> a = np.ones(2)
+    >>> np.shares_memory(tnp.asarray(a, copy=True), a), np.shares_memory(tnp.asarray(a), a)
+    (False, True)
+    >>> tnp.asarray([1, 2], dtype="float32")
+    array([1., 2.], dtype=float32)
+    """
+    if device is not None:
+        check_array_device(device, "asarray")
+    if copy is None:
+        return core_asarray(a, dtype)
+    if not copy:
+        _check_no_copy_needed(a, dtype)
+        return core_asarray(a, dtype)
+    out = core_asarray(a, dtype)
+    if isinstance(out, Tracer) or isinstance(a, (list, tuple, _PY_SCALARS)):
+        return out  # made anew already (a list's stacked tracers are a new value too)
+    return np.array(out, copy=True)
+
+
+def _check_no_copy_needed(a, dtype) -> None:
+    """ValueError naming what would be copied when `asarray(a, dtype)` cannot view `a`."""
+    dt = None if dtype is None else dtypes.canonical(dtype)
+    if isinstance(a, Tracer):
+        if dt is None or dt == a.dtype:
+            return
+        what = f"a traced {a.dtype} value"
+    elif isinstance(a, (list, tuple)):  # NumPy never views one; it may hold tracers
+        what = f"a Python {type(a).__name__}"
+    else:
+        dt = aval_of(a)[0] if dt is None else dt
+        try:
+            np.asarray(a, dtype=dt, copy=False)
+            return
+        except ValueError:
+            what = _described(a)
+    of = "" if dt is None else f" of {dt}"
+    raise TracejitValueError(
+        f"asarray(copy=False): making an array{of} from {what} needs a copy; pass copy=None "
+        "to copy only where needed, or copy=True"
+    )
+
+
+def _described(a) -> str:
+    if isinstance(a, (np.ndarray, np.generic)):
+        return f"a NumPy {'array' if isinstance(a, np.ndarray) else 'scalar'} of {a.dtype}"
+    return f"a {'Python ' if isinstance(a, _PY_SCALARS) else ''}{type(a).__name__}"
 
 
 def array(object, dtype=None, copy: bool = True, ndmin: int = 0):

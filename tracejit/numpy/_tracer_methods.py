@@ -10,6 +10,7 @@ import numpy as np
 
 import tracejit.numpy as tnp
 from tracejit.errors import ImmutableArrayError
+from tracejit.numpy._array_api_info import ARRAY_DEVICE, check_api_version, check_array_device
 from tracejit.numpy._protocols import array_function, array_ufunc
 from tracejit.tracer.core import Tracer
 
@@ -165,3 +166,19 @@ def _array_function(self, func, types, args, kwargs):
 
 Tracer.__array_ufunc__ = _array_ufunc
 Tracer.__array_function__ = _array_function
+
+
+# Array API: generic code asks a value for its namespace and device (numpy/_array_api_info.py)
+def _array_namespace(self, api_version=None):
+    check_api_version(api_version)
+    return tnp
+
+
+def _to_device(self, device, /, *, stream=None):
+    check_array_device(device, "to_device")
+    return self
+
+
+Tracer.__array_namespace__ = _array_namespace
+Tracer.device = property(lambda self: ARRAY_DEVICE)
+Tracer.to_device = _to_device

@@ -15,6 +15,7 @@ from tracejit.ir import (  # noqa: F401  (registers every primitive)
     linalg_svd,
     primitives,
     prng,
+    searchsorted,
     sorting,
     structural,
 )

@@ -126,7 +126,8 @@ def lexsort(keys, axis: int = -1):
 
 
 def searchsorted(a, v, side: str = "left", sorter=None):
-    """`np.searchsorted` on a 1-D sorted `a` (counts comparisons: O(len(a) * v.size)).
+    """`np.searchsorted` on a 1-D sorted `a`: a binary search (ir/searchsorted.py; complex
+    values count comparisons, O(len(a) * v.size)).
 
     >>> import numpy as np, tracejit.numpy as tnp
     >>> tnp.searchsorted(np.array([1, 2, 2, 3]), np.array([2, 5]), side="right")
@@ -138,14 +139,13 @@ def searchsorted(a, v, side: str = "left", sorter=None):
     if sorter is not None:
         a = bind("take", a, asarray(sorter), axis=0)
     a, v = promote(a, asarray(v))
+    if side not in ("left", "right"):
+        raise TracejitValueError(f"side must be 'left' or 'right', got {side!r}")
+    if not dtypes.is_complex(a.dtype):
+        return bind("searchsorted", a, v, side=side)
     vs = tuple(shape_of(v))
     ve = reshape(v, vs + (1,))
-    if side == "left":
-        hit = _before(a, ve)
-    elif side == "right":
-        hit = ew.logical_not(_before(ve, a))
-    else:
-        raise TracejitValueError(f"side must be 'left' or 'right', got {side!r}")
+    hit = _before(a, ve) if side == "left" else ew.logical_not(_before(ve, a))
     return red.sum(hit, axis=-1)
 
 

@@ -81,5 +81,9 @@ isnan, isfinite, abs, where, tril, triu = map(
 )
 
 
+def searchsorted(a: ndarray, v: ndarray, side: str = "left") -> ndarray:
+    return _from_host(np.asarray(np.searchsorted(_host(a), _host(v), side=side)))
+
+
 def full(shape, fill_value, dtype=None) -> ndarray:
     return _from_host(np.full(shape, fill_value, dtype))

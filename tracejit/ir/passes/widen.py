@@ -30,7 +30,7 @@ WIDENED = frozenset(
         "cumprod",
         "matmul", "take_add", "take_along_add", "solve", "inv", "cholesky", "det", "slogdet",
         "eigh", "eigvalsh", "qr", "svd", "svdvals",
-        "argsort", "sort",  # ml_dtypes' bfloat16 sort misplaces NaN
+        "argsort", "sort", "searchsorted",  # ml_dtypes' bfloat16 sort misplaces NaN
     ]
 )  # fmt: skip
 

@@ -2,7 +2,8 @@
 
 `test_every_primitive_has_every_rule` walks `PRIMITIVES`: a primitive added without a VJP,
 a batching rule, or a way to run compiled (a C rendering, its own kernel in both backends, or
-a declared host-only / library / loop class) fails here by name. tests/backend/
+a declared host-only / library / loop class) fails here by name; a host primitive also needs
+a CUDA implementation through CuPy's libraries or a stated reason to run on the host there. tests/backend/
 test_new_primitives.py adds primitives in one entry each and runs them on every device.
 """
 
@@ -15,6 +16,7 @@ from _prims import elementwise_names
 from tracejit.backend_cpu.gather import CPU_KERNELS
 from tracejit.backend_cuda.gather import CUDA_KERNELS
 from tracejit.batching import BATCH_RULES
+from tracejit.ir.array_library import ARRAY_IMPLS
 from tracejit.ir.autodiff import VJP_RULES
 from tracejit.ir.c_render import C_RULES, render
 from tracejit.ir.fusion import REDUCE_OPS
@@ -24,6 +26,7 @@ from tracejit.ir.primitives import (
     ELEMENTWISE,
     FOLDED,
     FUSION_CLASSES,
+    HOST,
     INLINE,
     KERNEL,
     PRIMITIVES,
@@ -32,6 +35,16 @@ from tracejit.ir.primitives import (
     TRANSCENDENTAL,
     ElementwiseRule,
 )
+
+# Host primitives (fusion class HOST) that CUDA programs run on the host, with why: every other
+# one runs on the device through CuPy's libraries (an ARRAY_IMPLS entry, backend_cuda/library.py).
+HOST_ON_CUDA = {
+    "eig": "CuPy 14's eig (cuSOLVER Xgeev) does not promise LAPACK's eigenvalue order, so its "
+    "results would not match the CPU's; not yet tried on a card",
+    "eigvals": "as eig",
+    "debug_print": "prints on the host by design: its operands are copied back, as JAX's",
+    "custom_vjp_call": "never compiled: replaced by its primal graph first (expand_custom_calls)",
+}
 
 # Elementwise primitives whose operands are not one dtype of kinds (tested by name elsewhere:
 # test_autodiff, test_backend_cpu, test_checkpoint; the complex ones in test_complex).
@@ -66,6 +79,9 @@ def test_every_primitive_has_every_rule():
             lacks.append("kernel accumulator (ir/fusion.py REDUCE_OPS)")
         if prim.fusion == KERNEL and not (prim in CPU_KERNELS and prim in CUDA_KERNELS):
             lacks.append("kernel in both backends")
+        on_device = ARRAY_IMPLS.get(prim) is not None
+        if prim.fusion == HOST and on_device == (name in HOST_ON_CUDA):
+            lacks.append("CUDA implementation (ARRAY_IMPLS) or a reason in HOST_ON_CUDA, not both")
         if lacks:
             missing[name] = lacks
     assert not missing, f"primitives missing rules: {missing}"

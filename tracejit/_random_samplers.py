@@ -26,6 +26,13 @@ def _u(key, shape, dtype, lo=0.0):
     return _random().uniform(key, shape, dt, minval=np.finfo(dt).tiny if lo == 0 else lo)
 
 
+def _cast(dtype, *params):
+    """The parameters as arrays of the draws' float `dtype`, as JAX converts them: a float64
+    parameter (or `1.0 / concentration` of Python floats) would promote float32 draws."""
+    dt = _random()._float_dtype(dtype)
+    return [tnp.astype(tnp.asarray(p), dt) for p in params]
+
+
 def _shape(shape, *params):
     if shape is not None:
         return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape)
@@ -67,22 +74,31 @@ def cauchy(key, shape=(), dtype=np.float32):
 
 def lognormal(key, sigma=1.0, shape=None, dtype=np.float32):
     """exp(sigma * normal)."""
+    (sigma,) = _cast(dtype, sigma)
     return tnp.exp(tnp.multiply(_random().normal(key, _shape(shape, sigma), dtype), sigma))
 
 
 def pareto(key, b, shape=None, dtype=np.float32):
     """Pareto(b) draws on [1, inf): exp(exponential / b)."""
+    (b,) = _cast(dtype, b)
     return tnp.exp(tnp.divide(exponential(key, _shape(shape, b), dtype), b))
 
 
 def rayleigh(key, scale=1.0, shape=None, dtype=np.float32):
     """Rayleigh draws: scale * sqrt(-2 log u)."""
+    (scale,) = _cast(dtype, scale)
     u = _u(key, _shape(shape, scale), dtype)
     return tnp.multiply(tnp.sqrt(tnp.multiply(tnp.log(u), -2.0)), scale)
 
 
 def weibull_min(key, scale, concentration, shape=(), dtype=np.float32):
-    """Weibull draws: scale * (-log(1 - u)) ** (1 / concentration)."""
+    """Weibull draws: scale * (-log(1 - u)) ** (1 / concentration).
+
+    >>> import numpy as np, tracejit as tj
+    >>> tj.random.weibull_min(tj.random.key(0), 1.0, 2.0, (3,), dtype=np.float32).dtype
+    dtype('float32')
+    """
+    scale, concentration = _cast(dtype, scale, concentration)
     e = exponential(key, _shape(shape, scale, concentration), dtype)
     return tnp.multiply(tnp.power(e, tnp.divide(1.0, concentration)), scale)
 
@@ -97,6 +113,7 @@ def maxwell(key, shape=(), dtype=np.float32):
 def double_sided_maxwell(key, loc, scale, shape=(), dtype=np.float32):
     """loc + scale * (random sign) * maxwell."""
     k1, k2 = _random().split(key)
+    loc, scale = _cast(dtype, loc, scale)
     shape = _shape(shape, loc, scale)
     m = maxwell(k1, shape, dtype)
     return tnp.add(tnp.multiply(tnp.multiply(m, rademacher(k2, shape, dtype)), scale), loc)
@@ -110,6 +127,7 @@ def rademacher(key, shape=(), dtype=np.int32):
 
 def triangular(key, left, mode, right, shape=None, dtype=np.float32):
     """Triangular(left, mode, right) draws by the inverse CDF."""
+    left, mode, right = _cast(dtype, left, mode, right)
     u = _random().uniform(key, _shape(shape, left, mode, right), dtype)
     width = tnp.subtract(right, left)
     cut = tnp.divide(tnp.subtract(mode, left), width)

@@ -31,6 +31,7 @@ from tracejit.numpy._linalg import _reshape
 from tracejit.tracer.core import Tracer, bind
 
 _INT64 = np.dtype(np.int64)
+_FLOAT32 = np.dtype(np.float32)
 _FLOAT64 = np.dtype(np.float64)
 
 
@@ -132,8 +133,16 @@ def _float_dtype(x, dtype) -> np.dtype:
     return x.dtype if dtypes.is_inexact(x.dtype) else _FLOAT64
 
 
+def _work_dtype(dt: np.dtype) -> np.dtype:
+    """The dtype a mean or variance of result dtype `dt` is computed in: float16 and bfloat16
+    sum and divide in float32 (cast once at the end), as NumPy's mean of float16 does and as
+    cuBLAS and JAX accumulate; a float16 sum of 70000 ones would overflow to inf."""
+    return _FLOAT32 if dtypes.is_low_precision(dt) else dt
+
+
 def mean(a, axis=None, dtype=None, out=None, keepdims: bool = False, *, where=None):
-    """`np.mean`: ints and bools average in float64; a size-0 axis gives nan.
+    """`np.mean`: ints and bools average in float64, float16 and bfloat16 in float32 (the
+    result in their dtype); a size-0 axis gives nan.
 
     >>> import numpy as np, tracejit.numpy as tnp
     >>> tnp.mean(np.array([1, 2], dtype=np.int32))
@@ -141,17 +150,17 @@ def mean(a, axis=None, dtype=None, out=None, keepdims: bool = False, *, where=No
     """
     _no_out(out, "mean")
     (x,) = promote(a)
+    dt = _float_dtype(x, dtype)
+    work = _work_dtype(dt)
     if where is not None and where is not True:
         x = broadcast_to(x, np.broadcast_shapes(shape_of(x), shape_of(where)))
-        dt = _float_dtype(x, dtype)
-        total = sum(x, axis=axis, dtype=dt, keepdims=keepdims, where=where)
-        count = sum(broadcast_to(where, shape_of(x)), axis=axis, dtype=dt, keepdims=keepdims)
-        return bind("div", total, count)
+        total = sum(x, axis=axis, dtype=work, keepdims=keepdims, where=where)
+        count = sum(broadcast_to(where, shape_of(x)), axis=axis, dtype=work, keepdims=keepdims)
+        return cast(bind("div", total, count), dt)
     shape = tuple(shape_of(x))
     axes = _axes(axis, shape, "mean", scalar_axis=False)
-    dt = _float_dtype(x, dtype)
-    total = _reduce("reduce_sum", cast(x, dt), axes)
-    out = _divide_by(total, _count(shape, axes), dt)
+    total = _reduce("reduce_sum", cast(x, work), axes)
+    out = cast(_divide_by(total, _count(shape, axes), work), dt)
     return _keep(out, shape, axes, keepdims)
 
 
@@ -384,7 +393,8 @@ def nansum(a, axis=None, dtype=None, keepdims: bool = False):
 
 
 def nanmean(a, axis=None, dtype=None, keepdims: bool = False):
-    """`np.nanmean`: the mean of the non-NaN elements (nan where there are none).
+    """`np.nanmean`: the mean of the non-NaN elements (nan where there are none); float16 and
+    bfloat16 sum and divide in float32, as `mean` (NumPy's nanmean of float16 sums in float16).
 
     >>> import numpy as np, tracejit.numpy as tnp
     >>> tnp.nanmean(np.array([1.0, np.nan, 2.0]))
@@ -394,9 +404,10 @@ def nanmean(a, axis=None, dtype=None, keepdims: bool = False):
     if not dtypes.is_inexact(x.dtype):
         return mean(x, axis=axis, dtype=dtype, keepdims=keepdims)
     dt = _float_dtype(x, dtype)
-    total = sum(_nan_to(x, 0), axis=axis, dtype=dt, keepdims=keepdims)
-    count = sum(bind("not", ew.isnan(x)), axis=axis, dtype=dt, keepdims=keepdims)
-    return bind("div", total, count)
+    work = _work_dtype(dt)
+    total = sum(_nan_to(x, 0), axis=axis, dtype=work, keepdims=keepdims)
+    count = sum(bind("not", ew.isnan(x)), axis=axis, dtype=work, keepdims=keepdims)
+    return cast(bind("div", total, count), dt)
 
 
 __all__ = defined_here(globals())  # noqa: PLE0605

@@ -7,6 +7,8 @@ reductions replace NaN by the operation's identity and count the non-NaN element
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from tracejit._public import defined_here
@@ -15,7 +17,7 @@ from tracejit.ir import dtypes
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy import _reductions as red
 from tracejit.numpy._complex import conj, imag, make_complex, real
-from tracejit.numpy._core import asarray, cast, normalize_axis, promote, shape_of
+from tracejit.numpy._core import asarray, broadcast_to, cast, normalize_axis, promote, shape_of
 from tracejit.numpy._join import concatenate
 from tracejit.numpy._shape import moveaxis, reshape
 from tracejit.numpy._sorting import _moved_rows, _real_only, sort
@@ -114,27 +116,38 @@ def nanargmin(a, axis=None, keepdims: bool = False):
 
 
 def nanvar(a, axis=None, dtype=None, out=None, ddof: float = 0, keepdims: bool = False):
-    """`np.nanvar`: var of the non-NaN elements.
+    """`np.nanvar`: var of the non-NaN elements (float16 and bfloat16 worked in float32, as
+    `var`).
 
     >>> import numpy as np, tracejit.numpy as tnp
     >>> float(tnp.nanvar(np.array([1.0, np.nan, 3.0])))
     1.0
     """
+    res, result_dt = _nanvar(a, axis, dtype, ddof, keepdims)
+    return cast(res, result_dt)
+
+
+def nanstd(a, axis=None, dtype=None, out=None, ddof: float = 0, keepdims: bool = False):
+    """`np.nanstd`: the square root of `nanvar` (taken before a float16 result is rounded)."""
+    res, result_dt = _nanvar(a, axis, dtype, ddof, keepdims)
+    return cast(ew.sqrt(res), result_dt)
+
+
+def _nanvar(a, axis, dtype, ddof: float, keepdims: bool):
+    """(nanvar in the dtype of the work, the result's dtype): float16 works in float32."""
     (x,) = promote(asarray(a), to_float=True)
     if dtype is not None:
         x = cast(x, dtype)
+    x_dt = x.dtype
+    x = cast(x, red._work_dtype(x.dtype))
     valid = ew.logical_not(ew.isnan(x))
     count = red.sum(valid, axis=axis, keepdims=True, dtype=x.dtype)
     centre = ew.divide(red.sum(red._nan_to(x, 0), axis=axis, keepdims=True), count)
     dev = ew.where(valid, ew.subtract(x, centre), 0)
     sq = red.sum(_abs_squared(dev), axis=axis, keepdims=keepdims)
     n = red.sum(valid, axis=axis, keepdims=keepdims, dtype=sq.dtype)
-    return ew.divide(sq, ew.maximum(ew.subtract(n, ddof), 0))
-
-
-def nanstd(a, axis=None, dtype=None, out=None, ddof: float = 0, keepdims: bool = False):
-    """`np.nanstd`: the square root of `nanvar`."""
-    return ew.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims))
+    res = ew.divide(sq, ew.maximum(ew.subtract(n, ddof), 0))
+    return res, x_dt if dtypes.is_low_precision(x_dt) else res.dtype
 
 
 def nanquantile(a, q, axis=None, out=None, overwrite_input: bool = False,
@@ -216,7 +229,8 @@ def count_nonzero(a, axis=None, *, keepdims: bool = False):
 
 
 def average(a, axis=None, weights=None, returned: bool = False, *, keepdims: bool = False):
-    """`np.average`: the (weighted) mean; 1-D `weights` apply along a single `axis`.
+    """`np.average`: the (weighted) mean; 1-D `weights` apply along a single `axis`; float16
+    and bfloat16 sum and divide in float32, as `mean`.
 
     >>> import numpy as np, tracejit.numpy as tnp
     >>> float(tnp.average(np.array([1.0, 3.0]), weights=np.array([3.0, 1.0])))
@@ -227,16 +241,20 @@ def average(a, axis=None, weights=None, returned: bool = False, *, keepdims: boo
         avg = red.mean(x, axis=axis, keepdims=keepdims)
         if not returned:
             return avg
-        n = red.sum(ew.add(ew.multiply(x, 0), 1), axis=axis, keepdims=keepdims)
-        return avg, n
+        count = math.prod(shape_of(x)) // max(math.prod(shape_of(avg)), 1)  # as NumPy: a constant
+        return avg, red._full(count, shape_of(avg), avg.dtype, avg)
     w = asarray(weights)
     if tuple(shape_of(w)) != tuple(shape_of(x)):
         if axis is None or len(shape_of(w)) != 1:
             raise TracejitTypeError("Axis must be specified when shapes of a and weights differ.")
         ax = normalize_axis(axis, len(shape_of(x)), "average")
         w = reshape(w, tuple(shape_of(w)[0] if i == ax else 1 for i in range(len(shape_of(x)))))
-    scl = red.sum(ew.add(ew.multiply(x, 0), w), axis=axis, keepdims=keepdims)
+    x, w = promote(x, w)
+    avg_dt, work = x.dtype, red._work_dtype(x.dtype)
+    x, w = cast(x, work), cast(broadcast_to(w, shape_of(x)), work)
+    scl = red.sum(w, axis=axis, keepdims=keepdims)
     avg = ew.divide(red.sum(ew.multiply(x, w), axis=axis, keepdims=keepdims), scl)
+    avg, scl = cast(avg, avg_dt), cast(scl, avg_dt)
     return (avg, scl) if returned else avg
 
 

@@ -1,7 +1,10 @@
 """`var` and `std`, as NumPy's `_var`: the mean in `dtype` (a real `dtype` drops a complex
 input's imaginary part there only), x - mean in their common dtype, |x - mean|**2 as
 re**2 + im**2 when that is complex (a real result), summed and divided by `n - ddof`; with
-`where=`, over the selected elements only (n counted per result element)."""
+`where=`, over the selected elements only (n counted per result element). float16 and
+bfloat16 work in float32 throughout (the mean, the deviations, their squares' sum and the
+division; `std`'s square root too), cast once at the end: NumPy's own float16 variance of
+`arange(256)` overflows to inf."""
 
 from __future__ import annotations
 
@@ -25,7 +28,8 @@ def _abs_squared(x):
 
 
 def _variance(a, axis, dtype, ddof: float, name: str, where=None, mean=None):
-    """(sum |x - mean|**2 / (n - ddof) in the real dtype of the work, shape, axes)."""
+    """(sum |x - mean|**2 / (n - ddof) in the real dtype of the work, shape, axes, the real
+    dtype of the result: that of the work but for float16 and bfloat16, worked in float32)."""
     (x,) = promote(a)
     where = None if where is True else where
     if where is not None:
@@ -35,6 +39,7 @@ def _variance(a, axis, dtype, ddof: float, name: str, where=None, mean=None):
     dt = red._float_dtype(x, dtype)
     if not dtypes.is_inexact(dt):
         dt = red._FLOAT64
+    result_dt, dt = dt, red._work_dtype(dt)
     work = np.result_type(x.dtype, dt) if dtypes.is_complex(x.dtype) else dt
     real = dtypes.real_dtype(work)
     x_dt = cast(x, dt)
@@ -51,11 +56,13 @@ def _variance(a, axis, dtype, ddof: float, name: str, where=None, mean=None):
     dev = bind("sub", x_work, broadcast_to(cast(centre, work), shape))
     if where is None:
         squares = red._reduce("reduce_sum", _abs_squared(dev), axes)
-        return red._divide_by(squares, builtins.max(n - ddof, 0), real), shape, axes
+        res = red._divide_by(squares, builtins.max(n - ddof, 0), real)
+        return res, shape, axes, dtypes.real_dtype(result_dt)
     # masked before squaring: an empty selection's nan mean stays out of the gradient
     squares = red.sum(_abs_squared(red._masked(dev, where, 0)), axis=axes)
     n = red._reshape(n, shape_of(squares))
-    return ew.divide(squares, ew.maximum(ew.subtract(n, ddof), 0)), shape, axes
+    res = ew.divide(squares, ew.maximum(ew.subtract(n, ddof), 0))
+    return res, shape, axes, dtypes.real_dtype(result_dt)
 
 
 def var(a, axis=None, dtype=None, out=None, ddof: float = 0, keepdims: bool = False, *,
@@ -71,9 +78,8 @@ def var(a, axis=None, dtype=None, out=None, ddof: float = 0, keepdims: bool = Fa
     """
     red._no_out(out, "var")
     ddof = ddof if correction is None else correction  # the array-API spelling
-    res, shape, axes = _variance(a, axis, dtype, ddof, "var", where, mean)
-    if dtype is not None:
-        res = cast(res, dtype)
+    res, shape, axes, result_dt = _variance(a, axis, dtype, ddof, "var", where, mean)
+    res = cast(res, result_dt if dtype is None else dtype)
     return red._keep(res, shape, axes, keepdims)
 
 
@@ -88,10 +94,8 @@ def std(a, axis=None, dtype=None, out=None, ddof: float = 0, keepdims: bool = Fa
     red._no_out(out, "std")
     ddof = ddof if correction is None else correction
     work_dtype = dtype if dtype is not None and dtypes.is_inexact(dtype) else None
-    res, shape, axes = _variance(a, axis, work_dtype, ddof, "std", where, mean)
-    res = bind("sqrt", res)
-    if dtype is not None:
-        res = cast(res, dtype)
+    res, shape, axes, result_dt = _variance(a, axis, work_dtype, ddof, "std", where, mean)
+    res = cast(bind("sqrt", res), result_dt if dtype is None else dtype)
     return red._keep(res, shape, axes, keepdims)
 
 

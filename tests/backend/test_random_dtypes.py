@@ -1,0 +1,105 @@
+"""Every sampler of tracejit.random returns the dtype asked for (or its default), eagerly and
+under `jit`, whatever the dtype of its parameters: they are converted to the draws' dtype, as
+JAX does. `weibull_min(key, 1.0, 2.0, (3,), dtype=float32)` was float64 (`1.0 / concentration`
+of Python floats is a float64 array), and float64 parameters promoted the float32 draws of
+lognormal, pareto, rayleigh and double_sided_maxwell."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+import tracejit as tj
+import tracejit.random as tr
+
+F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
+
+# name -> the arguments after the key, given `c` (a float parameter as passed: a Python float or
+# an array of the parameters' dtype) and `pdt` (that dtype; float64 for Python floats)
+FLOAT_SAMPLERS = {
+    "uniform": lambda c, pdt: {"shape": (3,), "minval": c(-1.0), "maxval": c(2.0)},
+    "normal": lambda c, pdt: {"shape": (3,)},
+    "exponential": lambda c, pdt: {"shape": (3,)},
+    "gumbel": lambda c, pdt: {"shape": (3,)},
+    "laplace": lambda c, pdt: {"shape": (3,)},
+    "logistic": lambda c, pdt: {"shape": (3,)},
+    "cauchy": lambda c, pdt: {"shape": (3,)},
+    "maxwell": lambda c, pdt: {"shape": (3,)},
+    "lognormal": lambda c, pdt: {"sigma": c(0.5), "shape": (3,)},
+    "pareto": lambda c, pdt: {"b": c(3.0), "shape": (3,)},
+    "rayleigh": lambda c, pdt: {"scale": c(2.0), "shape": (3,)},
+    "weibull_min": lambda c, pdt: {"scale": c(1.0), "concentration": c(2.0), "shape": (3,)},
+    "double_sided_maxwell": lambda c, pdt: {"loc": c(1.0), "scale": c(2.0), "shape": (3,)},
+    "triangular": lambda c, pdt: {"left": c(-1.0), "mode": c(0.5), "right": c(2.0),
+                                  "shape": (3,)},
+    "wald": lambda c, pdt: {"mean": c(1.5), "shape": (3,)},
+    "ball": lambda c, pdt: {"d": 3, "shape": (3,)},
+    "gamma": lambda c, pdt: {"a": c(2.0), "shape": (3,)},
+    "loggamma": lambda c, pdt: {"a": c(2.0), "shape": (3,)},
+    "chisquare": lambda c, pdt: {"df": c(3.0), "shape": (3,)},
+    "f": lambda c, pdt: {"dfnum": c(3.0), "dfden": c(4.0), "shape": (3,)},
+    "t": lambda c, pdt: {"df": c(3.0), "shape": (3,)},
+    "beta": lambda c, pdt: {"a": c(2.0), "b": c(3.0), "shape": (3,)},
+    "dirichlet": lambda c, pdt: {"alpha": np.array([1.0, 2.0], pdt), "shape": (3,)},
+    "generalized_normal": lambda c, pdt: {"p": c(1.5), "shape": (3,)},
+    "truncated_normal": lambda c, pdt: {"lower": c(-1.0), "upper": c(1.0), "shape": (3,)},
+    "binomial": lambda c, pdt: {"n": c(5.0), "p": c(0.4), "shape": (3,)},
+    "multinomial": lambda c, pdt: {"n": 5.0, "p": np.array([0.3, 0.7], pdt), "shape": (3,)},
+    "multivariate_normal": lambda c, pdt: {"mean": np.zeros(2, pdt), "cov": np.eye(2, dtype=pdt),
+                                           "shape": (3,)},
+    "orthogonal": lambda c, pdt: {"n": 3, "shape": (2,)},
+}  # fmt: skip
+INT_SAMPLERS = {
+    "poisson": lambda c, pdt: {"lam": c(3.0), "shape": (3,)},
+    "geometric": lambda c, pdt: {"p": c(0.4), "shape": (3,)},
+    "randint": lambda c, pdt: {"shape": (3,), "minval": 0, "maxval": 5},
+    "rademacher": lambda c, pdt: {"shape": (3,)},
+}
+# (the dtype asked for, None for the default; the parameters' dtype, None for Python floats)
+FLOAT_CASES = [(None, None), (None, F64), (F32, None), (F32, F64), (F64, None), (F64, F32)]
+INT_CASES = [(None, None), (None, F64), (np.dtype(np.int64), F32)]
+
+
+def _expected(name, dtype, pdt):
+    if dtype is not None:
+        return dtype
+    default = inspect.signature(getattr(tr, name)).parameters["dtype"].default
+    return np.dtype(pdt) if default is None else np.dtype(default)  # multivariate_normal: mean's
+
+
+def _calls(samplers, dtype, pdt):
+    """(name, a function of the key drawing with that sampler, the dtype it must return)."""
+
+    def c(v):
+        return v if pdt is None else np.full(3, v, pdt)
+
+    calls = []
+    for name, args in sorted(samplers.items()):
+        kw = args(c, F64 if pdt is None else pdt)
+        if dtype is not None:
+            kw["dtype"] = dtype
+        draw = getattr(tr, name)
+        calls.append((name, lambda k, draw=draw, kw=kw: draw(k, **kw),
+                      _expected(name, dtype, F64 if pdt is None else pdt)))  # fmt: skip
+    return calls
+
+
+def test_every_sampler_with_a_dtype_is_listed():
+    with_dtype = {n for n in tr.__all__ if "dtype" in inspect.signature(getattr(tr, n)).parameters}
+    assert with_dtype == set(FLOAT_SAMPLERS) | set(INT_SAMPLERS)
+
+
+@pytest.mark.parametrize(("samplers", "cases"), [(FLOAT_SAMPLERS, FLOAT_CASES),
+                                                 (INT_SAMPLERS, INT_CASES)], ids=["float", "int"])  # fmt: skip
+def test_draws_have_the_requested_dtype_eager_and_jit(samplers, cases, device):
+    key = tr.key(0)
+    for dtype, pdt in cases:
+        calls = _calls(samplers, dtype, pdt)
+        compiled = tj.jit(lambda k, calls=calls: tuple(f(k) for _, f, _ in calls), device=device)
+        for (name, draw, want), traced in zip(calls, compiled(key), strict=True):
+            eager = np.asarray(draw(key))
+            traced = np.asarray(tj.device_get(traced))
+            assert eager.dtype == want, (name, dtype, pdt, "eager", eager.dtype)
+            assert traced.dtype == want, (name, dtype, pdt, "jit", traced.dtype)

@@ -96,7 +96,8 @@ def test_noisy_statistics_within_one_rounding(dt, device):
         want = np.asarray(getattr(np, name)(a.astype(np.float64), **kw))
         for got in _both(lambda v, name=name, kw=kw: getattr(tnp, name)(v, **kw), a, device):
             assert got.dtype == dt, (name, got.dtype)
-            np.testing.assert_allclose(got.astype(np.float64), want, rtol=rtol, err_msg=name)
+            want64 = np.asarray(want).astype(np.float64)
+            np.testing.assert_allclose(got.astype(np.float64), want64, rtol=rtol, err_msg=name)
 
 
 def test_explicit_dtype_and_weighted_average(device):
@@ -138,3 +139,26 @@ def test_gradients_unchanged_and_through_float16():
         g16 = tj.grad(lambda v, fn=fn: fn(v * v))(x.astype(np.float16))
         assert g16.dtype == np.float16
         np.testing.assert_allclose(g16, g32, rtol=1e-2, atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16])
+def test_sums_and_scans_accumulate_in_float32_eagerly_as_compiled(device, dtype):
+    """The reference interpreter's sum, prod, cumsum and cumprod of 16-bit floats accumulate
+    in float32 and round once, as compiled programs do: eagerly, ml_dtypes' bfloat16 sum of
+    3000 ones stalled at 256 (NumPy's float16 cumsum at 2048)."""
+    ones, grow = np.ones(3000, dtype), np.full(40, 1.1, dtype)
+    grown = np.cumprod(grow.astype(np.float64))  # float32 products round to these within 2 ulp
+    ulp = float(ml_dtypes.finfo(dtype).eps)
+    for name, x, want, rtol in (
+        ("sum", ones, dtype(3000.0), 0),  # exact in float32, rounded once
+        ("cumsum", ones, np.arange(1.0, 3001.0).astype(dtype), 0),
+        ("prod", grow, grown[-1], 2 * ulp),  # (16-bit steps: 1.1 ** 40 off by ~10%)
+        ("cumprod", grow, grown, 2 * ulp),
+    ):
+        fn = getattr(tnp, name)
+        eager = np.asarray(fn(x))
+        compiled = tj.device_get(tj.jit(fn, device=device)(x))
+        assert eager.dtype == compiled.dtype == dtype, name
+        for got in (eager, compiled):
+            want64 = np.asarray(want).astype(np.float64)
+            np.testing.assert_allclose(got.astype(np.float64), want64, rtol=rtol, err_msg=name)

@@ -17,6 +17,7 @@ from tracejit.errors import (
     UnsupportedError,
 )
 from tracejit.ir import dtypes
+from tracejit.ir.dtypes import is_low_precision
 from tracejit.ir.graph import ConstValue
 from tracejit.ir.primitives import (
     CONSTANT,
@@ -52,11 +53,16 @@ def _reduce_rule(name, out_dtype=None):
 
 
 def _reducer(name, fn, identity: bool):
-    """NumPy's reduction `fn`; without an `identity`, an empty axis raises."""
+    """NumPy's reduction `fn`; without an `identity`, an empty axis raises. Sums and products
+    of float16/bfloat16 accumulate in float32 and round once, as compiled programs do
+    (ir/passes/widen.py): NumPy's own add every term in the 16-bit type (the sum of 3000
+    bfloat16 ones stalls at 256)."""
 
     def impl(x, axes):
         if not identity and any(x.shape[a] == 0 for a in axes):
             raise TracejitValueError(f"{name} of an empty axis has no identity")
+        if identity and is_low_precision(x.dtype):
+            return np.asarray(fn(x.astype(np.float32), axis=tuple(axes))).astype(x.dtype)
         return np.asarray(fn(x, axis=tuple(axes)))
 
     return impl
@@ -95,6 +101,14 @@ def _scan_rule(name):
     return rule
 
 
+def _scan(ufunc, x, axis):
+    """`ufunc.accumulate` along `axis`; float16/bfloat16 in float32, each result rounded once
+    (as the widened compiled scan)."""
+    if is_low_precision(x.dtype):
+        return ufunc.accumulate(x.astype(np.float32), axis=axis).astype(x.dtype)
+    return ufunc.accumulate(x, axis=axis, dtype=x.dtype)
+
+
 # Scans along one axis, in NumPy's sequential (`accumulate`) order in every backend's kernel
 # (ir/cwriter/library.py SCAN_COMBINE), so their bits are NumPy's.
 for _name, _ufunc in (("cumsum", np.add), ("cumprod", np.multiply)):
@@ -102,7 +116,7 @@ for _name, _ufunc in (("cumsum", np.add), ("cumprod", np.multiply)):
         _name,
         REDUCTION,
         _scan_rule(_name),
-        lambda x, axis, _ufunc=_ufunc: _ufunc.accumulate(x, axis=axis, dtype=x.dtype),
+        lambda x, axis, _ufunc=_ufunc: _scan(_ufunc, x, axis),
         fusion=KERNEL,
     )
 

@@ -21,6 +21,7 @@ from tracejit.numpy import _reductions as red
 from tracejit.numpy._complex import real_only
 from tracejit.numpy._complex_order import sort_keys, sorts_before
 from tracejit.numpy._core import asarray, cast, normalize_axes, promote, shape_of
+from tracejit.numpy._quantile_methods import DISCRETE, METHODS, integer_positions, positions
 from tracejit.numpy._shape import moveaxis, ravel, reshape
 from tracejit.tracer.core import bind
 
@@ -180,33 +181,30 @@ def _moved_rows(a, axis, keepdims, to_float: bool = True):
     return reshape(x, tuple(shape[i] for i in rest) + (n,)), out_shape
 
 
-_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
-
-
-def _interpolate(s, pos: np.ndarray, method: str):
-    """Sorted rows `s` at the static fractional positions `pos`; q's axes come first."""
+def _interpolate(s, qs: np.ndarray, method: str, dtype: np.dtype):
+    """Sorted rows `s` at NumPy's positions for quantiles `qs` by `method`
+    (numpy/_quantile_methods.py), in the result `dtype`; q's axes come first. As NumPy's
+    `_lerp`: the difference of the two values in their own dtype, then the weighting in the
+    result's (float32 data and a float64 q: a float32 difference, weighted in float64)."""
     last = len(shape_of(s)) - 1
 
     def at(p):
         vals = bind("take", s, np.asarray(p, np.int64), axis=last)
         return moveaxis(vals, tuple(range(last, last + p.ndim)), tuple(range(p.ndim)))
 
-    lo, hi = np.floor(pos), np.ceil(pos)
-    if method == "lower":
-        return at(lo)
-    if method == "higher":
-        return at(hi)
-    if method == "nearest":
-        return at(np.round(pos))  # half to even, as NumPy
-    if np.dtype(s.dtype).kind == "b":  # linear at an integer q (0 or 1): an end value
-        return at(lo)
+    lo, hi, gamma = positions(method, shape_of(s)[-1], qs)
+    if hi is None or np.dtype(s.dtype).kind == "b":  # (bool: linear at q = 0 or 1, an end)
+        return cast(at(lo), dtype)
     a, b = at(lo), at(hi)
-    t = np.full(pos.shape, 0.5) if method == "midpoint" else pos - lo
-    t = t.reshape(pos.shape + (1,) * (len(shape_of(a)) - pos.ndim)).astype(a.dtype)
-    diff = ew.subtract(b, a)
+    diff = cast(ew.subtract(b, a), dtype)
+    a, b = cast(a, dtype), cast(b, dtype)
+    shape = gamma.shape + (1,) * (len(shape_of(a)) - gamma.ndim)
+    # 1 - t in the weight's own dtype (float64 for a Python q, as NumPy's Python float)
+    t, rest = gamma.reshape(shape).astype(dtype), (1 - gamma).reshape(shape).astype(dtype)
     # NumPy's lerp: from the nearer end, so t = 0 and t = 1 give the end values exactly
+    high = (gamma >= 0.5).reshape(shape)  # (as NumPy: the weight before any rounding)
     return ew.where(
-        t >= 0.5, ew.subtract(b, ew.multiply(diff, 1 - t)), ew.add(a, ew.multiply(diff, t))
+        high, ew.subtract(b, ew.multiply(diff, rest)), ew.add(a, ew.multiply(diff, t))
     )
 
 
@@ -224,26 +222,29 @@ def quantile(a, q, axis=None, out=None, overwrite_input: bool = False, method: s
     array([2., 5.])
     """
     method = interpolation or method
-    if method not in _METHODS or weights is not None or out is not None:
-        raise UnsupportedError(f"quantile: method must be one of {_METHODS}; no weights/out")
-    qs = np.asarray(q, dtype=np.float64)  # a traced q raises ConcretizationError here
+    if method not in METHODS:
+        raise TracejitValueError(f"quantile: {method!r} is not a method; use one of {METHODS}")
+    if weights is not None or out is not None:
+        raise UnsupportedError("quantile: weights= and out= are not supported")
+    qs = np.asarray(q)  # a traced q raises ConcretizationError here
+    if qs.dtype.kind not in "iuf":  # NumPy computes positions in q's own dtype (float32 too)
+        qs = qs.astype(np.float64)
     if ((qs < 0) | (qs > 1)).any():
         raise TracejitValueError("Quantiles must be in the range [0, 1]")
     x, out_shape = _moved_rows(a, axis, keepdims, to_float=False)
     _real_only(x, "quantile")
-    x = cast(x, _quantile_dtype(np.dtype(x.dtype), q, method))
-    return _quantile_rows(x, qs, out_shape, method)
-
-
-_ORDER_STATISTICS = ("lower", "higher", "nearest")
+    dtype = _quantile_dtype(np.dtype(x.dtype), q, method)
+    if integer_positions(method, shape_of(x)[-1], q) and np.dtype(x.dtype).kind in "iu":
+        dtype = np.dtype(x.dtype)  # NumPy: integer data at integer positions stay integers
+    return _quantile_rows(x, qs, out_shape, method, dtype)
 
 
 def _quantile_dtype(dt: np.dtype, q, method: str) -> np.dtype:
-    """NumPy's result dtype: the data's for an order statistic (lower, higher, nearest, or
-    linear at an integer q, which is 0 or 1); else the data's promoted with q's (a Python
+    """NumPy's result dtype: the data's for an order statistic (a discrete method, or linear
+    at an integer q, which is 0 or 1); else the data's promoted with q's (a Python
     float weakly: float32 data stay float32, integers give float64; a list is float64)."""
     q_kind = np.asarray(q).dtype.kind
-    if method in _ORDER_STATISTICS or (method == "linear" and q_kind in "biu"):
+    if method in DISCRETE or (method == "linear" and q_kind in "biu"):
         return dt
     if dt.kind == "b":  # NumPy's TypeError: it subtracts bools to interpolate
         raise TracejitTypeError(
@@ -256,14 +257,14 @@ def _quantile_dtype(dt: np.dtype, q, method: str) -> np.dtype:
     return np.result_type(dt, np.asarray(q).dtype if q_kind in "fc" else np.float64)
 
 
-def _quantile_rows(x, qs, out_shape, method: str):
-    """The quantiles qs of each row of x (rows last); complex rows in NumPy's order."""
-    n = shape_of(x)[-1]
+def _quantile_rows(x, qs, out_shape, method: str, dtype: np.dtype):
+    """The quantiles qs of each row of x (rows last), of `dtype`; complex rows in NumPy's
+    order."""
     s = sort(x, -1)
-    vals = _interpolate(s, qs * (n - 1), method)
+    vals = _interpolate(s, qs, method, dtype)
     if np.dtype(x.dtype).kind in "fc":
         vals = ew.where(red.any(ew.isnan(x), axis=-1), np.nan, vals)
-    return reshape(cast(vals, x.dtype), qs.shape + out_shape)
+    return reshape(vals, qs.shape + out_shape)
 
 
 def percentile(a, q, axis=None, out=None, overwrite_input: bool = False,
@@ -294,7 +295,12 @@ def median(a, axis=None, out=None, overwrite_input: bool = False, keepdims: bool
     x, out_shape = _moved_rows(a, axis, keepdims)
     if shape_of(x)[-1] == 0:  # NumPy: the mean of no values, NaN (quantile raises instead)
         return reshape(red.mean(x, axis=-1), out_shape)
-    return _quantile_rows(x, np.asarray(0.5), out_shape, "linear")
+    n = shape_of(x)[-1]
+    middle = [n // 2] if n % 2 else [n // 2 - 1, n // 2]  # NumPy: the mean of these
+    vals = red.mean(bind("take", sort(x, -1), np.array(middle), axis=len(shape_of(x)) - 1), axis=-1)
+    if np.dtype(x.dtype).kind in "fc":
+        vals = ew.where(red.any(ew.isnan(x), axis=-1), np.nan, vals)
+    return reshape(vals, out_shape)
 
 
 __all__ = defined_here(globals())  # noqa: PLE0605

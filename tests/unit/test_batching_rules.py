@@ -103,6 +103,10 @@ CASES["take_along_add"] = lambda rng: (
     {"axis": 1},
 )
 CASES["matmul"] = lambda rng: ([rng.random((2, 3)), rng.random((3, 4))], {})
+CASES["searchsorted"] = lambda rng: (  # a sorted, with a tie, NaN last; every layout batched
+    [np.array([0.1, 0.4, 0.4, 0.7, np.nan]) + rng.random() * 0.05, rng.random((2, 3))],
+    {"side": "right"},
+)
 CASES["const"] = lambda rng: ([], {"value": _const(rng.random((2,)))})
 CASES["iota"] = lambda rng: ([], {"shape": (3, 2), "dtype": I64, "axis": 1})
 CASES["threefry2x32"] = lambda rng: (

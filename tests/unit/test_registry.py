@@ -44,6 +44,10 @@ HOST_ON_CUDA = {
     "eigvals": "as eig",
     "debug_print": "prints on the host by design: its operands are copied back, as JAX's",
     "custom_vjp_call": "never compiled: replaced by its primal graph first (expand_custom_calls)",
+    **dict.fromkeys(
+        ("psum", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute", "axis_index"),
+        "a collective: CUDA programs run it through NCCL (distributed/nccl.py), not a library",
+    ),
 }
 
 # Elementwise primitives whose operands are not one dtype of kinds (tested by name elsewhere:

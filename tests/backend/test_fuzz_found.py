@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -390,3 +391,19 @@ def test_complex_power_by_a_non_integer_recovers_infinities(device):
             np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
             np.testing.assert_array_equal(np.isinf(g), np.isinf(w))
         np.testing.assert_allclose(got[4:], want[4:], rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, ml_dtypes.bfloat16])
+def test_maximum_and_minimum_of_signed_zeros_take_numpys_operand(device, dtype):
+    """A tie of -0.0 and 0.0 gives NumPy's operand: the second for float32/float64 (x86
+    maxpd, at every length) and ml_dtypes' bfloat16, the first for NumPy's float16 loop. The
+    compiled code gave the first everywhere; assert_array_equal cannot see the sign."""
+    a = np.array([-0.0, 0.0, -0.0, np.nan, 1.0, 2.0]).astype(dtype)
+    b = np.array([0.0, -0.0, 0.0, 1.0, np.nan, -3.0]).astype(dtype)
+    for fn, ref in ((tnp.maximum, np.maximum), (tnp.minimum, np.minimum)):
+        for x, y in ((a, b), (b, a)):
+            got = tj.device_get(tj.jit(fn, device=device)(x, y)).astype(np.float64)
+            with np.errstate(invalid="ignore"):
+                want = ref(x, y).astype(np.float64)
+            np.testing.assert_array_equal(got, want)
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(want))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from tracejit.ir.autodiff import zero_vjp
-from tracejit.ir.c_render import LIBM_BINARY, libm_call, wrapping
+from tracejit.ir.c_render import C_LOW_PRECISION_RULES, LIBM_BINARY, in_float, libm_call, wrapping
 from tracejit.ir.c_types import c_type
 from tracejit.ir.elementwise_ops.entry import elementwise_op, square
 from tracejit.ir.elementwise_ops.pow import pow_c, pow_impl, pow_vjp
@@ -37,16 +37,29 @@ def _helper(fn: str):
     return c
 
 
-def _chooser(op: str, bool_op: str):
+def _chooser(op: str, bool_op: str, tie_first: bool = False):
     def c(args, dt, out_dt, attrs, uses, d):
         a, b = args
         if dt == np.bool_:
             return f"(({a}) {bool_op} ({b}))"
-        if dt.kind == "f":  # NaN in either operand wins, as np.maximum/np.minimum
-            return f"((({a}) {op} ({b}) || ({a}) != ({a})) ? ({a}) : ({b}))"
+        if dt.kind == "f":  # NaN in either operand wins, as np.maximum/np.minimum; a tie
+            # (-0.0 and 0.0) gives b, as NumPy's float32/float64 loops (x86 maxpd) and
+            # ml_dtypes' bfloat16 at every length, or a (`tie_first`: NumPy's float16 loop)
+            cmp = op if tie_first else op.rstrip("=")
+            return f"((({a}) {cmp} ({b}) || ({a}) != ({a})) ? ({a}) : ({b}))"
         return f"((({a}) {op} ({b})) ? ({a}) : ({b}))"
 
     return c
+
+
+def _chooser_16(op: str, bool_op: str):
+    """The 16-bit rendering: computed in float32, ties as the 16-bit type's own loop."""
+
+    def low(rule, args, dt, out_dt, attrs, uses, d):
+        own = _chooser(op, bool_op, tie_first=dt == np.float16)
+        return in_float(own, args, dt, out_dt, attrs, uses, d)
+
+    return low
 
 
 def _chooser_share(e, x, y, pick: str):
@@ -118,6 +131,8 @@ _binary(  # x mod y = x - floor(x / y) * y (NumPy's floored remainder)
 _binary("pow", NUM, pow_impl, pow_vjp, pow_c, TRANSCENDENTAL, ("power", "pow"), "int_bool")
 _binary("max", ANY, np.maximum, _chooser_vjp("gt"), _chooser(">=", "||"))
 _binary("min", ANY, np.minimum, _chooser_vjp("lt"), _chooser("<=", "&&"))
+C_LOW_PRECISION_RULES.register("max")(_chooser_16(">=", "||"))
+C_LOW_PRECISION_RULES.register("min")(_chooser_16("<=", "&&"))
 LIBM_BINARY["atan2"] = "atan2"
 _binary(
     "atan2",

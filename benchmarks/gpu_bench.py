@@ -7,6 +7,8 @@ W4  library calls: solve and cholesky 4096x4096, rfft and sort of 2**24, f32 (cu
     cuFFT and CuPy's sort through tracejit's LibraryStep; CuPy's direct call is their floor)
 W5  values-only linalg (eigvalsh, svdvals 2048x2048), fft over axis 0 of 4096x4096 c64,
     cumsum/cumprod over rows and columns of 4096x4096 f32 (the scan kernels)
+S   (`--only sweep`, not in the default run) issue 12's sizes: sort, solve, cholesky, thin svd
+    and fft2 at n = 1024, 2048, 4096 (svd to 2048)
 G   CUDA graphs: a launch-bound chain of small kernels (softmax, column sums, cumsum,
     layernorm on 64x256) per call with tj.config.cuda_graphs "never" vs "always", and what
     "auto" chose (a matmul is never captured: CuPy refuses cuBLAS during stream capture)
@@ -371,6 +373,44 @@ class Bench:
             (f"W5 cumprod axis 1 {m}x{m} f32", lambda mod, v: mod.cumprod(v, 1), (p,), 1e-3),
         ]
         self._library_cases(cases)
+
+    def sweep(self):
+        """Issue 12's rows at n = 1024, 2048, 4096: sort along rows of n x n, solve with one
+        right-hand side, cholesky, the thin svd with its vectors (to 2048), fft2 of complex64."""
+        cp = self.cp
+        rng = cp.random.default_rng(3)
+
+        def sort(m, v):
+            out = m.sort(v, -1)
+            return out.values if hasattr(out, "values") else out
+
+        def svd(m, v):  # the vectors' column sums of |.|: sign-free, and they must be computed
+            u, s, vh = m.linalg.svd(v, full_matrices=False)
+            return m.abs(u).sum(0) + s + m.abs(vh).sum(1)
+
+        for n in (256, 512) if self.quick else (1024, 2048, 4096):
+            a = rng.standard_normal((n, n), dtype=cp.float32)
+            well = a + n * cp.eye(n, dtype=cp.float32)
+            z = (a + 1j * a.T).astype(cp.complex64)
+            cases = [
+                (f"S sort {n}x{n} rows f32", sort, (a,), 0.0),
+                (
+                    f"S solve {n}x{n} f32",
+                    lambda m, p, q: m.linalg.solve(p, q),
+                    (well, a[:, :1].copy()),
+                    1e-3,
+                ),
+                (
+                    f"S cholesky {n}x{n} f32",
+                    lambda m, p: m.linalg.cholesky(p),
+                    (well @ well.T,),
+                    1e-3,
+                ),
+                (f"S fft2 {n}x{n} c64", lambda m, v: m.fft.fft2(v), (z,), 1e-3),
+            ]
+            if n <= 2048:  # (4096: seconds per call, minutes for the four systems)
+                cases.append((f"S svd {n}x{n} f32", svd, (well,), 1e-2))
+            self._library_cases(cases)
 
     def _library_cases(self, cases):
         cp = self.cp

@@ -2,7 +2,8 @@
 # The prepared GPU check (issue 6): install, GPU tests, GPU benchmarks, then the whole suite.
 # Runs in about 6 minutes on one H100/H200 with 16 cores and no network (FUZZ_S=0 skips the
 # fuzz step, SUITE_BUDGET=0 the whole suite, BENCH=0 the benchmarks; EXTRA_TESTS="paths" runs
-# those tests on cuda too, PROBE=0 skips benchmarks/gpu_probe.py). Results (test logs,
+# those tests on cuda too, PROBE=0 skips benchmarks/gpu_probe.py, SWEEP=1 adds issue 12's
+# sizes, `gpu_bench.py --only sweep`, never yet run on a card). Results (test logs,
 # gpu_bench.json) go to $OUT when set, else benchmarks/results/.
 #
 #   bash benchmarks/gpu_check.sh            # from the repository root
@@ -78,6 +79,13 @@ if [ "${BENCH:-1}" != 0 ]; then
   timeout 230 python benchmarks/gpu_bench.py --json "$out/gpu_bench.json" --budget 180 \
     >"$out/gpu_bench.txt" 2>&1
   echo "exit $?"; tail -n 30 "$out/gpu_bench.txt"
+fi
+
+if [ "${SWEEP:-0}" = 1 ]; then  # issue 12's sizes (n = 1024..4096): a few minutes more
+  step "GPU benchmark sweep (gpu_bench.py --only sweep)"
+  timeout 300 python benchmarks/gpu_bench.py --only sweep --json "$out/gpu_sweep.json" \
+    --budget 240 >"$out/gpu_sweep.txt" 2>&1
+  echo "exit $?"; grep -v "Warning\|warn" "$out/gpu_sweep.txt" | tail -n 25
 fi
 
 if [ "${PROBE:-1}" = 1 ]; then

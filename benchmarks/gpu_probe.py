@@ -107,14 +107,19 @@ def cholesky(cp):
             print(f"spotrf {name} failed:", type(e).__name__, e)
     _xpotrf(cp, spd, want, handle, sync)
     print(f"copy alone                  {timeit(lambda: cp.copyto(a, spd), sync):.3f}")
+    _torch_row("torch.linalg.cholesky", lambda torch, t: torch.linalg.cholesky(t), spd, 27)
+
+
+def _torch_row(label: str, fn, array, width: int) -> None:
+    """One timing row of torch's `fn(torch, tensor)` on `array` (a CuPy array), if torch runs."""
     try:
         import torch
 
-        t = torch.as_tensor(spd, device="cuda")
-        tsync = torch.cuda.synchronize
-        print(f"torch.linalg.cholesky       {timeit(lambda: torch.linalg.cholesky(t), tsync):.3f}")
+        t = torch.as_tensor(array, device="cuda")
+        ms = timeit(lambda: fn(torch, t), torch.cuda.synchronize)
+        print(f"{label:{width}s} {ms:.3f}")
     except Exception as e:  # noqa: BLE001
-        print("torch failed:", type(e).__name__, e)
+        print(f"{label} failed:", type(e).__name__, e)
 
 
 def _libcusolver():
@@ -236,14 +241,7 @@ def fft_axis0(cp):
         print(f"{name:38s} {timeit(fn, sync):.3f}  ok={ok}")
     h = tj.jit(lambda v: tnp.fft.fft(v, axis=0), device="cuda")
     print(f"{'tracejit':38s} {timeit(lambda: h(z), sync):.3f}")
-    try:
-        import torch
-
-        tz = torch.as_tensor(z, device="cuda")
-        tsync = torch.cuda.synchronize
-        print(f"{'torch.fft.fft(dim=0)':38s} {timeit(lambda: torch.fft.fft(tz, dim=0), tsync):.3f}")
-    except Exception as e:  # noqa: BLE001
-        print("torch:", type(e).__name__, e)
+    _torch_row("torch.fft.fft(dim=0)", lambda torch, t: torch.fft.fft(t, dim=0), z, 38)
 
 
 def main():

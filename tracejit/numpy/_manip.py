@@ -105,28 +105,6 @@ def resize(a, new_shape):
     return rearrange(a, lambda i: np.resize(i, new_shape))
 
 
-def compress(condition, a, axis=None):
-    """`np.compress` with a static (concrete) `condition`.
-
-    >>> import numpy as np, tracejit.numpy as tnp
-    >>> tnp.compress([True, False, True], np.arange(3))
-    array([0, 2])
-    """
-    cond = np.asarray(condition)  # a traced condition raises ConcretizationError here
-    return rearrange(a, lambda i: np.compress(cond, i, axis=axis))
-
-
-def extract(condition, arr):
-    """`np.extract` with a static `condition`: the elements where it holds, flattened.
-
-    >>> import numpy as np, tracejit.numpy as tnp
-    >>> tnp.extract(np.arange(4) % 2 == 0, np.arange(4) * 10)
-    array([ 0, 20])
-    """
-    cond = np.asarray(condition)
-    return rearrange(arr, lambda i: np.extract(cond, i))
-
-
 def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None):
     """`np.diff`: the `n`-th forward difference along `axis` (bools compare with !=).
 

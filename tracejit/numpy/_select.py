@@ -1,4 +1,5 @@
-"""Data-dependent sizes with a static bound: nonzero, argwhere, flatnonzero, unique, union1d.
+"""Data-dependent sizes with a static bound: nonzero, argwhere, flatnonzero, compress, extract,
+unique, union1d.
 
 Their result's length depends on the values, which a traced array does not have. As in JAX,
 under `jit` they take `size=` (the length of the result) and `fill_value=` (what pads it when
@@ -16,13 +17,14 @@ from typing import NamedTuple
 import numpy as np
 
 from tracejit._public import defined_here
-from tracejit.errors import UnsupportedError
+from tracejit.errors import ShapeError, UnsupportedError
 from tracejit.numpy import _elementwise as ew
 from tracejit.numpy import _reductions as red
 from tracejit.numpy._construct import isin
-from tracejit.numpy._core import asarray, cast, innermost_trace, promote, shape_of
+from tracejit.numpy._core import asarray, cast, innermost_trace, normalize_axis, promote, shape_of
 from tracejit.numpy._creation import iota
 from tracejit.numpy._join import concatenate, slice_axis
+from tracejit.numpy._manip import rearrange
 from tracejit.numpy._shape import ravel, reshape
 from tracejit.numpy._sorting import argsort, lexsort
 from tracejit.tracer.core import Tracer, bind
@@ -76,6 +78,53 @@ def nonzero(a, *, size: int | None = None, fill_value=None) -> tuple:
     count = red.sum(flat, dtype=_INT64)
     keep = ew.less(iota((int(size),), np.int64, 0, innermost_trace([flat])), count)
     return tuple(ew.where(keep, c, int(f)) for c, f in zip(coords, fills))
+
+
+def compress(condition, a, axis=None, *, size: int | None = None, fill_value=0):
+    """`np.compress`: the slices of `a` along `axis` (flattened when None) where `condition`
+    holds (a condition shorter than the axis leaves the rest out, as NumPy's). A traced
+    condition needs `size=` (the result's length along the axis), padded with `fill_value`.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.compress([True, False, True], np.arange(3))
+    array([0, 2])
+    >>> tnp.compress(np.array([0, 1, 1, 0]), np.arange(8).reshape(4, 2), axis=0, size=3)
+    array([[2, 3],
+           [4, 5],
+           [0, 0]])
+    """
+    x = asarray(a)
+    if size is None:
+        if isinstance(condition, Tracer):
+            raise _need_size("compress")
+        cond = np.asarray(condition)  # a static condition: NumPy's own selection
+        return rearrange(x, lambda i: np.compress(cond, i, axis=axis))
+    if axis is None:
+        x, axis = ravel(x), 0
+    axis = normalize_axis(axis, len(shape_of(x)), "compress")
+    cond = ew.not_equal(ravel(asarray(condition)), 0)
+    n, length = shape_of(cond)[0], shape_of(x)[axis]
+    if n > length:
+        raise ShapeError(f"compress: condition of length {n} for an axis of length {length}")
+    (picked,) = nonzero(cond, size=size, fill_value=0)
+    taken = bind("take", x, picked, axis=axis)
+    count = red.sum(cond, dtype=_INT64)
+    keep = ew.less(iota((int(size),), np.int64, 0, innermost_trace([cond, x])), count)
+    keep = reshape(keep, (int(size),) + (1,) * (len(shape_of(x)) - axis - 1))
+    return ew.where(keep, taken, cast(asarray(fill_value), taken.dtype))
+
+
+def extract(condition, arr, *, size: int | None = None, fill_value=0):
+    """`np.extract`: the elements of `arr` where `condition` holds, flattened; a traced
+    condition needs `size=` (padded with `fill_value`), as `compress`.
+
+    >>> import numpy as np, tracejit.numpy as tnp
+    >>> tnp.extract(np.arange(4) % 2 == 0, np.arange(4) * 10)
+    array([ 0, 20])
+    """
+    return compress(
+        ravel(asarray(condition)), ravel(asarray(arr)), size=size, fill_value=fill_value
+    )
 
 
 def flatnonzero(a, *, size: int | None = None, fill_value=None):

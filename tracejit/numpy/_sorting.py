@@ -203,9 +203,7 @@ def _interpolate(s, qs: np.ndarray, method: str, dtype: np.dtype):
     t, rest = gamma.reshape(shape).astype(dtype), (1 - gamma).reshape(shape).astype(dtype)
     # NumPy's lerp: from the nearer end, so t = 0 and t = 1 give the end values exactly
     high = (gamma >= 0.5).reshape(shape)  # (as NumPy: the weight before any rounding)
-    return ew.where(
-        high, ew.subtract(b, ew.multiply(diff, rest)), ew.add(a, ew.multiply(diff, t))
-    )
+    return ew.where(high, ew.subtract(b, ew.multiply(diff, rest)), ew.add(a, ew.multiply(diff, t)))
 
 
 def _real_only(x, name: str) -> None:

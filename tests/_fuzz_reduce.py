@@ -167,7 +167,9 @@ def _half_products(out, a: Shadow, axis: int, err, unk):
         err = err + np.where(np.isfinite(out) & ~exact_zero, rounding, 0.0)
     fi = np.finfo(np.float16)
     edge = (mags >= float(fi.max) / 2) | (mags <= 2 * float(fi.smallest_normal))
-    return err, unk | (edge & ~exact_zero)
+    # from a prefix at the edge on, later zeros decide nothing either: NumPy's half prefix
+    # may already be inf there, and inf * 0 is NaN where float32's finite * 0 is 0
+    return err, unk | np.logical_or.accumulate(edge & ~exact_zero, axis=axis)
 
 
 def nancumprod_rule(out, a: Shadow, axis: int) -> Shadow:

@@ -27,14 +27,17 @@ _spec.loader.exec_module(_radix)
 radix_order = _radix.radix_order
 
 
-def _on_host(fn):
-    return lambda x, axis=-1, kind=None: fn(x) if x.ndim == 1 else np.sort(x, axis=axis)
+def _on_host(fn, fallback):
+    # the radix order for one-axis floats (integers sort by value, as CuPy's radix sort does)
+    return lambda x, axis=-1, kind=None: (
+        fn(x) if x.ndim == 1 and x.dtype.kind == "f" else fallback(x, axis=axis, kind="stable")
+    )
 
 
 # CuPy's one-axis float sorts on host arrays, for the primitives' implementations
 RadixNumPy = types.SimpleNamespace(
     isnan=np.isnan, where=np.where,
-    argsort=_on_host(radix_order), sort=_on_host(lambda x: x[radix_order(x)]),
+    argsort=_on_host(radix_order, np.argsort), sort=_on_host(lambda x: x[radix_order(x)], np.sort),
 )  # fmt: skip
 
 

@@ -2,7 +2,9 @@
 
 O(v.size log a.size), NumPy's `np.searchsorted` (the reference interpreter and the compiled
 CPU program call it back) and CuPy's on CUDA (ir/array_library.py); both order NaN last and
--0.0 equal to 0.0, as `sort`. Before, `tnp.searchsorted` compared every value with every
+-0.0 equal to 0.0, as `sort`. CuPy's search runs on the integer `sorting.ordered_keys` of
+float operands: its own kernel compares float32 with subnormals flushed (1e-45 equal to 0.0,
+found by the fuzzer on an H100). Before, `tnp.searchsorted` compared every value with every
 element (O(v.size * a.size) work and memory): a 2^16 array searched with 2^14 values took
 57.7 ms where NumPy took 1.7. `a` and `v` arrive with one real dtype (`tnp` promotes; complex
 keeps the comparisons, which order complex values as `sort` does). The output is int64
@@ -22,6 +24,7 @@ from tracejit.ir import dtypes
 from tracejit.ir.array_library import ARRAY_IMPLS, INTO_IMPLS
 from tracejit.ir.autodiff import defvjp
 from tracejit.ir.primitives import OPAQUE, register
+from tracejit.ir.sorting import ordered_keys
 
 SIDES = ("left", "right")
 
@@ -40,6 +43,8 @@ def _searchsorted_rule(avals, *, side):
 def _searchsorted_impl(a, v, *, side, xp=np):
     if a.dtype == dtypes.BFLOAT16:  # (eagerly; compiled programs widen it to float32 first)
         a, v = a.astype(np.float32), v.astype(np.float32)
+    if xp is not np and a.dtype.kind == "f":  # CuPy's compares flushed float32: integer keys
+        a, v = ordered_keys(a, xp), ordered_keys(v, xp)
     return xp.asarray(xp.searchsorted(a, v, side=side)).astype(np.int64, copy=False)
 
 

@@ -44,16 +44,37 @@ def _sortable(x):
     return x.astype(np.float32) if x.dtype == dtypes.BFLOAT16 else x
 
 
+_INTS = {2: np.int16, 4: np.int32, 8: np.int64}
+
+
+def ordered_keys(x, xp):
+    """Signed integers of the float array `x`'s width that order as NumPy orders `x`:
+    -0.0 equal to 0.0, every NaN equal and above inf. Made with integer operations only:
+    CuPy's own kernels flush float32 subnormals (`x == 0` is true for 1e-45 there;
+    backend_cuda/nvrtc.py), and integer keys also sort by CuPy's radix sort in NumPy's order.
+
+    >>> ordered_keys(np.array([np.nan, -0.0, 0.0, -1e-45, 1e-45, -np.inf], np.float32), np)
+    array([ 2147483647,           0,           0,          -1,           1,
+           -2139095040], dtype=int32)
+    """
+    it = _INTS[x.dtype.itemsize]
+    bits = x.view(it)
+    magnitude = bits & it(np.iinfo(it).max)  # the bits without the sign
+    keys = xp.where(bits < 0, -magnitude, magnitude)
+    inf = np.array(np.inf, x.dtype).view(it)
+    return xp.where(magnitude > inf, it(np.iinfo(it).max), keys)  # NaN
+
+
 def _radix_safe(x, xp, *, permutation: bool):
     """`x`, or where CuPy would radix-sort it (one axis, float32/float64) keys that sort as
     NumPy's: every NaN positive (`np.nan`); for a `permutation` (stable, ties in input
-    order) also -0.0 equal to 0.0."""
+    order) the integer `ordered_keys`, which also tie -0.0 with 0.0."""
     if xp is np or x.ndim != 1 or x.dtype not in (np.float32, np.float64):
         return x
-    dt, nan = x.dtype, xp.isnan(x)  # (not `abs`: CuPy's kept a float64 NaN's sign on an H100)
     if permutation:
-        x = xp.where(x == 0, 0, x)
-    return xp.where(nan, np.nan, x).astype(dt, copy=False)
+        return ordered_keys(x, xp)
+    nan = xp.isnan(x)  # (not `abs`: CuPy's kept a float64 NaN's sign on an H100)
+    return xp.where(nan, np.nan, x).astype(x.dtype, copy=False)
 
 
 def _argsort_impl(x, *, axis, xp=np):
@@ -98,4 +119,4 @@ def _sort_vjp(e, ct, x, *, out, axis):
     return [e.take_along_add(e.full(0.0, x), perm, ct, axis=axis)]
 
 
-__all__: list[str] = []
+__all__ = ["ordered_keys"]

@@ -99,6 +99,9 @@ class ndarray:
         shape = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
         return self._view(self._a.reshape(shape))
 
+    def view(self, dtype) -> ndarray:
+        return self._view(self._a.view(dtype))
+
     def swapaxes(self, a: int, b: int) -> ndarray:
         return self._view(self._a.swapaxes(a, b))
 
@@ -133,8 +136,8 @@ class ndarray:
     def item(self):
         return self._a.item()
 
-    def sum(self, *args, **kwargs) -> ndarray:
-        return _from_host(np.asarray(self._a.sum(*args, **kwargs)))
+    def sum(self, *args, **kwargs) -> ndarray:  # CuPy's reduction kernel: flushed float32
+        return _from_host(flush(np.asarray(flush(self._a).sum(*args, **kwargs))))
 
     def all(self, *args, **kwargs) -> ndarray:
         return _from_host(np.asarray(self._a.all(*args, **kwargs)))
@@ -149,11 +152,34 @@ class ndarray:
         return bool(self._a)
 
 
+def flush(a):
+    """`a` as CuPy's own kernels see and leave float32 values: compiled with `-ftz=true`
+    (cupy/cuda/compiler.py), their float32 arithmetic and comparisons read a subnormal
+    operand as a zero of its sign and write a subnormal result as one (PTX `.ftz`). Other
+    dtypes, and values that are not float32/complex64 arrays, are returned as they are."""
+    if not isinstance(a, np.ndarray) or a.dtype not in (np.float32, np.complex64):
+        return a
+    parts = (a.real, a.imag) if a.dtype == np.complex64 else (a,)
+    if not any((np.abs(p) < np.finfo(np.float32).tiny).any() for p in parts):
+        return a
+    out = a.copy()
+    for p in (out.real, out.imag) if a.dtype == np.complex64 else (out,):
+        p[np.abs(p) < np.finfo(np.float32).tiny] *= 0  # a zero of the value's sign
+    return out
+
+
 def _binop(name: str):
     op = getattr(np.ndarray, name)
 
-    def method(self, other):
+    def method(self, other):  # a CuPy elementwise kernel: flushed float32 in and out
+        return _from_host(flush(np.asarray(op(flush(self._a), flush(_host(other))))))
+
+    def library(self, other):  # `@`: cuBLAS, not a kernel CuPy compiles
         return _from_host(np.asarray(op(self._a, _host(other))))
+
+    if name == "__matmul__":
+        library.__name__ = name
+        return library
 
     method.__name__ = name
     return method
@@ -162,10 +188,11 @@ def _binop(name: str):
 for _name in (
     "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
     "__rtruediv__", "__pow__", "__matmul__", "__neg__", "__eq__", "__ne__", "__lt__",
-    "__le__", "__gt__", "__ge__", "__invert__",
+    "__le__", "__gt__", "__ge__", "__invert__", "__and__", "__rand__", "__or__", "__ror__",
+    "__xor__", "__rshift__", "__lshift__",
 ):  # fmt: skip
     if _name == "__neg__":
-        setattr(ndarray, _name, lambda self: _from_host(-self._a))
+        setattr(ndarray, _name, lambda self: _from_host(flush(-flush(self._a))))
     elif _name == "__invert__":
         setattr(ndarray, _name, lambda self: _from_host(~self._a))
     else:

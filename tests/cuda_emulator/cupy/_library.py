@@ -3,7 +3,9 @@
 CuPy's sort of a one-axis float32/float64 array is thrust's radix sort over the bits
 (cupy/cuda/cupy_thrust.cu), which puts a NaN with its sign bit set first and -0.0 before 0.0;
 the stand-in sorts those in that order too (an H100 showed it). A few elementwise functions
-(`isnan`, `isfinite`, `abs`, `where`, `tril`, `triu`) run NumPy's on the host memory.
+(`isnan`, `isfinite`, `abs`, `where`, `tril`, `triu`) and `searchsorted` run NumPy's on the
+host memory; where CuPy's kernel does float32 arithmetic or comparisons (abs, searchsorted),
+subnormal float32 values are flushed to zero as CuPy's `-ftz=true` kernels flush them.
 cuSOLVER's `?potrf` itself is `cupy_backends/cuda/libs/cusolver.py`.
 
 Each function takes emulated arrays, runs NumPy's function of the same name on their host
@@ -13,11 +15,12 @@ under `cupyx.errstate(linalg="raise")`, a matrix LAPACK rejects raises LinAlgErr
 
 from __future__ import annotations
 
+import math
 import types
 
 import numpy as np
 
-from cupy._array import _from_host, _host, ndarray
+from cupy._array import _from_host, _host, flush, ndarray
 from cupy._radix import radix_order
 
 
@@ -38,11 +41,35 @@ def _wrap(fn):
 linalg = types.SimpleNamespace(
     **{n: _wrap(getattr(np.linalg, n))
        for n in ("solve", "inv", "cholesky", "det", "slogdet", "eigh", "eigvalsh", "svd",
-                 "qr")}
+                 "qr", "eig", "eigvals")}
 )  # fmt: skip
+
+
+def _cufft(name: str):
+    """cupy.fft's `name`: cuFFT's unnormalized transform, then CuPy's `out /= n` (or
+    `/ sqrt(n)`), a kernel CuPy compiled, which flushes float32 subnormals (`flush`)."""
+    inverse, real_in = name.startswith("i"), name.startswith("rfft")
+
+    def run(x, *args, norm=None, **kwargs):
+        res = getattr(np.fft, name)(x, *args, norm="forward" if inverse else "backward", **kwargs)
+        axes = kwargs.get("axes") or (
+            (kwargs.get("axis", -1),) if name.endswith("fft") else range(res.ndim)
+        )
+        n = math.prod((x if real_in else res).shape[a] for a in axes)
+        norm = norm or "backward"
+        if norm == "ortho":
+            return flush(flush(res) / np.sqrt(n).astype(res.real.dtype))
+        if (norm == "backward") == inverse:
+            return flush(flush(res) / res.real.dtype.type(n))
+        return res
+
+    run.__name__ = name
+    return run
+
+
 fft = types.SimpleNamespace(
     **{
-        n: _wrap(getattr(np.fft, n))
+        n: _wrap(_cufft(n))
         for n in ("fft", "ifft", "rfft", "irfft", "fftn", "ifftn", "rfftn", "irfftn")
     }
 )
@@ -68,21 +95,26 @@ def sort(a: ndarray, axis: int = -1) -> ndarray:
     return _wrap(_sort)(a, axis=axis)
 
 
-def _elementwise(fn):
+def _elementwise(fn, ftz=False):
     def run(*args):
-        return _from_host(np.asarray(fn(*(_host(a) for a in args))))
+        args = (_host(a) for a in args)
+        if ftz:  # float32 arithmetic in a kernel CuPy compiled (`flush`)
+            return _from_host(flush(np.asarray(fn(*map(flush, args)))))
+        return _from_host(np.asarray(fn(*args)))  # tests or moves: subnormals unchanged
 
     run.__name__ = fn.__name__
     return run
 
 
-isnan, isfinite, abs, where, tril, triu = map(
-    _elementwise, (np.isnan, np.isfinite, np.abs, np.where, np.tril, np.triu)
+isnan, isfinite, where, tril, triu = map(
+    _elementwise, (np.isnan, np.isfinite, np.where, np.tril, np.triu)
 )
+abs = _elementwise(np.abs, ftz=True)
 
 
 def searchsorted(a: ndarray, v: ndarray, side: str = "left") -> ndarray:
-    return _from_host(np.asarray(np.searchsorted(_host(a), _host(v), side=side)))
+    # CuPy's binary search compares float32 in a kernel of its own: flushed (`flush`)
+    return _from_host(np.asarray(np.searchsorted(flush(_host(a)), flush(_host(v)), side=side)))
 
 
 def full(shape, fill_value, dtype=None) -> ndarray:

@@ -173,9 +173,10 @@ def test_one_matrix_cholesky_is_cusolver_potrf_lower(dtype, upper, monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
-def test_ffts_over_leading_axes_take_one_strided_plan(dtype, monkeypatch):
-    """fft/ifft over leading axes of a C-ordered operand run one strided cuFFT plan in place
-    (backend_cuda/fft_strided.py), not CuPy's fft (transposes); values are NumPy's."""
+def test_ffts_over_leading_or_trailing_axes_take_one_plan(dtype, monkeypatch):
+    """fft/ifft over leading axes of a C-ordered operand run one strided cuFFT plan
+    (backend_cuda/fft_strided.py), not CuPy's fft (transposes), and over trailing axes one
+    batched plan, not CuPy's Python path; values are NumPy's."""
     import cupy
 
     def refused(*args, **kwargs):
@@ -191,6 +192,13 @@ def test_ffts_over_leading_axes_take_one_strided_plan(dtype, monkeypatch):
         "ifft axis 0": (lambda v: tnp.fft.ifft(v, axis=0), np.fft.ifft(z, axis=0)),
         "fftn axes 0, 1": (lambda v: tnp.fft.fftn(v, axes=(0, 1)), np.fft.fftn(z, axes=(0, 1))),
         "ifft2 axes 0, 1": (lambda v: tnp.fft.ifft2(v, axes=(0, 1)), np.fft.ifft2(z, axes=(0, 1))),
+        "fft2": (tnp.fft.fft2, np.fft.fft2(z)),
+        "ifft last axis": (tnp.fft.ifft, np.fft.ifft(z)),
+        "fftn every axis, ortho": (
+            lambda v: tnp.fft.fftn(v, norm="ortho"),
+            np.fft.fftn(z, norm="ortho"),
+        ),
+        "ifft of one axis": (lambda v: tnp.fft.ifft(v[0, 0]), np.fft.ifft(z[0, 0])),
     }
     for name, (fn, want) in cases.items():
         got = tj.device_get(tj.jit(fn, device="cuda")(z))

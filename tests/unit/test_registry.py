@@ -39,9 +39,6 @@ from tracejit.ir.primitives import (
 # Host primitives (fusion class HOST) that CUDA programs run on the host, with why: every other
 # one runs on the device through CuPy's libraries (an ARRAY_IMPLS entry, backend_cuda/library.py).
 HOST_ON_CUDA = {
-    "eig": "CuPy 14's eig (cuSOLVER Xgeev) does not promise LAPACK's eigenvalue order, so its "
-    "results would not match the CPU's; not yet tried on a card",
-    "eigvals": "as eig",
     "debug_print": "prints on the host by design: its operands are copied back, as JAX's",
     "custom_vjp_call": "never compiled: replaced by its primal graph first (expand_custom_calls)",
     **dict.fromkeys(

@@ -124,6 +124,10 @@ class ndarray:
     def copy(self) -> ndarray:
         return _from_host(self._a)
 
+    def conj(self) -> ndarray:
+        """As CuPy's: a new array for a complex one, this array itself for a real one."""
+        return _from_host(self._a.conj()) if self.dtype.kind == "c" else self
+
     def fill(self, value) -> None:
         self._a.fill(value)
 
@@ -162,7 +166,7 @@ def _binop(name: str):
 for _name in (
     "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
     "__rtruediv__", "__pow__", "__matmul__", "__neg__", "__eq__", "__ne__", "__lt__",
-    "__le__", "__gt__", "__ge__", "__invert__",
+    "__le__", "__gt__", "__ge__", "__and__", "__or__", "__invert__",
 ):  # fmt: skip
     if _name == "__neg__":
         setattr(ndarray, _name, lambda self: _from_host(-self._a))

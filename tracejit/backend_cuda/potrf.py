@@ -21,7 +21,7 @@ import numpy as np
 
 from tracejit.ir.array_library import ARRAY_IMPLS
 
-_PREFIX = {"f": "s", "d": "d", "F": "c", "D": "z"}  # dtype.char -> cuSOLVER's type letter
+TYPE_LETTER = {"f": "s", "d": "d", "F": "c", "D": "z"}  # dtype.char -> cuSOLVER's type letter
 _LOWER = 0  # CUBLAS_FILL_MODE_LOWER
 
 
@@ -33,7 +33,7 @@ def cholesky(a, xp, *, upper: bool = False):
     m = a.copy() if upper else a.T.copy()  # C order: potrf overwrites it
     if n == 0:
         return m
-    potrf = _PREFIX[a.dtype.char] + "potrf"
+    potrf = TYPE_LETTER[a.dtype.char] + "potrf"
     handle = xp.cuda.device.get_cusolver_handle()
     lwork = getattr(cusolver, potrf + "_bufferSize")(handle, _LOWER, n, m.data.ptr, n)
     work = xp.empty(max(int(lwork), 1), a.dtype)
@@ -50,4 +50,4 @@ def cholesky_impl(a, *, upper: bool = False, xp):
     return ARRAY_IMPLS.get("cholesky")(a, upper=upper, xp=xp)
 
 
-__all__ = ["cholesky", "cholesky_impl"]
+__all__ = ["TYPE_LETTER", "cholesky", "cholesky_impl"]

@@ -127,6 +127,10 @@ class ndarray:
     def copy(self) -> ndarray:
         return _from_host(self._a)
 
+    def conj(self) -> ndarray:
+        """As CuPy's: a new array for a complex one, this array itself for a real one."""
+        return _from_host(self._a.conj()) if self.dtype.kind == "c" else self
+
     def fill(self, value) -> None:
         self._a.fill(value)
 

@@ -8,7 +8,7 @@ W4  library calls: solve and cholesky 4096x4096, rfft and sort of 2**24, f32 (cu
 W5  values-only linalg (eigvalsh, svdvals 2048x2048), fft over axis 0 of 4096x4096 c64,
     cumsum/cumprod over rows and columns of 4096x4096 f32 (the scan kernels)
 S   (`--only sweep`, not in the default run) issue 12's sizes: sort, solve, cholesky, thin svd
-    and fft2 at n = 1024, 2048, 4096 (svd to 2048)
+    and fft2 at n = 1024, 2048, 4096 (svd to 2048), eigvals at 1024
 G   CUDA graphs: a launch-bound chain of small kernels (softmax, column sums, cumsum,
     layernorm on 64x256) per call with tj.config.cuda_graphs "never" vs "always", and what
     "auto" chose (a matmul is never captured: CuPy refuses cuBLAS during stream capture)
@@ -388,6 +388,9 @@ class Bench:
             u, s, vh = m.linalg.svd(v, full_matrices=False)
             return m.abs(u).sum(0) + s + m.abs(vh).sum(1)
 
+        def eigvals(m, v):  # the order is no library's promise: sorted magnitudes
+            return m.sort(m.abs(m.linalg.eigvals(v)))
+
         for n in (256, 512) if self.quick else (1024, 2048, 4096):
             a = rng.standard_normal((n, n), dtype=cp.float32)
             well = a + n * cp.eye(n, dtype=cp.float32)
@@ -410,6 +413,8 @@ class Bench:
             ]
             if n <= 2048:  # (4096: seconds per call, minutes for the four systems)
                 cases.append((f"S svd {n}x{n} f32", svd, (well,), 1e-2))
+            if n == 1024:  # eig is forward only in the issue; one size (~0.2 s a call)
+                cases.append((f"S eigvals {n}x{n} f32 (|w| sorted)", eigvals, (a,), 1e-3))
             self._library_cases(cases)
 
     def _library_cases(self, cases):

@@ -18,9 +18,9 @@ solver's status (`linalg_prims.READS_STATUS`) CuPy is asked to raise
 (`cupyx.errstate(linalg="raise")`, a small synchronization) and the function then fills
 that matrix with NaN; one matrix's cholesky decides it on the device (backend_cuda/potrf.py).
 
-Two primitives have implementations of their own, faster than CuPy's general call (measured
-on an H100): one matrix's cholesky (backend_cuda/potrf.py) and fft/ifft over leading axes
-(backend_cuda/fft_strided.py).
+Some primitives have implementations of their own, faster than CuPy's general call (measured
+on an H100): one matrix's cholesky (backend_cuda/potrf.py), fft/ifft over leading axes
+(backend_cuda/fft_strided.py) and sort/argsort of rows up to 8192 long (backend_cuda/row_sort.py).
 
 Dtypes CuPy cannot hold (bfloat16) keep the host step (`launcher._FallbackStep`).
 
@@ -40,7 +40,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from tracejit.backend_cuda import fft_strided, potrf
+from tracejit.backend_cuda import fft_strided, potrf, row_sort
 from tracejit.errors import InternalError
 from tracejit.ir import kernel as K
 from tracejit.ir.array_library import ARRAY_IMPLS
@@ -49,7 +49,12 @@ from tracejit.ir.memory import step_io
 from tracejit.ir.primitives import get as get_primitive
 
 # primitives with an implementation of their own here, faster than CuPy's general call
-_OWN_IMPLS = {"cholesky": potrf.cholesky_impl, "fft": fft_strided.fft_impl}
+_OWN_IMPLS = {
+    "cholesky": potrf.cholesky_impl,
+    "fft": fft_strided.fft_impl,
+    "sort": row_sort.sort_impl,
+    "argsort": row_sort.argsort_impl,
+}
 
 
 def device_dtypes(dtypes: Iterable[np.dtype]) -> bool:

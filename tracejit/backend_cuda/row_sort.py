@@ -25,8 +25,12 @@ sorts whole rows of up to MAX_ROW elements in shared memory with a bitonic netwo
   raised past 48 KiB where a tile needs it (P = 8192 of 4-byte keys: 68 KiB).
 
 Rows longer than MAX_ROW (a long one-axis sort: CuPy's radix sort is fast), another axis,
-a non-contiguous operand or another dtype take the array library's sort (`ARRAY_IMPLS`).
-Modules are compiled once per (dtype, P) with tracejit's own NVRTC options (nvrtc.py).
+a non-contiguous operand or another dtype take the array library's sort (`ARRAY_IMPLS`);
+tnp's sort along another axis reaches here as rows of a transposed copy, and float16 as
+float32 (ir/passes/widen.py). Modules are compiled once per (dtype, P) with tracejit's own
+NVRTC options (nvrtc.py). Written and checked on the CUDA emulator; not yet timed on a card
+(benchmarks/diag/row_sort_probe.py). ptxas (sm_90): 80-96 registers for 4-byte keys, no
+spills to speak of; 8-byte keys at P = 8192 spill (512 threads, 128 registers).
 """
 
 from __future__ import annotations

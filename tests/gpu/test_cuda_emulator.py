@@ -167,3 +167,27 @@ def test_a_restrict_pointer_that_aliases_a_written_one_is_an_error(tmp_path):
     assert (y.get() == 1).all()
     with pytest.raises(RuntimeError, match="restrict parameter 0 aliases"):
         kernel((1,), (4,), (x.data.ptr, x.data.ptr))
+
+
+@emulated
+def test_dynamic_shared_memory_past_48_kib_needs_the_kernels_attribute(tmp_path):
+    # as CUDA: `extern __shared__` is the launch's `shared_mem` bytes; more than 48 KiB is
+    # refused until cudaFuncSetAttribute raises the kernel's maximum (at most 227 KiB)
+    src = r"""
+    extern "C" __global__ void rotate(const int* x, int* y, int n) {
+      extern __shared__ int s[];
+      for (int i = threadIdx.x; i < n; i += blockDim.x) s[i] = x[i];
+      __syncthreads();
+      for (int i = threadIdx.x; i < n; i += blockDim.x) y[i] = s[(i + 1) % n];
+    }"""
+    cupy, kernel = _kernel(tmp_path, src, "rotate")
+    n = 16384  # 64 KiB
+    x = np.arange(n, dtype=np.int32)
+    xd, yd = cupy.asarray(x), cupy.empty(n, np.int32)
+    with pytest.raises(RuntimeError, match="CUDA_ERROR_INVALID_VALUE"):
+        kernel((1,), (64,), (xd.data.ptr, yd.data.ptr, n), shared_mem=4 * n)
+    with pytest.raises(RuntimeError, match="CUDA_ERROR_INVALID_VALUE"):
+        kernel.max_dynamic_shared_size_bytes = 228 * 1024
+    kernel.max_dynamic_shared_size_bytes = 4 * n
+    kernel((2,), (64,), (xd.data.ptr, yd.data.ptr, n), shared_mem=4 * n)
+    np.testing.assert_array_equal(yd.get(), np.roll(x, -1))

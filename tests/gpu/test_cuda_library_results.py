@@ -10,6 +10,7 @@ from _cuda_programs import needs_gpu
 
 import tracejit as tj
 import tracejit.numpy as tnp
+from tracejit.backend_cuda import row_sort
 
 pytestmark = needs_gpu
 
@@ -20,10 +21,11 @@ def _address(x) -> int:
 
 @pytest.fixture
 def returned(monkeypatch):
-    """The addresses of the arrays `cupy.sort` and `cupy.fft.rfft` returned, by name."""
+    """The addresses of the arrays the row sort (backend_cuda/row_sort.py) and
+    `cupy.fft.rfft` returned, by name."""
     import cupy
 
-    seen: dict[str, list[int]] = {"sort": [], "rfft": []}
+    seen: dict[str, list[int]] = {"row_sort": [], "rfft": []}
 
     def recording(owner, name):
         original = getattr(owner, name)
@@ -35,7 +37,7 @@ def returned(monkeypatch):
 
         monkeypatch.setattr(owner, name, call)
 
-    recording(cupy, "sort")
+    recording(row_sort, "row_sort")
     recording(cupy.fft, "rfft")  # one axis: the one-dimensional call
     return seen
 
@@ -49,7 +51,7 @@ def test_outputs_and_temporaries_are_the_arrays_cupy_returned(returned):
         return tnp.sort(x, axis=-1), spectrum, spectrum * 2.0, smooth
 
     ordered, spectrum, doubled, smooth = tj.jit(f, device="cuda")(x)
-    assert returned["sort"] == [_address(ordered)]  # the sort's own array, no copy
+    assert returned["row_sort"] == [_address(ordered)]  # the sort's own array, no copy
     assert _address(spectrum) in returned["rfft"]
     np.testing.assert_array_equal(tj.device_get(ordered), np.sort(x, axis=-1))
     np.testing.assert_allclose(tj.device_get(spectrum), np.fft.rfft(x), rtol=1e-4, atol=1e-4)
@@ -62,7 +64,7 @@ def test_a_result_in_an_operands_memory_is_copied(monkeypatch):
     # caller's input array, which the caller still owns and may change
     import cupy
 
-    monkeypatch.setattr(cupy, "sort", lambda a, axis=-1: a)
+    monkeypatch.setattr(row_sort, "row_sort", lambda a, xp, indices: a)
     x = cupy.asarray(np.arange(6.0))
     out = tj.jit(tnp.sort, device="cuda")(x)
     assert _address(out) != _address(x)
@@ -80,7 +82,7 @@ def test_a_donated_output_is_written_into_the_donated_memory(returned):
     where = _address(p)
     out = step(p, np.array([3.0, 1.0, 2.0, 5.0, 4.0]))
     assert _address(out) == where
-    assert returned["sort"] and returned["sort"][0] != where
+    assert returned["row_sort"] and returned["row_sort"][0] != where
     np.testing.assert_array_equal(tj.device_get(out), [6.0, 7.0, 8.0, 9.0, 10.0])
 
 

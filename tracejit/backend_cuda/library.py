@@ -18,10 +18,11 @@ solver's status (`linalg_prims.READS_STATUS`) CuPy is asked to raise
 (`cupyx.errstate(linalg="raise")`, a small synchronization) and the function then fills
 that matrix with NaN; one matrix's cholesky decides it on the device (backend_cuda/potrf.py).
 
-Three primitives have implementations of their own: one matrix's cholesky
-(backend_cuda/potrf.py) and fft/ifft over leading axes (backend_cuda/fft_strided.py), faster
-than CuPy's general call on an H100, and one matrix's svd with vectors by Jacobi
-(backend_cuda/gesvdj.py: torch's driver, not yet timed here on an H100).
+Some primitives have implementations of their own, faster than CuPy's general call: one
+matrix's cholesky (backend_cuda/potrf.py), fft/ifft over leading or trailing axes by one
+cuFFT plan (backend_cuda/fft_strided.py), sort/argsort of rows up to 8192 long
+(backend_cuda/row_sort.py) and one matrix's svd with vectors by Jacobi
+(backend_cuda/gesvdj.py, torch's driver). Each module's docstring has its H100 numbers.
 
 Dtypes CuPy cannot hold (bfloat16) keep the host step (`launcher._FallbackStep`).
 
@@ -41,7 +42,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from tracejit.backend_cuda import fft_strided, gesvdj, potrf
+from tracejit.backend_cuda import fft_strided, gesvdj, potrf, row_sort
 from tracejit.errors import InternalError
 from tracejit.ir import kernel as K
 from tracejit.ir.array_library import ARRAY_IMPLS
@@ -54,6 +55,8 @@ _OWN_IMPLS = {
     "cholesky": potrf.cholesky_impl,
     "fft": fft_strided.fft_impl,
     "svd": gesvdj.svd_impl,
+    "sort": row_sort.sort_impl,
+    "argsort": row_sort.argsort_impl,
 }
 
 

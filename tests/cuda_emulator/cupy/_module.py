@@ -12,6 +12,10 @@ _Dim3 = ctypes.c_uint * 3
 _PAGE = 4096
 _local = threading.local()
 _libc = ctypes.CDLL(None, use_errno=True)
+# Dynamic shared memory per block, in bytes: what a kernel gets without raising its
+# `max_dynamic_shared_size_bytes` (cudaFuncSetAttribute), and an H100's most with it.
+DEFAULT_DYNAMIC_SHARED = 48 * 1024
+MOST_DYNAMIC_SHARED = 227 * 1024
 
 
 def _workspace(lib: ctypes.CDLL) -> int:
@@ -36,7 +40,11 @@ def _workspace(lib: ctypes.CDLL) -> int:
 
 
 class RawKernel:
-    """A kernel: `kernel(grid, block, args)` runs it to completion on the host."""
+    """A kernel: `kernel(grid, block, args, shared_mem=0)` runs it to completion on the host.
+
+    `shared_mem` bytes of dynamic shared memory, at most `max_dynamic_shared_size_bytes`
+    (48 KiB unless raised, as CUDA's launch refuses more), are filled with a poison byte
+    before the launch: a kernel that reads them before writing them sees garbage."""
 
     def __init__(self, lib: ctypes.CDLL, name: str):
         self.name = name
@@ -48,13 +56,29 @@ class RawKernel:
         self._lib = lib
         sig = ctypes.addressof(ctypes.c_char.in_dll(lib, "tjemu_sig_" + name))
         self._kinds = ctypes.string_at(sig).decode()
+        self._max_dynamic_shared = DEFAULT_DYNAMIC_SHARED
 
-    def __call__(self, grid, block, args, **kwargs) -> None:
+    @property
+    def max_dynamic_shared_size_bytes(self) -> int:
+        return self._max_dynamic_shared
+
+    @max_dynamic_shared_size_bytes.setter
+    def max_dynamic_shared_size_bytes(self, size: int) -> None:
+        if not 0 <= size <= MOST_DYNAMIC_SHARED:
+            raise RuntimeError(f"CUDA_ERROR_INVALID_VALUE: {size} bytes of dynamic shared memory")
+        self._max_dynamic_shared = size
+
+    def __call__(self, grid, block, args, shared_mem: int = 0, **kwargs) -> None:
         from cupy.cuda._stream import issue
 
         grid, block, args = _dim3(grid), _dim3(block), [int(a) for a in args]
         self._check_aliasing(args)
-        issue(lambda: self._launch(grid, block, args))
+        if shared_mem > self._max_dynamic_shared:
+            raise RuntimeError(
+                f"CUDA_ERROR_INVALID_VALUE: kernel {self.name} launched with {shared_mem} bytes "
+                f"of dynamic shared memory, more than its {self._max_dynamic_shared}"
+            )
+        issue(lambda: self._launch(grid, block, args, shared_mem))
 
     def _check_aliasing(self, args: list[int]) -> None:
         """A `__restrict__` read-only pointer equal to a written one is undefined behaviour
@@ -68,12 +92,16 @@ class RawKernel:
                     "buffer the kernel writes (undefined behaviour on a GPU)"
                 )
 
-    def _launch(self, grid, block, args) -> None:
+    def _launch(self, grid, block, args, shared_mem: int = 0) -> None:
         grid = _Dim3(*_dim3(grid))
         block = _Dim3(*_dim3(block))
         values = (ctypes.c_uint64 * max(len(args), 1))(*args)
         error = ctypes.create_string_buffer(512)
         workspace = ctypes.c_void_p(_workspace(self._lib))
+        shared = (
+            ctypes.create_string_buffer(b"\xa5" * shared_mem, shared_mem) if shared_mem else None
+        )
+        self._lib.tjemu_set_dynamic_shared(shared)
         if self._fn(grid, block, values, workspace, error, ctypes.c_size_t(len(error))):
             raise RuntimeError(f"CUDA emulator: kernel {self.name}: {error.value.decode()}")
         check_guards(self.name)

@@ -298,6 +298,17 @@ static inline T __ldg(const T* p) {
   return *p;
 }
 
+// Dynamic shared memory (`extern __shared__ T name[];`, which cupy/cuda/nvrtc.py rewrites to
+// `T* name = (T*)tjemu::dynamic_shared();`): the launch's buffer of `shared_mem` bytes, set by
+// cupy/_module.py before each launch, shared by the blocks (they run one after another).
+namespace tjemu {
+inline thread_local char* dyn_shared = nullptr;
+inline void* dynamic_shared() { return dyn_shared; }
+}  // namespace tjemu
+extern "C" __attribute__((visibility("default"))) void tjemu_set_dynamic_shared(char* p) {
+  tjemu::dyn_shared = p;
+}
+
 // One host entry point per kernel: tjemu_<name>(grid[3], block[3], args, workspace, error, len).
 extern "C" __attribute__((visibility("default"))) size_t tjemu_workspace_bytes() {
   return tjemu::kWorkspace;

@@ -1,7 +1,9 @@
 """`cupy.cuda.nvrtc` of the emulator: CUDA C -> a host shared library, by g++ and emu.h.
 
 The "cubin" is the library's bytes; `cupy.RawModule(path=...)` loads it with ctypes. Every
-`extern "C" __global__` kernel gets a host entry `tjemu_<name>` (emu.h's TJEMU_ENTRY).
+`extern "C" __global__` kernel gets a host entry `tjemu_<name>` (emu.h's TJEMU_ENTRY). A
+kernel's dynamic shared memory, `extern __shared__ T name[];`, becomes a pointer to the launch's
+buffer (emu.h `tjemu::dynamic_shared`), as a `static` array cannot be `extern`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ from pathlib import Path
 HEADER = Path(__file__).resolve().parent.parent / "emu.h"
 KERNEL = re.compile(
     r'extern\s+"C"\s+__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\s*\('
+)
+DYNAMIC_SHARED = re.compile(
+    r"extern\s+__shared__\s+(?:__align__\(\d+\)\s+)?([\w ]+?)\s+(\w+)\s*\[\s*\]\s*;"
 )
 FLAGS = [
     "-std=c++17", "-O1", "-fPIC", "-shared", "-w", "-ffp-contract=off", "-fno-strict-aliasing",
@@ -35,8 +40,10 @@ class _Program:
 
 
 def getVersion() -> tuple:
-    """Distinct from any real NVRTC, and changes with emu.h (tracejit's cache keys on it)."""
-    return (0, "emulator-" + hashlib.sha256(HEADER.read_bytes()).hexdigest()[:12])
+    """Distinct from any real NVRTC, and changes with emu.h and this file (tracejit's cache
+    keys on it)."""
+    digest = hashlib.sha256(HEADER.read_bytes() + Path(__file__).read_bytes()).hexdigest()
+    return (0, "emulator-" + digest[:12])
 
 
 def getSupportedArchs() -> tuple[int, ...]:
@@ -70,7 +77,8 @@ def compileProgram(prog: _Program, options) -> None:
     )
     with tempfile.TemporaryDirectory(prefix="tjemu-") as tmp:
         src, lib = Path(tmp, "kernel.cu"), Path(tmp, "kernel.so")
-        src.write_text(prog.source + "\n" + entries + "\n")
+        source = DYNAMIC_SHARED.sub(r"\1* \2 = (\1*)tjemu::dynamic_shared();", prog.source)
+        src.write_text(source + "\n" + entries + "\n")
         cmd = ["g++", *FLAGS, "-include", str(HEADER), "-x", "c++", str(src), "-o", str(lib)]
         done = subprocess.run(cmd, check=False, capture_output=True, text=True)
         prog.log = done.stderr

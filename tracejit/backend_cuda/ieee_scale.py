@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tracejit.errors import InternalError
+
 SOURCE = r"""
 template <typename T, typename B>
 __device__ void tj_scale(T* x, B bits, long long n) {
@@ -42,7 +44,7 @@ def scale_(x, factor: float, xp):
     if factor == 1.0 or x.size == 0:
         return x
     if not x.flags.c_contiguous:
-        raise ValueError("scale_: a C-contiguous array")
+        raise InternalError("scale_ takes a C-contiguous array")
     real = np.dtype(x.dtype.char.lower())  # complex64 -> float32
     flat = x.view(real).reshape(-1)
     bits = np.asarray(factor, real).view(_BITS[real])

@@ -79,13 +79,14 @@ def horner(x, coefs):
 
 
 def in_float64(fn):
-    """`fn` (float64 -> float64) applied to a float array of any float dtype: float32 is
+    """`fn` (float64 -> float64) applied to float arrays of any float dtype: float32 is
     widened exactly and the result rounded once; float16 and bfloat16 round through float32,
-    the same two roundings eagerly and compiled."""
+    the same two roundings eagerly and compiled. Python scalars take the arrays' dtype."""
 
     def wrapped(*args):
         arrays = [tnp.asarray(a) for a in args]
-        dt = np.result_type(*[a.dtype for a in arrays], np.float16)
+        typed = [a.dtype for a, arg in zip(arrays, args) if not isinstance(arg, (int, float))]
+        dt = np.result_type(*typed, np.float16) if typed else _F64
         out = fn(*[tnp.astype(a, _F64) for a in arrays])
         if dt == _F64:
             return out

@@ -12,11 +12,11 @@ They compute in float64 (a float32 or narrower argument is widened exactly and t
 rounded once back, twice for float16/bfloat16: through float32, on every path), at these
 accuracies against the exactly rounded result (tests/backend/test_portable_math.py):
 
-- `log`, `log1p`, `exp`: below 1 ulp in float64; float32 results are correctly rounded but
+- `log`, `exp`: below 1 ulp in float64, `log1p` below 1.2; float32 results are correctly rounded but
   for rare double roundings (<= 0.5 ulp and a hair).
 - `sinpi`, `cospi` (sin and cos of pi x) and `tanpi`: below 2 ulp in float64.
-- `power(x, y)` for x >= 0: exp(y log x), below 1 + |y log x| / 4 ulp in float64 (the
-  rounding of y log x is amplified by exp), correctly rounded in float32.
+- `power(x, y)` for x >= 0: exp(y log x), below 1 + 2 |y log x| ulp in float64 (the
+  rounding of y log x is amplified by exp); float32 results as log's and exp's.
 - `next_toward(x, up)`: `np.nextafter(x, +-inf)` exactly.
 
 `sum_in_order` adds along an axis left to right (a cumulative sum's last element), so that a
@@ -220,6 +220,7 @@ def sinpi(x):
     """sin(pi x), exact argument reduction for every finite x; inf and NaN give NaN."""
     s, c, quarter = _sincos_pi(x)
     out = _by_quarter(quarter, (s, c, tnp.negative(s), tnp.negative(c)))
+    out = tnp.where(tnp.equal(x, 0.0), x, out)  # keeps -0.0
     return tnp.where(tnp.isfinite(x), out, np.nan)
 
 
@@ -238,6 +239,7 @@ def tanpi(x):
     odd = tnp.equal(tnp.subtract(quarter, tnp.multiply(tnp.floor(tnp.multiply(quarter, 0.5)),
                                                        2.0)), 1.0)  # fmt: skip
     out = tnp.where(odd, tnp.negative(tnp.divide(c, s)), tnp.divide(s, c))
+    out = tnp.where(tnp.equal(x, 0.0), x, out)  # keeps -0.0
     return tnp.where(tnp.isfinite(x), out, np.nan)
 
 
@@ -259,6 +261,7 @@ def next_toward(x, up: bool):
     ulp = tnp.where(finite, _times_pow2(tnp.ones_like(k), k), 2.0 ** (info.minexp - info.nmant))
     step = tnp.astype(ulp, x.dtype)
     out = tnp.add(x, step) if up else tnp.subtract(x, step)
+    out = tnp.where(tnp.logical_and(tnp.equal(out, 0.0), tnp.less(x, 0.0)), -0.0, out)
     edge = np.inf if up else -np.inf
     out = tnp.where(tnp.equal(x, -edge), -float(info.max) if up else float(info.max), out)
     return tnp.where(tnp.equal(x, edge), x, out)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tracejit import _portable_math as pm
 from tracejit import numpy as tnp
 from tracejit._random_gamma_grad import implicit_log_gamma
 from tracejit.ir import dtypes
@@ -64,16 +65,17 @@ def _log_standard_gamma(key, a):
     d = tnp.subtract(tnp.where(boost, tnp.add(a, 1.0), a), 1.0 / 3.0)
     c = tnp.divide(1.0, tnp.sqrt(tnp.multiply(d, 9.0)))
     x = _random().normal(k_norm, (_ROUNDS,) + shape, dt)
-    log_u = tnp.log(_random().uniform(k_unif, (_ROUNDS,) + shape, dt, minval=np.finfo(dt).tiny))
-    v = tnp.power(tnp.add(tnp.multiply(c, x), 1.0), 3)
+    log_u = pm.log(_random().uniform(k_unif, (_ROUNDS,) + shape, dt, minval=np.finfo(dt).tiny))
+    t = tnp.add(tnp.multiply(c, x), 1.0)
+    v = tnp.multiply(tnp.multiply(t, t), t)
     ok = tnp.greater(v, 0.0)
-    log_v = tnp.log(tnp.where(ok, v, 1.0))
+    log_v = pm.log(tnp.where(ok, v, 1.0))
     bound = tnp.add(tnp.multiply(tnp.square(x), 0.5), tnp.multiply(d, tnp.add(
         tnp.subtract(1.0, tnp.where(ok, v, 1.0)), log_v)))  # fmt: skip
     accept = tnp.logical_and(ok, tnp.less(log_u, bound))
-    out = tnp.add(first_accepted(accept, log_v), tnp.log(d))
+    out = tnp.add(first_accepted(accept, log_v), pm.log(d))
     ub = _random().uniform(k_boost, shape, dt, minval=np.finfo(dt).tiny)
-    return tnp.add(out, tnp.where(boost, tnp.divide(tnp.log(ub), a), 0.0))
+    return tnp.add(out, tnp.where(boost, tnp.divide(pm.log(ub), a), 0.0))
 
 
 def _split3(key):
@@ -100,7 +102,7 @@ def gamma(key, a, shape=None, dtype=np.float32):
     >>> bool((tj.random.gamma(tj.random.key(0), 2.5, (4,)) > 0).all())
     True
     """
-    return tnp.exp(loggamma(key, a, shape, dtype))
+    return pm.exp(loggamma(key, a, shape, dtype))
 
 
 class _RandomGammaP:
@@ -113,7 +115,7 @@ class _RandomGammaP:
         a = tnp.asarray(a)
         dt = a.dtype if dtypes.is_float(a.dtype) else np.float32
         out = loggamma(key, a, None, dt)
-        return out if log_space else tnp.exp(out)
+        return out if log_space else pm.exp(out)
 
     __call__ = bind
 
@@ -152,7 +154,7 @@ def beta(key, a, b, shape=None, dtype=np.float32):
     k1, k2 = _random().split(key)
     la, lb = loggamma(k1, a, shape, dtype), loggamma(k2, b, shape, dtype)
     m = tnp.maximum(la, lb)
-    ga, gb = tnp.exp(tnp.subtract(la, m)), tnp.exp(tnp.subtract(lb, m))
+    ga, gb = pm.exp(tnp.subtract(la, m)), pm.exp(tnp.subtract(lb, m))
     return tnp.divide(ga, tnp.add(ga, gb))
 
 
@@ -169,8 +171,8 @@ def dirichlet(key, alpha, shape=None, dtype=np.float32):
     batch = tnp.shape(alpha)[:-1] if shape is None else _random()._shape(shape)
     lg = loggamma(key, alpha, tuple(batch) + (k,), dtype)
     lg = tnp.subtract(lg, tnp.max(lg, axis=-1, keepdims=True))
-    g = tnp.exp(lg)
-    return tnp.divide(g, tnp.sum(g, axis=-1, keepdims=True))
+    g = pm.exp(lg)
+    return tnp.divide(g, pm.sum_in_order(g, axis=-1, keepdims=True))
 
 
 __all__ = ["beta", "chisquare", "dirichlet", "f", "gamma", "loggamma", "random_gamma_p", "t"]

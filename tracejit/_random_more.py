@@ -14,7 +14,9 @@ import math
 
 import numpy as np
 
+from tracejit import _portable_math as pm
 from tracejit import numpy as tnp
+from tracejit._portable_erf import erf, erfinv
 from tracejit._random_gamma import _params, _random, first_accepted, gamma
 from tracejit.errors import TracejitValueError
 from tracejit.ir import dtypes
@@ -36,27 +38,6 @@ def key_dtype(impl=None):
 # ---------------------------------------------------------------- continuous
 
 
-def _erfinv(y):
-    """erf^-1(y) on (-1, 1): Giles's single-precision approximation ("Approximating the
-    erfinv function", GPU Computing Gems, 2011) refined by two Newton steps on erf."""
-    w = tnp.negative(tnp.log(tnp.multiply(tnp.subtract(1.0, y), tnp.add(1.0, y))))
-    central = tnp.subtract(w, 2.5)
-    tail = tnp.subtract(tnp.sqrt(tnp.maximum(w, 5.0)), 3.0)
-    small = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
-             -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)  # fmt: skip
-    large = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
-             -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)  # fmt: skip
-    p_small, p_large = small[0], large[0]
-    for cs, cl in zip(small[1:], large[1:]):
-        p_small = tnp.add(tnp.multiply(p_small, central), cs)
-        p_large = tnp.add(tnp.multiply(p_large, tail), cl)
-    x = tnp.multiply(tnp.where(tnp.less(w, 5.0), p_small, p_large), y)
-    for _ in range(2):
-        slope = tnp.multiply(tnp.exp(tnp.negative(tnp.square(x))), 2.0 / math.sqrt(math.pi))
-        x = tnp.subtract(x, tnp.divide(tnp.subtract(tnp.erf(x), y), slope))
-    return x
-
-
 def truncated_normal(key, lower, upper, shape=None, dtype=np.float32):
     """Standard normal draws conditioned on (lower, upper), by the inverse CDF; differentiable
     in `lower` and `upper`.
@@ -66,15 +47,21 @@ def truncated_normal(key, lower, upper, shape=None, dtype=np.float32):
     >>> bool((x >= -1).all() and (x <= 2).all())
     True
     """
-    dt, shape, (lo, hi) = _params(dtype, shape, lower, upper)
+    dt = _random()._float_dtype(dtype)
+    lo, hi = (tnp.astype(tnp.asarray(p), dt) for p in (lower, upper))
+    if shape is None:
+        shape = tuple(np.broadcast_shapes(tnp.shape(lo), tnp.shape(hi)))
+    shape = _random()._shape(shape)
     s2 = math.sqrt(2.0)
-    a, b = tnp.erf(tnp.divide(lo, s2)), tnp.erf(tnp.divide(hi, s2))
+    # erf and the open bounds on the parameters, before they broadcast to the draws' shape
+    a, b = erf(tnp.divide(lo, s2)), erf(tnp.divide(hi, s2))
+    above, below = pm.next_toward(lo, up=True), pm.next_toward(hi, up=False)
     u = _random().uniform(key, shape, dt)
     y = tnp.add(a, tnp.multiply(u, tnp.subtract(b, a)))
     eps = np.finfo(dt).eps
     y = tnp.clip(y, -1.0 + eps, 1.0 - eps)
-    x = tnp.multiply(_erfinv(y), s2)
-    return tnp.clip(x, tnp.nextafter(lo, np.inf), tnp.nextafter(hi, -np.inf))  # open, as JAX
+    x = tnp.multiply(erfinv(y), s2)
+    return tnp.clip(x, above, below)  # open, as JAX
 
 
 def generalized_normal(key, p, shape=(), dtype=np.float32):
@@ -83,7 +70,7 @@ def generalized_normal(key, p, shape=(), dtype=np.float32):
     k1, k2 = _keys(key, 2)
     g = gamma(k1, tnp.divide(1.0, p), shape, dtype)
     sign = tnp.astype(_random().rademacher(k2, shape), g.dtype)
-    return tnp.multiply(sign, tnp.power(g, tnp.divide(1.0, p)))
+    return tnp.multiply(sign, pm.power(g, tnp.divide(1.0, p)))
 
 
 def multivariate_normal(key, mean, cov, shape=None, dtype=None, method: str = "cholesky"):
@@ -116,7 +103,7 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method: str = "c
         u, s, _ = tnp.linalg.svd(cov)
         factor = tnp.multiply(u, tnp.sqrt(s)[..., None, :])
     z = _random().normal(key, tuple(_random()._shape(shape)) + (n,), dt)
-    return tnp.add(mean, tnp.einsum("...ij,...j->...i", factor, z))
+    return tnp.add(mean, pm.sum_in_order(tnp.multiply(factor, z[..., None, :]), axis=-1))
 
 
 def orthogonal(key, n: int, shape=(), dtype=np.float32, m=None):
@@ -142,12 +129,12 @@ def _lgamma(x):
     inv, inv2 = tnp.divide(1.0, y), tnp.divide(1.0, tnp.square(y))
     series = tnp.multiply(inv, tnp.add(1 / 12, tnp.multiply(inv2, tnp.add(
         -1 / 360, tnp.multiply(inv2, 1 / 1260)))))  # fmt: skip
-    out = tnp.add(tnp.subtract(tnp.multiply(tnp.subtract(y, 0.5), tnp.log(y)), y),
+    out = tnp.add(tnp.subtract(tnp.multiply(tnp.subtract(y, 0.5), pm.log(y)), y),
                   0.5 * math.log(2 * math.pi))  # fmt: skip
     prod = x
     for i in range(1, 6):
         prod = tnp.multiply(prod, tnp.add(x, float(i)))
-    return tnp.subtract(tnp.add(out, series), tnp.log(prod))
+    return tnp.subtract(tnp.add(out, series), pm.log(prod))
 
 
 def _inversion(u, first, ratio):
@@ -172,7 +159,7 @@ def _rounds(key, shape):
 
 def _ptrs(key, lam, shape):
     """Hormann's PTRS for Poisson(lam), lam >= 10."""
-    slam, loglam = tnp.sqrt(lam), tnp.log(lam)
+    slam, loglam = tnp.sqrt(lam), pm.log(lam)
     b = tnp.add(tnp.multiply(slam, 2.53), 0.931)
     a = tnp.add(tnp.multiply(b, 0.02483), -0.059)
     inv_alpha = tnp.add(tnp.divide(1.1328, tnp.subtract(b, 3.4)), 1.1239)
@@ -182,8 +169,8 @@ def _ptrs(key, lam, shape):
                           tnp.add(lam, 0.43)))  # fmt: skip
     quick = tnp.logical_and(tnp.greater_equal(us, 0.07), tnp.less_equal(v, vr))
     bad = tnp.logical_or(tnp.less(k, 0.0), tnp.logical_and(tnp.less(us, 0.013), tnp.greater(v, us)))
-    lhs = tnp.add(tnp.log(v), tnp.subtract(tnp.log(inv_alpha),
-                                           tnp.log(tnp.add(tnp.divide(a, tnp.square(us)), b))))  # fmt: skip
+    lhs = tnp.add(pm.log(v), tnp.subtract(pm.log(inv_alpha),
+                                          pm.log(tnp.add(tnp.divide(a, tnp.square(us)), b))))  # fmt: skip
     kk = tnp.maximum(k, 0.0)
     rhs = tnp.subtract(tnp.subtract(tnp.multiply(kk, loglam), lam), _lgamma(tnp.add(kk, 1.0)))
     accept = tnp.logical_or(quick, tnp.logical_and(tnp.logical_not(bad), tnp.less_equal(lhs, rhs)))
@@ -202,7 +189,7 @@ def poisson(key, lam, shape=None, dtype=np.int32):
     small = tnp.less(lam, 10.0)
     lam_small, lam_big = tnp.where(small, lam, 1.0), tnp.where(small, 10.0, lam)
     u = _random().uniform(k1, shape, np.float64)
-    inv = _inversion(u, tnp.exp(tnp.negative(lam_small)), lambda k: tnp.divide(lam_small, k))
+    inv = _inversion(u, pm.exp(tnp.negative(lam_small)), lambda k: tnp.divide(lam_small, k))
     out = tnp.where(small, inv, _ptrs(k2, lam_big, shape))
     return tnp.astype(tnp.where(tnp.equal(lam, 0.0), 0.0, out), dtype)
 
@@ -215,7 +202,7 @@ def _btrs(key, n, q, shape):
     c = tnp.add(tnp.multiply(n, q), 0.5)
     vr = tnp.subtract(0.92, tnp.divide(4.2, b))
     alpha = tnp.multiply(tnp.add(tnp.divide(5.1, b), 2.83), spq)
-    lpq = tnp.log(tnp.divide(q, tnp.subtract(1.0, q)))
+    lpq = pm.log(tnp.divide(q, tnp.subtract(1.0, q)))
     m = tnp.floor(tnp.multiply(tnp.add(n, 1.0), q))
     h = tnp.add(_lgamma(tnp.add(m, 1.0)), _lgamma(tnp.add(tnp.subtract(n, m), 1.0)))
     u, v, us = _rounds(key, shape)
@@ -223,7 +210,7 @@ def _btrs(key, n, q, shape):
     quick = tnp.logical_and(tnp.greater_equal(us, 0.07), tnp.less_equal(v, vr))
     bad = tnp.logical_or(tnp.less(k, 0.0), tnp.greater(k, n))
     kk = tnp.clip(k, 0.0, n)
-    lhs = tnp.log(tnp.multiply(v, tnp.divide(alpha, tnp.add(tnp.divide(a, tnp.square(us)), b))))
+    lhs = pm.log(tnp.multiply(v, tnp.divide(alpha, tnp.add(tnp.divide(a, tnp.square(us)), b))))
     rhs = tnp.add(tnp.subtract(tnp.subtract(h, _lgamma(tnp.add(kk, 1.0))),
                                _lgamma(tnp.add(tnp.subtract(n, kk), 1.0))),
                   tnp.multiply(tnp.subtract(kk, m), lpq))  # fmt: skip
@@ -248,7 +235,7 @@ def binomial(key, n, p, shape=None, dtype=np.float32):
     qs = tnp.where(small, q, 0.0)
     u = _random().uniform(k1, shape, np.float64)
     odds = tnp.divide(qs, tnp.subtract(1.0, qs))
-    first = tnp.exp(tnp.multiply(n, tnp.log1p(tnp.negative(qs))))
+    first = pm.exp(tnp.multiply(n, pm.log1p(tnp.negative(qs))))
     inv = _inversion(u, first, lambda k: tnp.multiply(tnp.divide(tnp.maximum(
         tnp.subtract(n, k - 1.0), 0.0), k), odds))  # fmt: skip
     nb, qb = tnp.where(small, 100.0, n), tnp.where(small, 0.25, q)
@@ -271,7 +258,7 @@ def multinomial(key, n, p, shape=None, dtype=np.float32, unroll=None):
     batch = np.broadcast_shapes(tnp.shape(n), tnp.shape(p)[:-1]) if shape is None else shape
     batch = tuple(_random()._shape(batch))
     left = tnp.broadcast_to(tnp.astype(tnp.asarray(n), np.float64), batch)
-    rest = tnp.broadcast_to(tnp.sum(p, axis=-1), batch)
+    rest = tnp.broadcast_to(pm.sum_in_order(p, axis=-1), batch)
     counts = []
     for i, ki in enumerate(_keys(key, k)):
         pi = tnp.broadcast_to(p[..., i], batch)

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from tracejit import _portable_math as pm
 from tracejit import numpy as tnp
 from tracejit._public import defined_here
 from tracejit._random_gamma import _random
@@ -46,49 +47,49 @@ def exponential(key, shape=(), dtype=np.float32):
     >>> tj.random.exponential(tj.random.key(0), (3,)).shape
     (3,)
     """
-    return tnp.negative(tnp.log1p(tnp.negative(_random().uniform(key, shape, dtype))))
+    return tnp.negative(pm.log1p(tnp.negative(_random().uniform(key, shape, dtype))))
 
 
 def gumbel(key, shape=(), dtype=np.float32):
     """Standard Gumbel draws: -log(-log(u))."""
-    return tnp.negative(tnp.log(tnp.negative(tnp.log(_u(key, shape, dtype)))))
+    return tnp.negative(pm.log(tnp.negative(pm.log(_u(key, shape, dtype)))))
 
 
 def laplace(key, shape=(), dtype=np.float32):
     """Standard Laplace draws (inverse CDF on u in (-1, 1))."""
     u = _random().uniform(key, shape, dtype, minval=-1.0 + np.finfo(np.dtype(dtype)).eps)
-    return tnp.multiply(tnp.negative(tnp.sign(u)), tnp.log1p(tnp.negative(tnp.absolute(u))))
+    return tnp.multiply(tnp.negative(tnp.sign(u)), pm.log1p(tnp.negative(tnp.absolute(u))))
 
 
 def logistic(key, shape=(), dtype=np.float32):
     """Standard logistic draws: log(u / (1 - u))."""
     u = _u(key, shape, dtype)
-    return tnp.subtract(tnp.log(u), tnp.log1p(tnp.negative(u)))
+    return tnp.subtract(pm.log(u), pm.log1p(tnp.negative(u)))
 
 
 def cauchy(key, shape=(), dtype=np.float32):
     """Standard Cauchy draws: tan(pi (u - 1/2))."""
     u = _u(key, shape, dtype)
-    return tnp.tan(tnp.multiply(tnp.subtract(u, 0.5), math.pi))
+    return pm.tanpi(tnp.subtract(u, 0.5))
 
 
 def lognormal(key, sigma=1.0, shape=None, dtype=np.float32):
     """exp(sigma * normal)."""
     (sigma,) = _cast(dtype, sigma)
-    return tnp.exp(tnp.multiply(_random().normal(key, _shape(shape, sigma), dtype), sigma))
+    return pm.exp(tnp.multiply(_random().normal(key, _shape(shape, sigma), dtype), sigma))
 
 
 def pareto(key, b, shape=None, dtype=np.float32):
     """Pareto(b) draws on [1, inf): exp(exponential / b)."""
     (b,) = _cast(dtype, b)
-    return tnp.exp(tnp.divide(exponential(key, _shape(shape, b), dtype), b))
+    return pm.exp(tnp.divide(exponential(key, _shape(shape, b), dtype), b))
 
 
 def rayleigh(key, scale=1.0, shape=None, dtype=np.float32):
     """Rayleigh draws: scale * sqrt(-2 log u)."""
     (scale,) = _cast(dtype, scale)
     u = _u(key, _shape(shape, scale), dtype)
-    return tnp.multiply(tnp.sqrt(tnp.multiply(tnp.log(u), -2.0)), scale)
+    return tnp.multiply(tnp.sqrt(tnp.multiply(pm.log(u), -2.0)), scale)
 
 
 def weibull_min(key, scale, concentration, shape=(), dtype=np.float32):
@@ -100,14 +101,14 @@ def weibull_min(key, scale, concentration, shape=(), dtype=np.float32):
     """
     scale, concentration = _cast(dtype, scale, concentration)
     e = exponential(key, _shape(shape, scale, concentration), dtype)
-    return tnp.multiply(tnp.power(e, tnp.divide(1.0, concentration)), scale)
+    return tnp.multiply(pm.power(e, tnp.divide(1.0, concentration)), scale)
 
 
 def maxwell(key, shape=(), dtype=np.float32):
     """Maxwell draws: the norm of three standard normals."""
     shape = _shape(shape)
     n = _random().normal(key, shape + (3,), dtype)
-    return tnp.sqrt(tnp.sum(tnp.multiply(n, n), axis=-1))
+    return tnp.sqrt(pm.sum_in_order(tnp.multiply(n, n), axis=-1))
 
 
 def double_sided_maxwell(key, loc, scale, shape=(), dtype=np.float32):
@@ -140,7 +141,9 @@ def triangular(key, left, mode, right, shape=None, dtype=np.float32):
 def geometric(key, p, shape=None, dtype=np.int32):
     """The number of Bernoulli(p) trials up to the first success (support 1, 2, ...)."""
     u = _u(key, _shape(shape, p), np.float64)
-    k = tnp.floor(tnp.divide(tnp.log(u), tnp.log1p(tnp.negative(p))))
+    k = tnp.floor(
+        tnp.divide(pm.log(u), pm.log1p(tnp.negative(tnp.astype(tnp.asarray(p), np.float64))))
+    )
     return tnp.astype(tnp.add(k, 1.0), dtype)
 
 
@@ -195,7 +198,7 @@ def choice(key, a, shape=(), replace: bool = True, p=None, axis: int = 0):
         if p is None:
             idx = randint(key, shape, 0, n, np.int64)
         else:
-            logp = tnp.log(tnp.asarray(p))
+            logp = pm.log(tnp.asarray(p))
             idx = categorical(key, logp, shape=shape)
     else:
         if count > n:
@@ -203,7 +206,7 @@ def choice(key, a, shape=(), replace: bool = True, p=None, axis: int = 0):
                 "cannot take a larger sample than the population without replacement"
             )
         if p is not None:
-            keys = tnp.divide(tnp.log(_u(key, (n,), np.float64)), tnp.asarray(p, np.float64))
+            keys = tnp.divide(pm.log(_u(key, (n,), np.float64)), tnp.asarray(p, np.float64))
         else:
             keys = _random().uniform(key, (n,), np.float64)
         idx = tnp.reshape(tnp.argsort(tnp.negative(keys))[:count], shape)
@@ -232,8 +235,9 @@ def ball(key, d: int, p: float = 2, shape=(), dtype=np.float32):
     k1, k2 = _random().split(key)
     shape = _shape(shape)
     g = _random().normal(k1, shape + (int(d),), dtype)
-    r = tnp.power(_random().uniform(k2, shape + (1,), dtype), 1.0 / int(d))
-    return tnp.multiply(tnp.divide(g, tnp.linalg.norm(g, axis=-1, keepdims=True)), r)
+    r = pm.power(_random().uniform(k2, shape + (1,), dtype), 1.0 / int(d))
+    norm = tnp.sqrt(pm.sum_in_order(tnp.multiply(g, g), axis=-1, keepdims=True))
+    return tnp.multiply(tnp.divide(g, norm), r)
 
 
 def clone(key):

@@ -19,10 +19,13 @@ Float dtypes default to float32, as in `jax.random`.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 
 import numpy as np
 
+from tracejit import _portable_math as pm
 from tracejit import numpy as tnp
 from tracejit.errors import TracejitTypeError, UnsupportedError
 from tracejit.ir import dtypes
@@ -138,13 +141,15 @@ def _full(value, dtype, like):
 
 
 def _unit_interval(key, shape: tuple[int, ...], dtype: np.dtype):
-    """Uniform floats in [0, 1) with every mantissa bit random: 24 bits for float32 and 53
-    bits for float64 (two words), scaled exactly by a power of two."""
+    """Uniform floats in [0, 1) with every mantissa bit random: 24 bits for float32 (11 for
+    float16, 8 for bfloat16) and 53 bits for float64 (two words), scaled exactly by a power
+    of two."""
     n = math.prod(shape)
-    if dtype == np.float32:
+    precision = dtypes.finfo(dtype).nmant + 1
+    if precision <= 24:
         words = _bits(key, n)
-        top = bind("shr", words, _full(8, _I64, words))
-        u = bind("mul", cast(top, dtype), _full(2.0**-24, dtype, top))
+        top = bind("shr", words, _full(32 - precision, _I64, words))
+        u = bind("mul", cast(top, dtype), _full(2.0**-precision, dtype, top))
     else:
         words = _bits(key, 2 * n)
         hi = bind("slice", words, starts=(0,), stops=(n,), steps=(1,))
@@ -191,8 +196,8 @@ def normal(key, shape=(), dtype=np.float32):
     k2 = bind("reshape", bind("slice", keys, starts=(1, 0), stops=(2, 2), steps=(1, 1)), shape=(2,))
     u1 = tnp.subtract(tnp.asarray(1.0, dt), _unit_interval(k1, shape, dt))  # (0, 1]: log is finite
     u2 = _unit_interval(k2, shape, dt)
-    radius = tnp.sqrt(tnp.multiply(tnp.log(u1), tnp.asarray(-2.0, dt)))
-    return tnp.multiply(radius, tnp.cos(tnp.multiply(u2, tnp.asarray(2.0 * math.pi, dt))))
+    radius = tnp.sqrt(tnp.multiply(pm.log(u1), tnp.asarray(-2.0, dt)))
+    return tnp.multiply(radius, pm.cospi(tnp.multiply(u2, tnp.asarray(2.0, dt))))
 
 
 def bernoulli(key, p=0.5, shape=None):
@@ -283,4 +288,37 @@ __all__ = [
     "weibull_min",
     "wrap_key_data",
 ]
+
+
+def _narrow(dtype) -> bool:
+    return dtypes.is_low_precision(dtypes.canonical(dtype))
+
+
+def _drawn_in_float32(sampler):
+    """`sampler` with float16 and bfloat16 draws made in float32 and rounded once: a Box-Muller
+    or rejection step in half precision would lose most of its bits (and float16 overflows in
+    its intermediates), and rounding float32's draws is the same bits on every path."""
+    signature = inspect.signature(sampler)
+
+    @functools.wraps(sampler)
+    def draw(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        dtype = bound.arguments.get("dtype", signature.parameters["dtype"].default)
+        if dtype is None or not _narrow(dtype):
+            return sampler(*args, **kwargs)
+        bound.arguments["dtype"] = np.dtype(np.float32)
+        return tnp.astype(sampler(*bound.args, **bound.kwargs), dtypes.canonical(dtype))
+
+    return draw
+
+
+# Every float sampler but `uniform` (whose narrow draws are exact: _unit_interval).
+for _name in __all__:
+    _default = inspect.signature(globals()[_name]).parameters.get("dtype")
+    if (
+        _name != "uniform"
+        and _default is not None
+        and (_default.default is None or dtypes.is_float(np.dtype(_default.default)))
+    ):
+        globals()[_name] = _drawn_in_float32(globals()[_name])
 only_public_names(__name__)

@@ -124,11 +124,12 @@ def _float64_sum(r: K.Reduction, v: str) -> AccCode:
     return code
 
 
-def libm_heavy(e: K.Expr) -> set:
-    """The sub-expressions of `e` whose cone costs at least one libm call (TRANSCENDENTAL,
-    the primitives' cost scale: a libm call is worth a store and a reload from L1)."""
+def libm_heavy(*roots: K.Expr) -> set:
+    """The sub-expressions of the `roots` whose cone costs at least one libm call
+    (TRANSCENDENTAL, the primitives' cost scale: a libm call is worth a store and a reload
+    from L1)."""
     cost: dict = {}
-    for node in K.walk(e):
+    for node in K.walk(*roots):
         if isinstance(node, K.Op):
             cost[node] = get(node.prim).cost + sum(cost.get(a, 0) for a in node.args)
     return {n for n, c in cost.items() if c >= TRANSCENDENTAL}
@@ -193,19 +194,20 @@ class RowWriter(BaseWriter):
             return {}
         first: dict = {}
         for p in range(k.nphases):
-            for root in self._phase_roots(p):
-                for node in K.walk(root):
-                    first.setdefault(node, p)
+            for node in K.walk(*self._phase_roots(p)):  # one walk of the roots' shared cones
+                first.setdefault(node, p)
         plan: dict = {}
         nbytes = 0
         for p in range(1, k.nphases):
+            heavy = libm_heavy(*self._phase_roots(p))
+            seen: set = set()  # a second visit decides as the first did: the budget only shrinks
             for root in self._phase_roots(p):
-                heavy = libm_heavy(root)
                 stack = [root]
                 while stack:
                     node = stack.pop()
-                    if node in plan or node not in heavy:
+                    if node in plan or node not in heavy or node in seen:
                         continue
+                    seen.add(node)
                     item = K.expr_dtype(node).itemsize * size
                     if first[node] < p and nbytes + item <= SCRATCH_MAX_BYTES:
                         plan[node] = (len(plan), first[node])

@@ -50,7 +50,11 @@ class Literal:
     dtype: np.dtype
 
     def bits(self) -> tuple:
-        return (np.dtype(self.dtype).str, np.asarray(self.value, self.dtype).tobytes())
+        bits = self.__dict__.get("_bits")
+        if bits is None:  # computed once: walks hash a kernel's literals millions of times
+            bits = (np.dtype(self.dtype).str, np.asarray(self.value, self.dtype).tobytes())
+            object.__setattr__(self, "_bits", bits)
+        return bits
 
     def __eq__(self, other) -> bool:
         return isinstance(other, Literal) and self.bits() == other.bits()
@@ -96,10 +100,10 @@ def expr_dtype(e: Expr) -> np.dtype:
     return e.out_dtype if isinstance(e, Op) else e.dtype
 
 
-def walk(e: Expr):
-    """Every sub-expression of `e` once, children before parents (iterative)."""
+def walk(*roots: Expr):
+    """Every sub-expression of the `roots` once, children before parents (iterative)."""
     seen: set = set()
-    stack = [(e, False)]
+    stack = [(e, False) for e in reversed(roots)]
     while stack:
         node, done = stack.pop()
         if done:

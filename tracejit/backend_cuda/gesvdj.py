@@ -3,7 +3,9 @@
 CuPy's `cupy.linalg.svd` runs the QR-based `?gesvd`. On an H100 the compiled
 `svd(a, full_matrices=False)` of an n x n float32 matrix through it took 160.4 ms at
 n=1024 and 369.3 at n=2048, where CuPy alone took 139.6 / 351.9, JAX 46.5 / 344.1 (Jacobi
-up to n=1024) and torch.compile 49.2 / 220.5 (its default CUDA driver is `?gesvdj`).
+up to n=1024) and torch.compile 49.2 / 220.5 (its default CUDA driver is `?gesvdj`). Through
+`?gesvdj` here: 50.0 / 235.7 ms (JAX 46.5 / 342.9, torch 48.9 / 221.1 in that run; twelfth
+session, benchmarks/RESULTS.md).
 
 Layout: cuSOLVER reads the C-ordered (m, n) buffer of A as the column-major (n, m) matrix
 B = A^T, so `?gesvdj` runs on a copy of the buffer as it is (it destroys its input; no

@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from tracejit import _portable_linalg as portable_linalg
 from tracejit import _portable_math as pm
 from tracejit import numpy as tnp
 from tracejit._portable_erf import erf, erfinv
@@ -94,8 +95,8 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method: str = "c
                                  f"of size {n}")  # fmt: skip
     if shape is None:
         shape = np.broadcast_shapes(tnp.shape(mean)[:-1], tnp.shape(cov)[:-2])
-    if method == "cholesky":
-        factor = tnp.linalg.cholesky(cov)
+    if method == "cholesky":  # the same bits on every path (_portable_linalg.py)
+        factor = portable_linalg.cholesky(cov)
     elif method == "eigh":
         w, v = tnp.linalg.eigh(cov)
         factor = tnp.multiply(v, tnp.sqrt(tnp.maximum(w, 0.0))[..., None, :])
@@ -107,16 +108,15 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method: str = "c
 
 
 def orthogonal(key, n: int, shape=(), dtype=np.float32, m=None):
-    """Haar-distributed (n, m) matrices with orthonormal columns (rows when m > n): the QR
-    of a normal matrix with the signs of R's diagonal moved into Q (Mezzadri, 2007)."""
+    """Haar-distributed (n, m) matrices with orthonormal columns (rows when m > n): the Q of
+    the QR of a normal matrix whose R has a positive diagonal (Mezzadri, 2007), by
+    Gram-Schmidt (_portable_linalg.py), the same bits eagerly, compiled and on a GPU."""
     m = int(n) if m is None else int(m)
     shape = tuple(_random()._shape(shape))
     z = _random().normal(key, shape + (int(n), m), dtype)
     if m > n:
         return tnp.swapaxes(orthogonal(key, m, shape, dtype, int(n)), -1, -2)
-    q, r = tnp.linalg.qr(z)
-    d = tnp.diagonal(r, axis1=-2, axis2=-1)
-    return tnp.multiply(q, tnp.where(tnp.less(d, 0.0), -1.0, 1.0)[..., None, :].astype(q.dtype))
+    return portable_linalg.gram_schmidt_q(z)  # R's diagonal positive: Haar; the same bits
 
 
 # ---------------------------------------------------------------- discrete

@@ -7,7 +7,8 @@ lognormal, pareto, rayleigh and double_sided_maxwell.
 The same draws are the same bits eagerly (NumPy's ufuncs), compiled for the cpu and on each
 device under test, for several keys, shapes and dtypes: the samplers take their elementary
 functions from tracejit/_portable_math.py (no libm call, whose roundings differ between NumPy,
-glibc and CUDA) and add in a fixed order. `NOT_BIT_IDENTICAL` lists the exceptions.
+glibc and CUDA), add in a fixed order, and factor matrices (multivariate_normal's default
+cholesky, orthogonal's QR) with tracejit/_portable_linalg.py. No sampler is excepted.
 """
 
 from __future__ import annotations
@@ -77,13 +78,6 @@ NARROW_SAMPLERS = ("uniform", "normal", "cauchy", "gamma", "dirichlet", "truncat
                    "binomial")  # fmt: skip
 INT_CASES = [(None, None, (3,)), (None, F64, (3,)), (np.dtype(np.int64), F32, (2, 3))]
 KEYS = [tr.key(0), tr.key(7), tr.key(2**40 + 3)]
-# Samplers whose draws may differ in the last bits between eagerly, compiled and on a GPU
-NOT_BIT_IDENTICAL = {
-    "multivariate_normal": "its factor is a LAPACK cholesky, eigh or svd of cov: NumPy's, the "
-    "compiled one and cuSOLVER's round differently",
-    "orthogonal": "the QR of a normal matrix: NumPy's LAPACK, the compiled QR and cuSOLVER's "
-    "round differently",
-}
 
 
 def _expected(name, dtype, pdt):
@@ -131,8 +125,7 @@ def test_draws_have_the_requested_dtype_and_the_same_bits_eager_and_jit(samplers
                 traced = np.asarray(tj.device_get(traced))
                 assert eager.dtype == want, (name, dtype, pdt, "eager", eager.dtype)
                 assert traced.dtype == want, (name, dtype, pdt, "jit", traced.dtype)
-                if name not in NOT_BIT_IDENTICAL:
-                    assert_same_bits(traced, eager)
+                assert_same_bits(traced, eager)
 
 
 # The public names that draw without a dtype argument (bools, indices, words, keys), and those

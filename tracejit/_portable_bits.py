@@ -50,9 +50,9 @@ def split(x):
     x = tnp.where(sub, tnp.multiply(x, 2.0 ** (fmt.nmant + 1)), x)
     bits = bitcast(x, fmt.ints)
     k = tnp.right_shift(tnp.subtract(bits, _bits_of(math.sqrt(0.5), x.dtype)), fmt.nmant)
-    m = bitcast(tnp.subtract(bits, tnp.left_shift(k, fmt.nmant)), x.dtype)
     as_float = bitcast(tnp.bitwise_or(tnp.add(k, fmt.bias), _bits_of(fmt.magic, x.dtype)), x.dtype)
     e = tnp.subtract(as_float, fmt.magic + fmt.bias)
+    m = times_pow2(x, tnp.negative(e))  # exact, and differentiable (a bit cast is not)
     return m, tnp.where(sub, tnp.subtract(e, float(fmt.nmant + 1)), e)
 
 
@@ -65,11 +65,19 @@ def _pow2(k):
 
 
 def times_pow2(y, k):
-    """y * 2^k for integral k (of y's float dtype) with |k| <= 2 (bias - 1) and y within
-    [0.5, 2]: two exact factors 2^floor(k/2) and 2^(k - floor(k/2)), so only the last
+    """y * 2^k for integral k (of y's float dtype) with |k| <= 2 (bias - 1) and y 2^k/2
+    normal or y within [0.5, 2]: two exact factors 2^h and 2^(k - h), h = rint(k / 2), so only the last
     product rounds (to a subnormal, 0 or inf where the exact result is out of range)."""
-    half = tnp.floor(tnp.multiply(k, 0.5))
+    half = tnp.rint(tnp.multiply(k, 0.5))
     return tnp.multiply(tnp.multiply(y, _pow2(half)), _pow2(tnp.subtract(k, half)))
+
+
+def unit_with_sign_of(x):
+    """+-1.0 with the sign bit of x (-0.0 and NaNs with it set give -1): the bits of 1.0 with
+    that bit or'ed in, no select for a compiler to branch on."""
+    fmt = FORMATS[x.dtype]
+    sign = tnp.bitwise_and(bitcast(x, fmt.ints), int(np.iinfo(fmt.ints).min))
+    return bitcast(tnp.bitwise_or(sign, _bits_of(1.0, x.dtype)), x.dtype)
 
 
 def next_toward(x, up: bool):
@@ -88,4 +96,4 @@ def next_toward(x, up: bool):
     return tnp.where(tnp.logical_or(tnp.equal(x, edge), tnp.isnan(x)), x, out)
 
 
-__all__ = ["FORMATS", "next_toward", "split", "times_pow2"]
+__all__ = ["FORMATS", "next_toward", "split", "times_pow2", "unit_with_sign_of"]

@@ -20,6 +20,7 @@ import math
 from decimal import Decimal, localcontext
 
 from tracejit import numpy as tnp
+from tracejit._portable_bits import unit_with_sign_of
 from tracejit._portable_math import _PI_DIGITS, exp, horner, in_float64, log
 
 _PIECES = 11  # centers (2 i + 1) / 4 for i = 1 .. 11, each for |x| in [i / 2, (i + 1) / 2)
@@ -59,7 +60,8 @@ def erf(x):
     """The error function (NaN gives NaN, +-inf gives +-1)."""
     a = tnp.absolute(x)
     near = tnp.multiply(a, horner(tnp.multiply(a, a), _ORIGIN))
-    piece = tnp.clip(tnp.floor(tnp.multiply(a, 2.0)), 1.0, float(_PIECES))
+    # the nearest center (ties to either: |a - c| <= 1/4 both ways); rint vectorizes, floor not
+    piece = tnp.clip(tnp.rint(tnp.subtract(tnp.multiply(a, 2.0), 0.5)), 1.0, float(_PIECES))
     d = tnp.subtract(a, tnp.add(tnp.multiply(piece, 0.5), 0.25))
     which = [tnp.equal(piece, float(i)) for i in range(1, _PIECES)]
     coefs = []
@@ -73,8 +75,7 @@ def erf(x):
         far = tnp.add(tnp.multiply(far, d), c)
     out = tnp.where(tnp.less(a, 0.5), near, far)
     out = tnp.where(tnp.greater_equal(a, 6.0), 1.0, out)
-    out = tnp.where(tnp.less(x, 0.0), tnp.negative(out), out)
-    return tnp.where(tnp.logical_or(tnp.isnan(x), tnp.equal(x, 0.0)), x, out)  # keeps -0.0
+    return tnp.multiply(out, unit_with_sign_of(x))  # erf(-0.0) = -0.0; NaN stays NaN
 
 
 def erfinv(y):

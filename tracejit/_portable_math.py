@@ -37,7 +37,7 @@ from typing import NamedTuple
 import numpy as np
 
 from tracejit import numpy as tnp
-from tracejit._portable_bits import FORMATS, next_toward, split, times_pow2
+from tracejit._portable_bits import next_toward, split, times_pow2
 
 _F64 = np.dtype(np.float64)
 _F32 = np.dtype(np.float32)
@@ -99,9 +99,10 @@ _INV_LN2 = 1.0 / math.log(2.0)
 
 
 def horner(x, coefs):
-    """coefs[0] + x (coefs[1] + x (...)), each step one rounded product and sum."""
-    out = tnp.asarray(coefs[-1], x.dtype)
-    for c in reversed(coefs[:-1]):
+    """coefs[0] + x (coefs[1] + x (...)), each step one rounded product and sum (at least
+    two coefficients: the last one is a literal of the product, never a broadcast array)."""
+    out = tnp.add(tnp.multiply(x, coefs[-1]), coefs[-2])
+    for c in reversed(coefs[:-2]):
         out = tnp.add(tnp.multiply(out, x), c)
     return out
 
@@ -148,9 +149,13 @@ def log(x):
     hfsq = tnp.multiply(tnp.multiply(f, f), 0.5)
     low = tnp.add(tnp.multiply(s, tnp.add(hfsq, r)), tnp.multiply(e, c.ln2[1]))
     out = tnp.subtract(tnp.multiply(e, c.ln2[0]), tnp.subtract(tnp.subtract(hfsq, low), f))
-    out = tnp.where(tnp.equal(x, 0.0), -np.inf, out)
-    out = tnp.where(tnp.equal(x, np.inf), np.inf, out)
-    return tnp.where(tnp.logical_or(tnp.less(x, 0.0), tnp.isnan(x)), np.nan, out)
+    # special results are added (to finite out; -0.0 + y is y): selects between computed values
+    # and special constants let GCC thread ordered comparisons of the result into branches,
+    # and a comparison that may trap (-ftrapping-math) there stops the loop's vectorization
+    special = tnp.where(tnp.equal(x, 0.0), -np.inf, tnp.full_like(x, -0.0))  # (full_like:
+    special = tnp.where(tnp.equal(x, np.inf), np.inf, special)  # a where of two constants is
+    special = tnp.where(tnp.greater_equal(x, 0.0), special, np.nan)  # an array constant)
+    return tnp.add(out, special)
 
 
 @portable(float32=True)
@@ -172,14 +177,13 @@ def exp(x):
     Taylor series, times 2^k; -inf gives 0, inf gives inf, NaN gives NaN."""
     c = _CONSTS[x.dtype]
     xc = tnp.clip(x, *c.exp_range)  # NaN stays NaN
-    k = tnp.floor(tnp.add(tnp.multiply(xc, _INV_LN2), 0.5))
+    k = tnp.rint(tnp.multiply(xc, _INV_LN2))
     hi = tnp.subtract(xc, tnp.multiply(k, c.ln2[0]))
     lo = tnp.multiply(k, c.ln2[1])
     r = tnp.subtract(hi, lo)
     p = tnp.multiply(tnp.multiply(r, r), horner(r, c.exp_terms))
     y = tnp.add(tnp.subtract(hi, tnp.subtract(lo, p)), 1.0)
-    out = times_pow2(y, tnp.where(tnp.isnan(k), 0.0, k))
-    return tnp.where(tnp.isnan(x), x, out)
+    return times_pow2(y, tnp.where(tnp.isnan(k), 0.0, k))  # NaN: y is NaN
 
 
 @in_float64  # in float32, exp would amplify the rounding of y log x by |y log x|
@@ -191,28 +195,32 @@ def power(x, y):
 
 
 def _sincos_pi(x):
-    """(sin(pi r), cos(pi r), q mod 4) for x = r + q/2, q the nearest integer to 2x: r is
+    """(sin(pi r), cos(pi r), q mod 4 as -2 .. 2) for x = r + q/2, q = rint(2x): r is
     exact, |r| <= 1/4; sin(pi r) = r pi_hi + r (pi_lo + r^2 S(r^2)) (pi_lo: pi beyond its
     rounding) and cos(pi r) = 1 + r^2 C(r^2), Taylor polynomials in r^2."""
     c = _CONSTS[x.dtype]
-    twice = tnp.multiply(x, 2.0)
-    q = tnp.floor(tnp.add(twice, 0.5))  # exact below 2^p (p the mantissa bits), above integral
-    q = tnp.where(tnp.less(tnp.absolute(twice), FORMATS[x.dtype].magic), q, twice)
+    q = tnp.rint(tnp.multiply(x, 2.0))  # (2x is exact) ties to even: |r| <= 1/4 still
     r = tnp.subtract(x, tnp.multiply(q, 0.5))
     r2 = tnp.multiply(r, r)
     tail = tnp.multiply(r, tnp.add(tnp.multiply(r2, horner(r2, c.sin_terms)), c.pi[1]))
     sin = tnp.add(tnp.multiply(r, c.pi[0]), tail)
     cos = tnp.add(tnp.multiply(r2, horner(r2, c.cos_terms)), 1.0)
-    quarter = tnp.subtract(q, tnp.multiply(tnp.floor(tnp.multiply(q, 0.25)), 4.0))  # q mod 4
+    quarter = tnp.subtract(q, tnp.multiply(tnp.rint(tnp.multiply(q, 0.25)), 4.0))  # in -2 .. 2
     return sin, cos, quarter
 
 
 def _by_quarter(quarter, values):
-    """values[quarter] for quarter in {0, 1, 2, 3}."""
-    out = values[3]
-    for i in (2, 1, 0):
+    """values[quarter mod 4] for quarter in {-2, -1, 0, 1, 2}."""
+    out = tnp.where(tnp.equal(quarter, -1.0), values[3], values[2])
+    for i in (1, 0):
         out = tnp.where(tnp.equal(quarter, float(i)), values[i], out)
     return out
+
+
+def _nan_beyond(x):
+    """-0.0 where 2x is finite, else NaN (NumPy's sin(pi x) is NaN where pi x overflows), to
+    be added to a result (as log's special values, not selected; -0.0 + y is y)."""
+    return tnp.where(tnp.isfinite(tnp.multiply(x, 2.0)), -0.0, tnp.full_like(x, np.nan))
 
 
 @portable(float32=True)
@@ -221,7 +229,7 @@ def sinpi(x):
     s, c, quarter = _sincos_pi(x)
     out = _by_quarter(quarter, (s, c, tnp.negative(s), tnp.negative(c)))
     out = tnp.where(tnp.equal(x, 0.0), x, out)  # keeps -0.0
-    return tnp.where(tnp.isfinite(tnp.multiply(x, 2.0)), out, np.nan)  # 2x: NumPy's pi x
+    return tnp.add(out, _nan_beyond(x))
 
 
 @portable(float32=True)
@@ -229,18 +237,17 @@ def cospi(x):
     """cos(pi x), exact argument reduction for every finite 2x; else NaN."""
     s, c, quarter = _sincos_pi(x)
     out = _by_quarter(quarter, (c, tnp.negative(s), tnp.negative(c), s))
-    return tnp.where(tnp.isfinite(tnp.multiply(x, 2.0)), out, np.nan)  # 2x: NumPy's pi x
+    return tnp.add(out, _nan_beyond(x))
 
 
-@in_float64  # a quotient of float32 sin and cos would be up to 3 ulp off
+@in_float64  # a quotient of float32 sin and cos could be 3 ulp off
 def tanpi(x):
     """tan(pi x): sin / cos of the reduced argument (-cos / sin in odd quarters)."""
     s, c, quarter = _sincos_pi(x)
-    odd = tnp.equal(tnp.subtract(quarter, tnp.multiply(tnp.floor(tnp.multiply(quarter, 0.5)),
-                                                       2.0)), 1.0)  # fmt: skip
+    odd = tnp.equal(tnp.absolute(quarter), 1.0)
     out = tnp.where(odd, tnp.negative(tnp.divide(c, s)), tnp.divide(s, c))
     out = tnp.where(tnp.equal(x, 0.0), x, out)  # keeps -0.0
-    return tnp.where(tnp.isfinite(tnp.multiply(x, 2.0)), out, np.nan)  # 2x: NumPy's pi x
+    return tnp.add(out, _nan_beyond(x))
 
 
 def sum_in_order(x, axis: int = -1, keepdims: bool = False):

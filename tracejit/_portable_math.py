@@ -3,29 +3,31 @@
 `np.log`, glibc's (vector) libm under the generated C++ and CUDA's libdevice each round their
 elementary functions in their own way: the same float argument gives results 1 to 4 ulp apart,
 so a sampler calling `tnp.log` gave different numbers eagerly, under `jit(device="cpu")` and
-on a GPU. The functions here are compositions of + - * /, comparisons, `where` and `floor`,
-which IEEE 754 rounds the same way everywhere (the C++ is compiled with -ffp-contract=off and
-CUDA with -fmad=false, so no product is fused into an add), so their results are the same
+on a GPU. The functions here are compositions of + - * /, comparisons, `where`, `rint` and
+bit casts (`lax.bitcast_convert_type`, with integer shifts and masks), which IEEE 754 and
+two's complement define the same way everywhere (the C++ is compiled with -ffp-contract=off
+and CUDA with -fmad=false, so no product is fused into an add), so their results are the same
 bits on every path, by construction.
 
-They compute in float64 (a float32 or narrower argument is widened exactly and the result
-rounded once back, twice for float16/bfloat16: through float32, on every path), at these
-accuracies against the exactly rounded result (tests/backend/test_portable_math.py):
+float64 arguments compute in float64, float32 ones in float32 with series cut for float32
+(twice the SIMD width; float16/bfloat16 widen exactly to float32 and round once back); `power`
+and `tanpi` compute float32 in float64 and round once. Accuracies against the exact result
+(tests/backend/test_portable_math.py):
 
-- `log`, `exp`: below 1 ulp in float64, `log1p` below 1.2; float32 results are correctly rounded but
-  for rare double roundings (<= 0.5 ulp and a hair).
-- `sinpi`, `cospi` (sin and cos of pi x) and `tanpi`: below 2 ulp in float64.
+- `log`, `exp`: below 1 ulp in float64 and in float32, `log1p` below 1.2 (float32: 1.5).
+- `sinpi`, `cospi` (sin and cos of pi x): below 1.7 ulp in float64, 1.6 in float32;
+  `tanpi` below 2.9 ulp in float64.
 - `power(x, y)` for x >= 0: exp(y log x), below 1 + 2 |y log x| ulp in float64 (the
-  rounding of y log x is amplified by exp); float32 results as log's and exp's.
+  rounding of y log x is amplified by exp); float32 results are that rounded once.
 - `next_toward(x, up)`: `np.nextafter(x, +-inf)` exactly.
 
 `sum_in_order` adds along an axis left to right (a cumulative sum's last element), so that a
 sampler's sums too are the same bits everywhere: a compiled `sum` adds in a tree.
 
-The reductions need a float's exponent, which without a bit cast comes from exact
-comparisons with powers of two (`_split`), and 2^k is built by exact products (`_times_pow2`).
-Special values are NumPy's: log(0) = -inf, log(x < 0) = nan, exp(inf) = inf, exp(-inf) = 0,
-NaN gives NaN.
+A float's exponent and 2^k come from its bits (_portable_bits.py). The kernels vectorize under
+GCC: `rint` rather than `floor` (which GCC does not vectorize while floating-point exceptions
+may trap), and special values are added to a finite result rather than selected. Special values
+are NumPy's: log(0) = -inf, log(x < 0) = nan, exp(inf) = inf, exp(-inf) = 0, NaN gives NaN.
 """
 
 from __future__ import annotations

@@ -69,6 +69,7 @@ def _convert(rng):
 for _name in ("real", "imag", "conj"):
     CASES[_name] = lambda rng: ([rng.random((2, 3)) + 1j * rng.random((2, 3))], {})
 CASES["complex"] = lambda rng: ([rng.random((2, 3)), rng.random((2, 3))], {})
+CASES["bitcast_convert_type"] = lambda rng: ([rng.random((2, 3))], {"dtype": np.dtype(np.int64)})
 for _name in ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min"):
     CASES[_name] = lambda rng: ([rng.random((3, 4))], {"axes": (1,)})
 for _name in ("argmax", "argmin"):

@@ -48,8 +48,9 @@ HOST_ON_CUDA = {
 }
 
 # Elementwise primitives whose operands are not one dtype of kinds (tested by name elsewhere:
-# test_autodiff, test_backend_cpu, test_checkpoint; the complex ones in test_complex).
-OWN_OPERANDS = {"select", "convert", "remat_barrier", "real", "imag", "conj", "complex"}
+# test_autodiff, test_backend_cpu, test_checkpoint, test_bitcast; the complex ones in test_complex).
+OWN_OPERANDS = {"select", "convert", "bitcast_convert_type", "remat_barrier", "real", "imag"}
+OWN_OPERANDS |= {"conj", "complex"}
 
 
 def _registered():

@@ -131,6 +131,12 @@ template <class T, class U> TJ_FN T tj_shr(T a, T b) {
   if ((U)b < (U)(sizeof(T) * 8)) return (T)(a >> b);
   return a < 0 ? (T)-1 : (T)0;
 }
+// The bits of x as type To of the same size (bitcast_convert_type).
+template <class To, class From> TJ_FN To tj_bit_cast(From x) {
+  union { From f; To t; } v;
+  v.f = x;
+  return v.t;
+}
 // Float -> integer: NaN and out-of-range give the minimum integer, as x86's cvtt does.
 template <class T, class F> TJ_FN T tj_float_to_int(F x, F lo, F hi) {
   return (x >= lo && x < hi) ? (T)x : (T)(((unsigned long long)1) << (sizeof(T) * 8 - 1));

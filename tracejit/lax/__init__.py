@@ -1,7 +1,7 @@
 """Structured control flow with the names and semantics of `jax.lax`.
 
 `scan`, `fori_loop`, `while_loop`, `cond`, `switch`, `map` and `select_n` (and `top_k`,
-`dynamic_slice`, `associative_scan`, the collectives). Each loop or
+`dynamic_slice`, `associative_scan`, `bitcast_convert_type`, the collectives). Each loop or
 branch is one IR node whose bodies are regions (closed sub-graphs, `ir/regions.py`): traced
 once, compiled as a loop (not unrolled), differentiable (`scan`, `fori_loop` with static
 bounds, `cond`, `switch`; reverse mode of `while_loop` raises UnsupportedError).
@@ -15,6 +15,7 @@ array([1., 2., 6.])
 """
 
 from ._associative_scan import associative_scan
+from ._bitcast import bitcast_convert_type
 from ._cond import cond, select_n, switch
 from ._scan import map, scan
 from ._slicing import dynamic_slice, dynamic_update_slice, stop_gradient
@@ -25,3 +26,4 @@ from .parallel import all_gather, axis_index, pmax, pmean, pmin, ppermute, psum,
 __all__ = ["cond", "fori_loop", "map", "scan", "select_n", "switch", "while_loop"]
 __all__ += ["associative_scan", "dynamic_slice", "dynamic_update_slice", "stop_gradient", "top_k"]
 __all__ += ["all_gather", "axis_index", "pmax", "pmean", "pmin", "ppermute", "psum", "psum_scatter"]
+__all__ += ["bitcast_convert_type"]

@@ -5,11 +5,13 @@ such as `entry.libm_unary`): one call carries the shape/dtype rule, NumPy refere
 fusion class (INLINE, from the kind), VJP, C rendering and the NumPy names `tracejit.numpy`
 wraps it under; batching comes from the elementwise kind. Adding a built-in elementwise
 primitive is one entry in its family's module. `select` and `convert`, whose shape/dtype rules
-are their own, are `register` entries in `select_convert`.
+are their own, are `register` entries in `select_convert`; `bitcast_convert_type` in
+`bitcast`.
 """
 
 from tracejit.ir.elementwise_ops import (  # noqa: F401  (register their primitives)
     arith,
+    bitcast,
     exp_log,
     logic,
     rounding,

@@ -255,7 +255,19 @@ def corpus() -> dict[str, tuple]:
     progs["w1_int64_index"] = (_w1, lazy((1 << 31,)), lazy((1 << 31,)))
     progs["mlp_step"] = (mlp_step, *mlp_args())
     progs["lax_loops"] = (_lax_loops, lazy((6, 3)), np.int64(3), np.bool_(True))
+    # the samplers' portable math: bit casts of every width, float32 and float64 series
+    progs["samplers"] = (_samplers, tj.random.key(0))
     return progs
+
+
+def _samplers(key):
+    r = tj.random
+    f16, f64 = r.normal(key, (8,), np.float16), r.normal(key, (8,), np.float64)
+    casts = [lax.bitcast_convert_type(f16, np.int16), lax.bitcast_convert_type(f64, np.uint64),
+             lax.bitcast_convert_type(lax.bitcast_convert_type(f64, np.int64), np.float64)]  # fmt: skip
+    return (r.normal(key, (8,)), r.gumbel(key, (8,)), r.truncated_normal(key, -1.0, 2.0, (8,)),
+            r.gamma(key, 2.5, (8,)), r.multivariate_normal(key, np.zeros(3), np.eye(3), (2,)),
+            *casts)  # fmt: skip
 
 
 def _lax_loops(xs, n, p):

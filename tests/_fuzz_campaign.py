@@ -56,6 +56,9 @@ def campaign(kind: str, batches: int, device: str, out: str) -> dict:
     from _fuzz_check import STATS
 
     strategy, test = _target(kind)
+    import numpy as np
+
+    np.set_printoptions(floatmode="unique", threshold=sys.maxsize)  # reports replay exactly
     low = int(os.environ.get("FUZZ_BATCH_MIN", "4"))
     high = int(os.environ.get("FUZZ_BATCH_MAX", "12"))
     failures: collections.Counter = collections.Counter()

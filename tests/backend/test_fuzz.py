@@ -20,6 +20,9 @@ HYPOTHESIS_PROFILE=thorough: 10,000 programs; TRACEJIT_FUZZ_PROGRAMS=n overrides
 
 from __future__ import annotations
 
+import sys
+
+import numpy as np
 from _fuzz_batch import run_batch
 from _fuzz_check import STATS, check_outputs
 from _fuzz_programs import programs
@@ -29,7 +32,11 @@ from hypothesis import strategies as st
 
 
 def _describe(program, args) -> str:
-    inputs = "\n".join(f"v{i} = {a!r}  # strides {a.strides}" for i, a in zip(program.inputs, args))
+    # every value printed exactly (the shortest repr that reads back), so a report replays
+    with np.printoptions(floatmode="unique", threshold=sys.maxsize):
+        inputs = "\n".join(
+            f"v{i} = {a!r}  # strides {a.strides}" for i, a in zip(program.inputs, args)
+        )
     return f"{program!r}\n{inputs}"
 
 

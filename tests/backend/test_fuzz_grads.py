@@ -18,6 +18,8 @@ its eager gradient (also float32), within the F32_ tolerances below.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 from _finite_diff import numeric_grad
 from _fuzz_batch import run_batch
@@ -126,7 +128,8 @@ def test_compiled_gradients_match_eager_and_finite_differences(batch, device):
             continue
         eager = _gradient_of(program, args)(*_split(args), weights)
         STATS[f"gradient programs on {device}"] += 1
-        report = f"{program!r}\nargs={args!r}\nweights={weights!r}\nfd={fd!r}\ngot={got!r}"
+        with np.printoptions(floatmode="unique", threshold=sys.maxsize):  # replayable
+            report = f"{program!r}\nargs={args!r}\nweights={weights!r}\nfd={fd!r}\ngot={got!r}"
         f32 = _is_float32(args)
         STATS[f"float32 gradient programs on {device}"] += f32
         if _far(got, eager, (F32_EAGER_RTOL if f32 else EAGER_RTOL) * scale):

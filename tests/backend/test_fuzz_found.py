@@ -407,3 +407,16 @@ def test_maximum_and_minimum_of_signed_zeros_take_numpys_operand(device, dtype):
                 want = ref(x, y).astype(np.float64)
             np.testing.assert_array_equal(got, want)
             np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_quantile_of_integers_interpolates_without_wrapping(device):
+    # NumPy's lerp takes b - a in the data's dtype: for int8 [0, -128] that wraps (with an
+    # overflow warning) and its 90th percentile is 12.8; here the values are converted first
+    # (the fuzzer's oracle interpolates float64 values; a cpu campaign found the regression)
+    x = np.array([[0, -128], [5, -128], [-128, 127]], np.int8)
+    f = tj.jit(lambda v: (tnp.percentile(v, 90.0, axis=1), tnp.quantile(v, 0.5, axis=1,
+               method="midpoint")), device=device)  # fmt: skip
+    want = (np.percentile(x.astype(np.float64), 90.0, axis=1),
+            np.quantile(x.astype(np.float64), 0.5, axis=1, method="midpoint"))  # fmt: skip
+    for got, w in zip(f(x), want):
+        np.testing.assert_allclose(tj.device_get(got), w, rtol=1e-15)

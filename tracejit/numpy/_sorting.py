@@ -185,7 +185,9 @@ def _interpolate(s, qs: np.ndarray, method: str, dtype: np.dtype):
     """Sorted rows `s` at NumPy's positions for quantiles `qs` by `method`
     (numpy/_quantile_methods.py), in the result `dtype`; q's axes come first. As NumPy's
     `_lerp`: the difference of the two values in their own dtype, then the weighting in the
-    result's (float32 data and a float64 q: a float32 difference, weighted in float64)."""
+    result's (float32 data and a float64 q: a float32 difference, weighted in float64).
+    Integer data are converted first: NumPy's int8 difference wraps (percentile of [0, -128]
+    at 90 is 12.8 in NumPy, with an overflow warning; -12.8 here)."""
     last = len(shape_of(s)) - 1
 
     def at(p):
@@ -196,6 +198,8 @@ def _interpolate(s, qs: np.ndarray, method: str, dtype: np.dtype):
     if hi is None or np.dtype(s.dtype).kind == "b":  # (bool: linear at q = 0 or 1, an end)
         return cast(at(lo), dtype)
     a, b = at(lo), at(hi)
+    if np.dtype(s.dtype).kind in "iu":  # not NumPy's: its b - a wraps in int8 (a warning)
+        a, b = cast(a, dtype), cast(b, dtype)
     diff = cast(ew.subtract(b, a), dtype)
     a, b = cast(a, dtype), cast(b, dtype)
     shape = gamma.shape + (1,) * (len(shape_of(a)) - gamma.ndim)

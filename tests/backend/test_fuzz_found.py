@@ -420,3 +420,26 @@ def test_quantile_of_integers_interpolates_without_wrapping(device):
             np.quantile(x.astype(np.float64), 0.5, axis=1, method="midpoint"))  # fmt: skip
     for got, w in zip(f(x), want):
         np.testing.assert_allclose(tj.device_get(got), w, rtol=1e-15)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_reciprocal_is_numpys_bit_for_bit(device, dtype):
+    # NumPy's complex reciprocal (and `z ** -1`) is Smith's quotient with no special cases:
+    # 0 gives nan + nan j, inf gives 0 - 0j; tracejit divided 1 / z (inf + nan j, and -inf +
+    # nan j compiled for -0.0: a cpu fuzz campaign)
+    parts = (0.0, -0.0, 1.0, -2.5, np.inf, -np.inf, np.nan, 1e-310, 3e300, 5e-324)
+    rng = np.random.default_rng(5)
+    z = np.concatenate([np.array([complex(a, b) for a in parts for b in parts], dtype),
+                        (rng.normal(size=64) + 1j * rng.normal(size=64)).astype(dtype)])  # fmt: skip
+    want = np.reciprocal(z).view(z.real.dtype)
+    f = tj.jit(lambda v: (tnp.reciprocal(v), v**-1), device=device)
+    for got in (*f(z), tnp.reciprocal(z)):
+        got = np.asarray(tj.device_get(got)).view(z.real.dtype)
+        same = (
+            got.view(np.uint8).reshape(got.size, -1) == want.view(np.uint8).reshape(want.size, -1)
+        ).all(1)
+        np.testing.assert_array_equal(same | (np.isnan(got) & np.isnan(want)), True)
+    g = tj.grad(lambda v: tnp.real(tnp.sum(tnp.reciprocal(v) * (1 + 2j))), holomorphic=False)
+    w = np.array([1.5 + 0.5j, -0.25 + 2j])
+    # JAX's convention for a real function of z: df/dx - i df/dy, here h'(z) for Re(h(z))
+    np.testing.assert_allclose(g(w), -(1 + 2j) / w**2, rtol=1e-12)

@@ -375,8 +375,19 @@ def arctan(z):
 
 
 def reciprocal(z):
+    """1 / z as NumPy's complex `reciprocal` (and `z ** -1`) computes it: Smith's quotient
+    with no special cases, so 0 gives nan + nan j (1 / z, a division, gives inf + nan j) and
+    inf gives 0 - 0j; each part rounds as NumPy's C loop (no fused multiply-add)."""
     (z,) = promote(z)
-    return ew.divide(1.0, z)
+    x, y = _parts(z)
+    smaller = ew.less_equal(ew.absolute(y), ew.absolute(x))  # |Im z| <= |Re z|
+    r1 = ew.divide(y, x)
+    d1 = ew.add(x, ew.multiply(y, r1))
+    r2 = ew.divide(x, y)
+    d2 = ew.add(ew.multiply(x, r2), y)
+    re = ew.where(smaller, ew.divide(1.0, d1), ew.divide(r2, d2))
+    im = ew.where(smaller, ew.divide(ew.negative(r1), d1), ew.divide(-1.0, d2))
+    return make_complex(re, im)
 
 
 def sign(z):

@@ -157,6 +157,10 @@ def reciprocal(x):
     (x,) = promote(x)
     if not dtypes.is_inexact(x.dtype):
         raise UnsupportedError("reciprocal of integers truncates in NumPy; cast to float first")
+    if dtypes.is_complex(x.dtype):  # NumPy's own formula (not 1 / x: other special values)
+        from tracejit.numpy._complex_math import reciprocal as complex_reciprocal
+
+        return complex_reciprocal(x)
     return divide(1.0, x)
 
 

@@ -29,7 +29,8 @@ import numpy as np
 
 from tracejit.backend_cuda.ieee_scale import scale_
 from tracejit.ir.array_library import ARRAY_IMPLS
-from tracejit.ir.fft_prims import _fft_rule, positions, scale
+from tracejit.ir.fft_prims import positions, scale
+from tracejit.ir.primitives import get as get_primitive
 
 
 def layout(x, kind: str, positions: tuple) -> tuple | None:
@@ -74,7 +75,9 @@ def fft_impl(x, kind, lengths, *, axes=None, norm="backward", xp):
     """The `fft` primitive on CuPy: one plan here (`layout`), else through `cupy.fft`; either
     way the unnormalized transform, then NumPy's factor in IEEE arithmetic (ieee_scale.py)."""
     if x.size == 0:  # cuFFT refuses a plan of no transforms (cupy.fft.fftn raised)
-        ((shape, dtype, _),) = [_fft_rule([(x.shape, x.dtype, False)], kind, lengths, axes)]
+        shape, dtype, _ = get_primitive("fft").rule(
+            [(x.shape, x.dtype, False)], kind, lengths, axes
+        )
         return xp.zeros(shape, dtype)
     plan_layout = layout(x, kind, positions(x.ndim, lengths, axes))
     if plan_layout is not None:

@@ -7,19 +7,11 @@ array([1065353216, 2147483648], dtype=uint32)
 
 from __future__ import annotations
 
-import numpy as np
-
 from tracejit.ir import dtypes
-from tracejit.ir.primitives import PRIMITIVES
-from tracejit.tracer.core import Tracer, bind
+from tracejit.tracer.core import bind
 
 
 def bitcast_convert_type(operand, new_dtype):
     """The bits of `operand` read as `new_dtype`, of the same item size (NumPy's `.view`);
     float16/bfloat16 keep their 16 bits. No gradient flows through it."""
-    dt = dtypes.canonical(new_dtype)
-    if isinstance(operand, Tracer):
-        return bind("bitcast_convert_type", operand, dtype=dt)
-    x = np.asarray(operand)
-    PRIMITIVES["bitcast_convert_type"].rule([(x.shape, x.dtype, False)], dtype=dt)  # its checks
-    return x.view(dt)
+    return bind("bitcast_convert_type", operand, dtype=dtypes.canonical(new_dtype))
